@@ -1,0 +1,100 @@
+// redisync::Client: the entry point. Owns the connections to one Redis deployment, an I/O
+// thread, the pub/sub subscriber shared by all waiters, and the lease-renewing watchdog.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <asio/io_context.hpp>
+
+#include "redisync/async.h"
+#include "redisync/config.h"
+#include "redisync/reply.h"
+
+namespace redisync {
+
+class Lock;
+
+namespace detail {
+class ClientCore;
+}
+
+/// Told to the holder when a lock it held was lost: the watchdog found the key gone (expired
+/// during a pause, deleted, lost in a server restart) or could not reach the server before
+/// the lease ran out.
+struct LockLostEvent {
+  std::string name;       ///< the lock's name
+  std::int64_t owner;     ///< the thread/owner id that held it
+  std::string reason;     ///< what was observed, for logs
+};
+
+/// A connection to one Redis deployment and the factory of its locks and synchronizers.
+///
+/// Thread safety: all member functions may be called from any thread concurrently.
+/// Copy/move: not copyable; movable. Handles it creates (Lock, ...) share its internals and
+/// stay valid after the Client object is moved; they fail with ClientClosedError after the
+/// Client is destroyed.
+/// Lifetime: the destructor stops the I/O thread and fails pending calls with
+/// ClientClosedError. Locks still held are not released (they expire after their lease, as
+/// for a crashed process); release them first.
+class Client {
+ public:
+  /// Connects lazily (on first use). Throws ConfigError if `config` is invalid.
+  explicit Client(Config config);
+  /// Same as Client(Config::from_url(url)).
+  explicit Client(const std::string& url);
+  ~Client();
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  /// A reentrant lock named `name` (Redisson RLock layout). Cheap; no server call.
+  /// Throws InvalidArgument if the name is empty.
+  Lock lock(const std::string& name);
+
+  /// Runs one Redis command and returns its reply. Blocks. Throws ServerError for an error
+  /// reply, ConnectionError / TimeoutError when the server cannot answer.
+  Reply execute(const std::vector<std::string>& args);
+
+  /// Async form of execute(): completion signature void(std::exception_ptr, Reply).
+  template <class Token>
+  auto async_execute(std::vector<std::string> args, Token&& token) {
+    return asio::async_initiate<Token, void(std::exception_ptr, Reply)>(
+        [this](auto handler, std::vector<std::string> a) {
+          start_execute(std::move(a), detail::wrap_handler<decltype(handler),
+                                                           asio::io_context::executor_type, Reply>(
+                                          std::move(handler), io_context().get_executor()));
+        },
+        token, std::move(args));
+  }
+
+  /// This Client's id (a random UUID): the first half of every owner field it writes.
+  const std::string& id() const;
+  /// The process-unique id of the calling thread (assigned on first use; like Java's thread
+  /// id). The owner of locks taken by the blocking API on this thread.
+  static std::int64_t current_thread_id();
+  /// A fresh owner id for async callers (a coroutine may resume on another thread, so async
+  /// calls name their owner explicitly). Never equal to any thread's id.
+  static std::int64_t new_owner_id();
+
+  /// Replaces what happens when a held lock is lost (default: a line on stderr). Runs on the
+  /// I/O thread: keep it short and never block in it.
+  void on_lock_lost(std::function<void(const LockLostEvent&)> handler);
+
+  const Config& config() const;
+  /// The io_context of the I/O thread (default executor for async completions).
+  asio::io_context& io_context();
+  /// Internals shared with handles; not part of the stable API.
+  const std::shared_ptr<detail::ClientCore>& core() const { return core_; }
+
+ private:
+  void start_execute(std::vector<std::string> args,
+                     std::function<void(std::exception_ptr, Reply)> done);
+  std::shared_ptr<detail::ClientCore> core_;
+};
+
+}  // namespace redisync

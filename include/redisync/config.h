@@ -1,0 +1,101 @@
+// Client configuration: a plain struct with written defaults, or a URL.
+//
+// Field names follow Redisson's options (camelCase there, snake_case here) so that settings
+// carry over between a Java and a C++ service sharing the same locks.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace redisync {
+
+using Duration = std::chrono::milliseconds;
+
+/// TLS settings, used when Config::tls is true (URL scheme "rediss://").
+struct TlsConfig {
+  std::string ca_file;     ///< PEM CA bundle to verify the server; empty = system default paths
+  std::string cert_file;   ///< client certificate (PEM) for mutual TLS; empty = none
+  std::string key_file;    ///< client private key (PEM); required when cert_file is set
+  bool verify_peer = true; ///< verify the server certificate chain
+  std::string server_name; ///< SNI / hostname check; empty = Config::host
+};
+
+/// How the Client reaches Redis.
+enum class Topology {
+  single,    ///< one server (host:port or unix socket)
+  sentinel,  ///< servers are sentinels; the master named Config::sentinel_master is used
+  cluster,   ///< servers are cluster seed nodes
+};
+
+/// One host:port pair, for sentinel and cluster seed lists.
+struct Endpoint {
+  std::string host;
+  std::uint16_t port = 6379;
+};
+
+/// Everything a Client needs to know. Defaults are Redisson's where Redisson has the option.
+struct Config {
+  // --- where ---
+  Topology topology = Topology::single;
+  std::string host = "127.0.0.1";  ///< server host (single topology)
+  std::uint16_t port = 6379;       ///< server port (single topology)
+  std::string unix_socket;         ///< if set, connect to this unix socket instead of host:port
+  std::vector<Endpoint> seeds;     ///< sentinel or cluster nodes (sentinel/cluster topology)
+  std::string sentinel_master;     ///< master name (sentinel topology)
+  int database = 0;                ///< SELECT after connect (Redisson: database), 0..
+  std::string username;            ///< ACL user; empty = "default" (password-only AUTH)
+  std::string password;            ///< AUTH password; empty = no AUTH
+  std::string client_name;         ///< CLIENT SETNAME after connect; empty = none
+  bool tls = false;                ///< TLS on the connection ("rediss://")
+  TlsConfig tls_options;
+
+  // --- timing (Redisson names in comments) ---
+  Duration connect_timeout{10000};            ///< connectTimeout: TCP+TLS+AUTH handshake
+  Duration timeout{3000};                     ///< timeout: wait for one command's reply
+  int retry_attempts = 3;                     ///< retryAttempts: resends after a connection error
+  Duration retry_interval{1500};              ///< retryInterval: pause between those resends
+  Duration reconnection_delay_min{50};        ///< first pause before reconnecting
+  Duration reconnection_delay_max{2000};      ///< backoff cap between reconnect attempts
+  Duration subscription_timeout{7500};        ///< subscriptionTimeout: wait for SUBSCRIBE ack
+
+  // --- locks ---
+  Duration lock_watchdog_timeout{30000};      ///< lockWatchdogTimeout: lease when none is given;
+                                              ///< renewed every third of it while held
+  int renewal_batch_size = 100;               ///< locks renewed per script call (per server)
+  Duration fair_lock_wait_timeout{300000};    ///< fair-lock wait allowance when none is given
+  Duration subscription_linger{1000};         ///< keep a channel subscribed this long after its
+                                              ///< last local waiter leaves (saves resubscribes)
+  bool check_lock_synced_slaves = true;       ///< checkLockSyncedSlaves: WAIT for a replica ack
+  Duration slaves_sync_timeout{1000};         ///< slavesSyncTimeout: the WAIT timeout
+
+  // --- threads ---
+  int io_threads = 1;                         ///< threads running the Client's io_context
+
+  /// Parses a URL into a Config with defaults for everything the URL does not say.
+  ///   redis://[[user]:password@]host[:port][/db][?option=value&...]
+  ///   rediss://...                       TLS (same form)
+  ///   unix:///path/to/redis.sock[?db=N&password=...&user=...]
+  ///   redis-sentinel://[[user]:password@]h1:26379,h2:26379/master_name[/db]
+  ///   redis-cluster://[[user]:password@]h1:7000,h2:7001
+  /// Query options: timeout, connect_timeout, retry_attempts, retry_interval, client_name,
+  /// lock_watchdog_timeout, io_threads, verify_peer (0/1), ca_file, cert_file, key_file,
+  /// db, user, password. Durations are integer milliseconds or take a unit: 250ms, 3s, 1m.
+  /// User and password are percent-decoded.
+  /// Throws ConfigError naming the offending part.
+  static Config from_url(const std::string& url);
+
+  /// Checks every field; throws ConfigError naming the first invalid field.
+  void validate() const;
+
+  /// A printable description of where this Config points ("127.0.0.1:6379", "unix:/tmp/r.sock"),
+  /// without secrets; used in error messages.
+  std::string describe() const;
+};
+
+/// Parses "250ms", "30s", "5m", "1h", "1500" (ms) into milliseconds. Throws ConfigError naming
+/// `what` when the text is not a non-negative duration.
+Duration parse_duration(const std::string& text, const std::string& what);
+
+}  // namespace redisync

@@ -1,0 +1,127 @@
+// Errors raised by redisync.
+//
+// Every exception thrown by the library derives from redisync::Error, itself a
+// std::system_error carrying a redisync::errc code in redisync::error_category(). Catch
+// redisync::Error to handle everything, or a subclass for the cases callers treat differently.
+// Messages name the object (lock name) and the server where they apply.
+#pragma once
+
+#include <string>
+#include <system_error>
+
+namespace redisync {
+
+/// Error codes of redisync::error_category().
+enum class errc {
+  connection_failed = 1,   ///< could not connect, or the connection dropped mid-request
+  auth_failed,             ///< the server refused AUTH (wrong or missing password / user)
+  timeout,                 ///< no reply within Config::timeout
+  server_error,            ///< Redis answered with an error reply (e.g. WRONGTYPE)
+  protocol_error,          ///< the peer sent bytes that are not valid RESP
+  invalid_config,          ///< a Config field or URL is invalid
+  invalid_argument,        ///< a call got a value it cannot use (negative count, empty name...)
+  not_owner,               ///< release by a thread/owner that does not hold the lock
+  lock_lost,               ///< the lock expired or was removed while this owner believed it held it
+  upgrade_would_deadlock,  ///< a read holder asked for the write lock of the same ReadWriteLock
+  client_closed,           ///< the Client was shut down while the call was pending
+  unknown_permit,          ///< a permit id that is not (or no longer) held
+};
+
+/// The category of redisync::errc; name() is "redisync".
+const std::error_category& error_category() noexcept;
+
+inline std::error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), error_category()};
+}
+
+/// Base of every redisync exception.
+class Error : public std::system_error {
+ public:
+  Error(errc code, const std::string& what) : std::system_error(make_error_code(code), what) {}
+  errc value() const noexcept { return static_cast<errc>(code().value()); }
+};
+
+/// The server could not be reached, or the connection dropped before the reply arrived.
+/// maybe_sent() is true when the request had been written before the connection dropped, so
+/// the server may have run it.
+class ConnectionError : public Error {
+ public:
+  explicit ConnectionError(const std::string& what, errc code = errc::connection_failed,
+                           bool maybe_sent = false)
+      : Error(code, what), maybe_sent_(maybe_sent) {}
+  bool maybe_sent() const noexcept { return maybe_sent_; }
+
+ private:
+  bool maybe_sent_;
+};
+
+/// The server refused our credentials. A ConnectionError, since no command can run.
+class AuthError : public ConnectionError {
+ public:
+  explicit AuthError(const std::string& what) : ConnectionError(what, errc::auth_failed) {}
+};
+
+/// No reply within the configured timeout (server paused, overloaded or unreachable).
+class TimeoutError : public Error {
+ public:
+  explicit TimeoutError(const std::string& what) : Error(errc::timeout, what) {}
+};
+
+/// Redis answered with an error reply; reply() is the server's text (e.g. "WRONGTYPE ...").
+class ServerError : public Error {
+ public:
+  ServerError(const std::string& what, std::string reply)
+      : Error(errc::server_error, what), reply_(std::move(reply)) {}
+  const std::string& reply() const noexcept { return reply_; }
+
+ private:
+  std::string reply_;
+};
+
+/// The peer sent bytes that are not valid RESP. The connection is dropped and re-established.
+class ProtocolError : public Error {
+ public:
+  explicit ProtocolError(const std::string& what) : Error(errc::protocol_error, what) {}
+};
+
+/// A Config field or URL is invalid; the message names the field.
+class ConfigError : public Error {
+ public:
+  explicit ConfigError(const std::string& what) : Error(errc::invalid_config, what) {}
+};
+
+/// A call got an argument it cannot use; the message names the argument.
+class InvalidArgument : public Error {
+ public:
+  explicit InvalidArgument(const std::string& what) : Error(errc::invalid_argument, what) {}
+};
+
+/// Release by an owner that does not hold the lock (Java: IllegalMonitorStateException).
+class NotOwnerError : public Error {
+ public:
+  explicit NotOwnerError(const std::string& what) : Error(errc::not_owner, what) {}
+};
+
+/// The lock this owner held expired or was removed behind its back (lease ran out while the
+/// process was paused, the key was deleted, the server restarted without it).
+class LockLostError : public Error {
+ public:
+  explicit LockLostError(const std::string& what) : Error(errc::lock_lost, what) {}
+};
+
+/// A read holder asked for the write lock of the same ReadWriteLock; waiting would never end.
+class UpgradeError : public Error {
+ public:
+  explicit UpgradeError(const std::string& what) : Error(errc::upgrade_would_deadlock, what) {}
+};
+
+/// The Client was shut down while the call was pending.
+class ClientClosedError : public Error {
+ public:
+  explicit ClientClosedError(const std::string& what) : Error(errc::client_closed, what) {}
+};
+
+}  // namespace redisync
+
+template <>
+struct std::is_error_code_enum<redisync::errc> : std::true_type {};

@@ -1,0 +1,65 @@
+#include "redisync/client.h"
+
+#include "redisync/lock.h"
+#include "sync/client_core.h"
+#include "sync/identity.h"
+
+namespace redisync {
+
+Client::Client(Config config) : core_(std::make_shared<detail::ClientCore>(std::move(config))) {}
+
+Client::Client(const std::string& url) : Client(Config::from_url(url)) {}
+
+Client::~Client() {
+  if (core_) core_->shutdown();
+}
+
+Client::Client(Client&&) noexcept = default;
+
+Client& Client::operator=(Client&& other) noexcept {
+  if (this != &other) {
+    if (core_) core_->shutdown();
+    core_ = std::move(other.core_);
+  }
+  return *this;
+}
+
+Lock Client::lock(const std::string& name) { return Lock(core_, name); }
+
+Reply Client::execute(const std::vector<std::string>& args) {
+  if (args.empty()) throw InvalidArgument("redisync: execute() needs a command name");
+  return core_->call<Reply>([&](auto done) { start_execute(args, done); });
+}
+
+void Client::start_execute(std::vector<std::string> args,
+                           std::function<void(std::exception_ptr, Reply)> done) {
+  auto core = core_;
+  auto run = [core, args = std::move(args), done = std::move(done)]() mutable {
+    const std::string name = args.empty() ? "" : args[0];
+    core->executor().execute(std::move(args), [core, name, done](std::exception_ptr error,
+                                                                 Reply reply) {
+      if (!error && reply.is_error()) {
+        error = std::make_exception_ptr(ServerError(
+            "redis " + core->config().describe() + ": " + name + " failed: " + reply.str,
+            reply.str));
+      }
+      done(error, std::move(reply));
+    });
+  };
+  if (core->io().get_executor().running_in_this_thread()) {
+    run();
+  } else {
+    asio::post(core->io(), std::move(run));
+  }
+}
+
+const std::string& Client::id() const { return core_->id(); }
+std::int64_t Client::current_thread_id() { return sync::thread_owner_id(); }
+std::int64_t Client::new_owner_id() { return sync::next_owner_id(); }
+void Client::on_lock_lost(std::function<void(const LockLostEvent&)> handler) {
+  core_->set_lost_handler(std::move(handler));
+}
+const Config& Client::config() const { return core_->config(); }
+asio::io_context& Client::io_context() { return core_->io(); }
+
+}  // namespace redisync

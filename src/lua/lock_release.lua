@@ -1,0 +1,25 @@
+-- Reentrant lock release (wire spec §2.3).
+-- KEYS[1] lock hash; KEYS[2] channel; KEYS[3] release record "redisson_unlock_latch:{N}:R"
+-- ARGV[1] message "0"; ARGV[2] lease for the remaining holds (ms); ARGV[3] owner field;
+-- ARGV[4] release record expiry (ms); ARGV[5] publish command (PUBLISH or SPUBLISH);
+-- ARGV[6] "1" to publish on release, "0" not to (spin lock).
+-- Returns nil: caller is not the owner; 0: still held (reentrant); 1: released.
+local recorded = redis.call('get', KEYS[3])
+if recorded ~= false then
+  return tonumber(recorded)
+end
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+  return nil
+end
+local count = redis.call('hincrby', KEYS[1], ARGV[3], -1)
+if count > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('set', KEYS[3], 0, 'px', ARGV[4])
+  return 0
+end
+redis.call('del', KEYS[1])
+if ARGV[6] == '1' then
+  redis.call(ARGV[5], KEYS[2], ARGV[1])
+end
+redis.call('set', KEYS[3], 1, 'px', ARGV[4])
+return 1

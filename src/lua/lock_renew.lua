@@ -1,0 +1,13 @@
+-- Batched watchdog renewal (wire spec §3.2).
+-- KEYS[i] lock hash i; ARGV[1] lease ms; ARGV[1 + i] owner field for KEYS[i].
+-- Returns a list: 1 where the owner still holds KEYS[i] (its expiry was reset), else 0.
+local result = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('hexists', key, ARGV[i + 1]) == 1 then
+    redis.call('pexpire', key, ARGV[1])
+    result[i] = 1
+  else
+    result[i] = 0
+  end
+end
+return result

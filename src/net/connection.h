@@ -1,0 +1,151 @@
+// One connection to one Redis server: TCP, TLS or unix socket; pipelined; with per-request
+// timeouts and automatic reconnection.
+//
+// Threading: a Connection lives on its Client's io_context, which one I/O thread runs. Every
+// member function must be called on that thread (use asio::post from elsewhere); every
+// handler is invoked there. Nothing here blocks.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <asio/io_context.hpp>
+#include <asio/ssl/context.hpp>
+#include <asio/steady_timer.hpp>
+
+#include "net/reply.h"
+#include "redisync/config.h"
+
+struct redisReader;
+
+namespace redisync::net {
+
+using Clock = std::chrono::steady_clock;
+
+/// Receives a request's outcome: an exception (ConnectionError, TimeoutError, ...) or the reply.
+/// Error *replies* from Redis arrive as a Reply of kind error, not as an exception.
+using ReplyHandler = std::function<void(std::exception_ptr, Reply)>;
+
+/// Where and how to connect; derived from Config by the executor.
+struct ConnectionOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 6379;
+  std::string unix_socket;
+  bool tls = false;
+  std::string tls_server_name;  // SNI and hostname check; empty = host
+  bool tls_verify_peer = true;
+  std::string username;
+  std::string password;
+  std::string client_name;
+  int database = 0;
+  Duration connect_timeout{10000};
+  Duration timeout{3000};
+  Duration reconnect_min{50};
+  Duration reconnect_max{2000};
+  bool pubsub = false;  // after the handshake, every reply goes to the push handler
+
+  /// "127.0.0.1:6379", "unix:/path" or "rediss://host:port", for messages.
+  std::string describe() const;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  /// `tls_context` must outlive the connection when options.tls is set.
+  static std::shared_ptr<Connection> create(asio::io_context& io, ConnectionOptions options,
+                                            asio::ssl::context* tls_context);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  /// Sends one command. The handler gets the reply, or ConnectionError when the connection
+  /// could not be made or dropped with the request unanswered (ConnectionError::maybe_sent()
+  /// tells whether the server may have run it), TimeoutError after options.timeout.
+  /// Connects on first use. In pubsub mode (after the handshake) the handler is never
+  /// called: replies go to the push handler; pass nullptr.
+  void execute(const std::vector<std::string>& args, ReplyHandler handler);
+  /// As execute(), with an explicit timeout for this request.
+  void execute(const std::vector<std::string>& args, ReplyHandler handler, Duration timeout);
+
+  /// Starts connecting now (otherwise the first execute() does).
+  void connect();
+  /// Drops the socket, fails everything pending with ClientClosedError, stops reconnecting.
+  void close();
+  /// Drops the socket as if the server had gone away (tests, health checks); reconnects.
+  void drop(const std::string& reason);
+
+  /// Pubsub mode: every reply after the handshake (messages, subscribe acks).
+  void set_push_handler(std::function<void(Reply)> handler) { push_handler_ = std::move(handler); }
+  /// Called with true after each successful handshake, false after each loss of connection.
+  void set_state_handler(std::function<void(bool)> handler) { state_handler_ = std::move(handler); }
+
+  bool ready() const { return state_ == State::ready; }
+  const ConnectionOptions& options() const { return options_; }
+  /// Requests sent and not yet answered or timed out (for tests and benchmarks).
+  std::size_t in_flight() const { return inflight_.size(); }
+
+ /// The byte stream under a connection (TCP, TLS or unix socket); defined in the .cpp.
+  class Stream;
+
+ private:
+  enum class State { idle, connecting, handshaking, ready, backoff, closed };
+  struct Pending {
+    ReplyHandler handler;
+    Clock::time_point deadline;
+    Clock::time_point sent_at;
+    bool done = false;  // answered by a timeout already; the reply is discarded on arrival
+    std::string encoded;  // only while waiting_: the command, sent once the handshake is done
+  };
+
+  Connection(asio::io_context& io, ConnectionOptions options, asio::ssl::context* tls_context);
+
+  void start_connect();
+  void on_transport_connected();
+  void send_handshake();
+  void on_handshake_done(std::exception_ptr error);
+  void fail_connect(std::exception_ptr error);
+  void lost(std::exception_ptr error);
+  void schedule_reconnect();
+  void enqueue(const std::vector<std::string>& args, ReplyHandler handler, Duration timeout,
+               bool to_socket);
+  void flush_waiting();
+  void start_write();
+  void start_read();
+  void on_read(std::size_t n);
+  void dispatch(Reply reply);
+  void arm_timeout_timer();
+  void on_timeout_timer();
+  void fail_all(std::deque<Pending>& queue, std::exception_ptr error);
+  std::exception_ptr connection_error(const std::string& what, bool maybe_sent) const;
+
+  asio::io_context& io_;
+  ConnectionOptions options_;
+  asio::ssl::context* tls_context_;
+  std::unique_ptr<Stream> stream_;
+  State state_ = State::idle;
+  std::uint64_t generation_ = 0;  // bumps on every new socket, so stale callbacks are ignored
+
+  std::deque<Pending> waiting_;   // submitted before the handshake finished; not yet sent
+  std::deque<Pending> inflight_;  // written (or in the write buffer), awaiting replies in order
+  std::size_t handshake_replies_ = 0;  // leading inflight_ entries belonging to the handshake
+  std::string write_buffer_;
+  std::string writing_;
+  bool write_in_progress_ = false;
+  std::vector<char> read_buffer_;
+  redisReader* reader_ = nullptr;
+
+  asio::steady_timer connect_timer_;
+  asio::steady_timer reconnect_timer_;
+  asio::steady_timer timeout_timer_;
+  Clock::time_point timeout_timer_at_{};
+  Duration backoff_{0};
+
+  std::function<void(Reply)> push_handler_;
+  std::function<void(bool)> state_handler_;
+};
+
+}  // namespace redisync::net

@@ -1,0 +1,164 @@
+#include "net/executor.h"
+
+#include <openssl/evp.h>
+
+#include <asio/steady_timer.hpp>
+#include <map>
+#include <mutex>
+
+#include "redisync/errors.h"
+
+namespace redisync::net {
+
+// One request with its retry budget; lives until the handler has been called.
+struct Attempt {
+  std::vector<std::string> args;
+  ReplyHandler handler;
+  Retry retry;
+  int retries_left;
+  std::string eval_source;  // set for EVALSHA: the script text to send after NOSCRIPT
+  bool reloaded = false;
+};
+
+ConnectionOptions connection_options(const Config& config, bool pubsub) {
+  ConnectionOptions o;
+  o.host = config.host;
+  o.port = config.port;
+  o.unix_socket = config.unix_socket;
+  o.tls = config.tls;
+  o.tls_server_name = config.tls_options.server_name;
+  o.tls_verify_peer = config.tls_options.verify_peer;
+  o.username = config.username;
+  o.password = config.password;
+  o.client_name = config.client_name;
+  o.database = config.database;
+  o.connect_timeout = config.connect_timeout;
+  o.timeout = config.timeout;
+  o.reconnect_min = config.reconnection_delay_min;
+  o.reconnect_max = config.reconnection_delay_max;
+  o.pubsub = pubsub;
+  return o;
+}
+
+std::unique_ptr<asio::ssl::context> make_tls_context(const Config& config) {
+  auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  const auto& t = config.tls_options;
+  std::error_code ec;
+  if (t.ca_file.empty()) {
+    ctx->set_default_verify_paths(ec);
+  } else {
+    ctx->load_verify_file(t.ca_file, ec);
+    if (ec) throw ConfigError("redisync config: tls_options.ca_file: cannot load '" + t.ca_file +
+                              "': " + ec.message());
+  }
+  if (!t.cert_file.empty()) {
+    ctx->use_certificate_chain_file(t.cert_file, ec);
+    if (ec) throw ConfigError("redisync config: tls_options.cert_file: cannot load '" +
+                              t.cert_file + "': " + ec.message());
+    ctx->use_private_key_file(t.key_file, asio::ssl::context::pem, ec);
+    if (ec) throw ConfigError("redisync config: tls_options.key_file: cannot load '" +
+                              t.key_file + "': " + ec.message());
+  }
+  return ctx;
+}
+
+void throw_server_error(const Reply& reply, const std::string& what) {
+  throw ServerError(what + ": server replied " + reply.str, reply.str);
+}
+
+const std::string& Executor::sha1_of(const lua::Script& script) {
+  static std::mutex mutex;
+  static std::map<const void*, std::string> cache;
+  std::lock_guard lock(mutex);
+  auto it = cache.find(script.source.data());
+  if (it != cache.end()) return it->second;
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(script.source.data(), script.source.size(), digest, &len, EVP_sha1(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 15];
+  }
+  return cache.emplace(script.source.data(), std::move(out)).first->second;
+}
+
+Executor::Executor(asio::io_context& io, const Config& config) : io_(io), config_(config) {
+  if (config_.tls) tls_context_ = make_tls_context(config_);
+  connection_ = Connection::create(io_, connection_options(config_, false), tls_context_.get());
+  subscriber_ = std::make_unique<Subscriber>(
+      io_, Connection::create(io_, connection_options(config_, true), tls_context_.get()),
+      config_.subscription_linger, config_.subscription_timeout);
+}
+
+Executor::~Executor() = default;
+
+void Executor::close() {
+  subscriber_->close();
+  connection_->close();
+}
+
+void Executor::execute(std::vector<std::string> args, ReplyHandler handler, Retry retry,
+                       const std::string&) {
+  auto a = std::make_shared<Attempt>();
+  a->args = std::move(args);
+  a->handler = std::move(handler);
+  a->retry = retry;
+  a->retries_left = retry == Retry::never ? 0 : config_.retry_attempts;
+  run(std::move(a));
+}
+
+void Executor::eval(const lua::Script& script, std::vector<std::string> keys,
+                    std::vector<std::string> args, ReplyHandler handler, Retry retry) {
+  auto a = std::make_shared<Attempt>();
+  a->args.reserve(3 + keys.size() + args.size());
+  a->args.push_back("EVALSHA");
+  a->args.push_back(sha1_of(script));
+  a->args.push_back(std::to_string(keys.size()));
+  for (auto& k : keys) a->args.push_back(std::move(k));
+  for (auto& v : args) a->args.push_back(std::move(v));
+  a->eval_source = std::string(script.source);
+  a->handler = std::move(handler);
+  a->retry = retry;
+  a->retries_left = retry == Retry::never ? 0 : config_.retry_attempts;
+  run(std::move(a));
+}
+
+void Executor::run(std::shared_ptr<Attempt> a) {
+  connection_->execute(a->args, [this, a](std::exception_ptr error, Reply reply) {
+    if (error) {
+      bool retryable = false;
+      try {
+        std::rethrow_exception(error);
+      } catch (const AuthError&) {
+      } catch (const ConnectionError& e) {
+        retryable = a->retry == Retry::always || (a->retry == Retry::if_unsent && !e.maybe_sent());
+      } catch (...) {
+      }
+      if (retryable && a->retries_left > 0) {
+        --a->retries_left;
+        auto timer = std::make_shared<asio::steady_timer>(io_, config_.retry_interval);
+        timer->async_wait([this, a, timer](std::error_code ec) {
+          if (ec) {
+            return a->handler(std::make_exception_ptr(ClientClosedError("client closed")), {});
+          }
+          run(a);
+        });
+        return;
+      }
+      return a->handler(error, {});
+    }
+    // The server lost its script cache (restart, SCRIPT FLUSH): send the source once.
+    if (reply.is_error() && !a->eval_source.empty() && !a->reloaded &&
+        reply.str.rfind("NOSCRIPT", 0) == 0) {
+      a->reloaded = true;
+      a->args[0] = "EVAL";
+      a->args[1] = a->eval_source;
+      return run(a);
+    }
+    a->handler(nullptr, std::move(reply));
+  });
+}
+
+}  // namespace redisync::net

@@ -1,0 +1,78 @@
+// Runs commands and embedded Lua scripts against the deployment: picks the connection,
+// calls scripts by SHA (reloading them transparently after NOSCRIPT), and resends requests
+// after connection errors following Config::retry_attempts / retry_interval.
+//
+// Threading: io thread only, like Connection.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <asio/io_context.hpp>
+#include <asio/ssl/context.hpp>
+
+#include "lua/scripts.h"
+#include "net/connection.h"
+#include "net/subscriber.h"
+#include "redisync/config.h"
+
+namespace redisync::net {
+
+/// When a request that failed with ConnectionError may be sent again.
+enum class Retry {
+  if_unsent,  ///< only when it surely never reached the server (default; safe for any command)
+  always,     ///< also when it may have run: for idempotent steps (reads, deduplicated releases)
+  never,
+};
+
+class Executor {
+ public:
+  Executor(asio::io_context& io, const Config& config);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  /// Runs one command. `key` (may be empty) routes it in multi-server topologies.
+  void execute(std::vector<std::string> args, ReplyHandler handler, Retry retry = Retry::if_unsent,
+               const std::string& key = {});
+
+  /// Runs an embedded script with EVALSHA, falling back to EVAL after NOSCRIPT.
+  void eval(const lua::Script& script, std::vector<std::string> keys,
+            std::vector<std::string> args, ReplyHandler handler, Retry retry = Retry::if_unsent);
+
+  /// The shared pub/sub subscriber of this deployment (one connection per server).
+  Subscriber& subscriber() { return *subscriber_; }
+  /// The command connection (single-server topology).
+  Connection& connection() { return *connection_; }
+
+  /// Fails everything pending with ClientClosedError and stops reconnecting.
+  void close();
+  const Config& config() const { return config_; }
+  asio::io_context& io() { return io_; }
+  /// Where this executor points, for error messages.
+  std::string describe() const { return connection_->options().describe(); }
+
+  /// Lowercase hex SHA-1 of a script's source (what EVALSHA takes).
+  static const std::string& sha1_of(const lua::Script& script);
+
+ private:
+  void run(std::shared_ptr<struct Attempt> attempt);
+
+  asio::io_context& io_;
+  Config config_;
+  std::unique_ptr<asio::ssl::context> tls_context_;
+  std::shared_ptr<Connection> connection_;
+  std::unique_ptr<Subscriber> subscriber_;
+};
+
+/// Connection options for `config`'s single server (or one resolved node).
+ConnectionOptions connection_options(const Config& config, bool pubsub);
+
+/// Makes the OpenSSL context described by config.tls_options; throws ConfigError on bad files.
+std::unique_ptr<asio::ssl::context> make_tls_context(const Config& config);
+
+/// Turns an error reply into a ServerError naming `what` (the operation and object).
+[[noreturn]] void throw_server_error(const Reply& reply, const std::string& what);
+
+}  // namespace redisync::net

@@ -1,0 +1,130 @@
+// The shared pub/sub side of a Client: one subscription connection per server, channels
+// reference-counted by local waiters, and the wake-up queues that waiters sleep on.
+//
+// Threading: io thread only.
+#pragma once
+
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <asio/steady_timer.hpp>
+
+#include "net/connection.h"
+
+namespace redisync::net {
+
+class Channel;
+
+/// Something sleeping on a channel until a message (or its own timer) wakes it.
+class Waiter {
+ public:
+  virtual ~Waiter() = default;
+  /// Called on the io thread when a message (or a resubscription) wakes this waiter. The
+  /// waiter has already been removed from the channel's queue.
+  virtual void wake() = 0;
+
+ private:
+  friend class Channel;
+  bool queued_ = false;
+  std::list<Waiter*>::iterator pos_;
+};
+
+/// What a message on a channel means for its local waiters (lock: "0" wakes one, "1" all;
+/// semaphore: wakes as many as permits were released...).
+using MessagePolicy = std::function<void(Channel&, const std::string& payload)>;
+
+/// One subscribed channel and its local waiters.
+class Channel {
+ public:
+  Channel(asio::io_context& io, std::string name, MessagePolicy policy)
+      : name_(std::move(name)), policy_(std::move(policy)), linger_(io) {}
+  ~Channel();
+
+  const std::string& name() const { return name_; }
+  bool subscribed() const { return subscribed_; }
+  /// Local users of this channel (waiters between join and leave).
+  int references() const { return refs_; }
+
+  /// Calls `done(nullptr)` once the server has confirmed the subscription (at once if it
+  /// has), or `done(TimeoutError)` after `timeout`.
+  void when_subscribed(std::function<void(std::exception_ptr)> done, Duration timeout);
+
+  /// Consumes a wake-up that arrived while no waiter was asleep (its attempt was in flight).
+  /// True means: retry now instead of sleeping.
+  bool take_wakeup();
+  /// Queues `w` to be woken by a message. Use take_wakeup() first.
+  void sleep(Waiter* w);
+  /// Removes `w` from the queue if it is there (its timer fired first, or it gave up).
+  void cancel(Waiter* w);
+
+  /// Wakes the longest-sleeping waiter; with none asleep, remembers the wake-up for the next
+  /// waiter that would sleep (bounded by the number of local users).
+  void wake_one();
+  /// Wakes up to n waiters, remembering the rest as above.
+  void wake(int n);
+  /// Wakes every sleeping waiter, and lets every waiter whose attempt is in flight retry.
+  void wake_all();
+  /// Waiters asleep right now.
+  std::size_t sleeping() const { return sleepers_.size(); }
+
+ private:
+  friend class Subscriber;
+  void confirmed();
+  void fail_pending(std::exception_ptr error);
+
+  std::string name_;
+  MessagePolicy policy_;
+  int refs_ = 0;
+  bool subscribed_ = false;
+  bool was_subscribed_ = false;  // a confirmation after a reconnect wakes everyone
+  int wakeups_ = 0;
+  std::list<Waiter*> sleepers_;
+  struct ReadyCallback {
+    std::uint64_t id;
+    std::function<void(std::exception_ptr)> done;
+    std::shared_ptr<asio::steady_timer> timer;
+  };
+  std::list<ReadyCallback> ready_callbacks_;
+  std::uint64_t next_callback_id_ = 0;
+  asio::steady_timer linger_;
+};
+
+class Subscriber {
+ public:
+  Subscriber(asio::io_context& io, std::shared_ptr<Connection> connection, Duration linger,
+             Duration subscription_timeout);
+  ~Subscriber();
+
+  /// Joins `channel` (subscribing if this is its first local user); pair with leave().
+  /// `policy` is used when the channel entry is created (all users of one channel name are
+  /// the same kind of primitive, so they agree on it).
+  std::shared_ptr<Channel> join(const std::string& channel, MessagePolicy policy);
+  /// Leaves; the last user's leave unsubscribes after the linger period.
+  void leave(const std::shared_ptr<Channel>& channel);
+
+  /// Channels with an entry (subscribed, subscribing or lingering).
+  std::size_t channel_count() const { return channels_.size(); }
+  Duration subscription_timeout() const { return subscription_timeout_; }
+  Connection& connection() { return *connection_; }
+  /// Use SSUBSCRIBE/SUNSUBSCRIBE (sharded pub/sub, cluster on Redis 7+) instead of SUBSCRIBE.
+  void set_sharded(bool sharded) { sharded_ = sharded; }
+  void close();
+
+ private:
+  void on_push(const Reply& reply);
+  void on_state(bool connected);
+  void send_subscribe(const std::vector<std::string>& channels);
+
+  asio::io_context& io_;
+  std::shared_ptr<Connection> connection_;
+  Duration linger_;
+  Duration subscription_timeout_;
+  bool sharded_ = false;
+  bool closed_ = false;
+  std::map<std::string, std::shared_ptr<Channel>> channels_;
+};
+
+}  // namespace redisync::net

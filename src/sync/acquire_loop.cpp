@@ -1,0 +1,124 @@
+#include "sync/acquire_loop.h"
+
+#include <algorithm>
+
+namespace redisync::sync {
+
+NextStep decide_next_step(const AttemptResult& result, Clock::time_point now,
+                          std::optional<Clock::time_point> deadline, bool subscribed,
+                          bool wakeup_pending) {
+  if (deadline && now >= *deadline) return {NextStep::give_up};
+  if (!subscribed) return {NextStep::subscribe};
+  if (wakeup_pending) return {NextStep::retry_now};
+  // Sleep until a message, bounded by the holder's lease (it frees itself then) and by our
+  // own deadline. A lock without expiry can only be freed by a release: wait for the message.
+  std::optional<Duration> bound;
+  if (result.ttl_ms >= 0) bound = Duration{result.ttl_ms};
+  if (deadline) {
+    auto left = std::chrono::ceil<Duration>(*deadline - now);
+    bound = bound ? std::min(*bound, left) : left;
+  }
+  if (!bound) return {NextStep::sleep, Duration::max()};
+  return {NextStep::sleep, std::max(*bound, Duration{0})};
+}
+
+void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
+  auto loop = std::shared_ptr<AcquireLoop>(
+      new AcquireLoop(executor, std::move(params), std::move(done)));
+  loop->self_ = loop;
+  loop->attempt();
+}
+
+AcquireLoop::AcquireLoop(net::Executor& executor, Params params, Done done)
+    : executor_(executor), params_(std::move(params)), done_(std::move(done)),
+      timer_(executor.io()) {}
+
+void AcquireLoop::attempt() {
+  ++round_;
+  auto self = shared_from_this();
+  params_.attempt([self](std::exception_ptr error, AttemptResult result) {
+    self->on_attempt(error, result);
+  });
+}
+
+void AcquireLoop::on_attempt(std::exception_ptr error, AttemptResult result) {
+  if (finished_) return;
+  if (error) return finish(error, false);
+  if (result.acquired) return finish(nullptr, true);
+
+  const auto now = Clock::now();
+  const bool subscribed = channel_ && channel_->subscribed() && !subscribing_;
+  const bool wakeup = subscribed && channel_->take_wakeup();
+  const NextStep step = decide_next_step(result, now, params_.deadline, subscribed, wakeup);
+  switch (step.kind) {
+    case NextStep::give_up:
+      if (params_.on_give_up) params_.on_give_up();
+      return finish(nullptr, false);
+    case NextStep::retry_now:
+      return attempt();
+    case NextStep::subscribe: {
+      if (!channel_) channel_ = executor_.subscriber().join(params_.channel, params_.policy);
+      subscribing_ = true;
+      Duration limit = executor_.subscriber().subscription_timeout();
+      if (params_.deadline) {
+        limit = std::min(limit, std::chrono::ceil<Duration>(*params_.deadline - now));
+      }
+      auto self = shared_from_this();
+      // Attempt again once the subscription is confirmed: a release published between the
+      // first attempt and the subscription would otherwise be missed.
+      channel_->when_subscribed(
+          [self](std::exception_ptr sub_error) {
+            if (self->finished_) return;
+            self->subscribing_ = false;
+            if (sub_error) {
+              // Out of wait time while subscribing is a plain "not acquired".
+              if (self->params_.deadline && Clock::now() >= *self->params_.deadline) {
+                if (self->params_.on_give_up) self->params_.on_give_up();
+                return self->finish(nullptr, false);
+              }
+              if (self->params_.on_give_up) self->params_.on_give_up();
+              return self->finish(sub_error, false);
+            }
+            self->attempt();
+          },
+          std::max(limit, Duration{1}));
+      return;
+    }
+    case NextStep::sleep: {
+      channel_->sleep(this);
+      if (step.sleep_for != Duration::max()) {
+        const auto round = round_;
+        auto self = shared_from_this();
+        timer_.expires_after(step.sleep_for);
+        timer_.async_wait([self, round](std::error_code ec) {
+          if (ec || self->finished_ || round != self->round_) return;
+          self->channel_->cancel(self.get());
+          self->attempt();
+        });
+      }
+      return;
+    }
+  }
+}
+
+void AcquireLoop::wake() {
+  if (finished_) return;
+  timer_.cancel();
+  attempt();
+}
+
+void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
+  if (finished_) return;
+  finished_ = true;
+  timer_.cancel();
+  if (channel_) {
+    channel_->cancel(this);
+    executor_.subscriber().leave(channel_);
+    channel_.reset();
+  }
+  auto done = std::move(done_);
+  auto keep = std::move(self_);  // released when this function returns
+  done(error, acquired);
+}
+
+}  // namespace redisync::sync

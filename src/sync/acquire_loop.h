@@ -1,0 +1,80 @@
+// The push-based waiting protocol shared by every pub/sub lock kind (wire spec §13):
+//   attempt -> (held) subscribe -> attempt again once subscribed -> sleep until a release
+//   message or the holder's remaining lease -> attempt -> ...
+// The retry that follows a release message is sent by the I/O thread itself, inside the
+// message handler, so a handoff costs one round trip and no thread hop.
+#pragma once
+
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <asio/steady_timer.hpp>
+
+#include "net/executor.h"
+#include "net/subscriber.h"
+
+namespace redisync::sync {
+
+using Clock = std::chrono::steady_clock;
+
+/// Outcome of one acquire attempt.
+struct AttemptResult {
+  bool acquired = false;
+  /// When not acquired: the holder's remaining lease in ms (PTTL); -1 = no expiry.
+  long long ttl_ms = -1;
+};
+
+/// What the loop does after an attempt that did not acquire. Pure, for unit tests.
+struct NextStep {
+  enum Kind { give_up, subscribe, retry_now, sleep } kind;
+  Duration sleep_for{0};  ///< for `sleep`: the bound of the wait (message or this long)
+};
+
+/// Decides the next step after a failed attempt.
+///   deadline: nullopt = wait forever; subscribed: the channel's subscription is confirmed;
+///   wakeup_pending: a release message arrived while the attempt was in flight.
+NextStep decide_next_step(const AttemptResult& result, Clock::time_point now,
+                          std::optional<Clock::time_point> deadline, bool subscribed,
+                          bool wakeup_pending);
+
+/// One acquisition in progress. Lives on the I/O thread; owns itself until done.
+class AcquireLoop : public net::Waiter, public std::enable_shared_from_this<AcquireLoop> {
+ public:
+  using AttemptDone = std::function<void(std::exception_ptr, AttemptResult)>;
+  using AttemptFn = std::function<void(AttemptDone)>;
+  using Done = std::function<void(std::exception_ptr, bool acquired)>;
+
+  struct Params {
+    std::string channel;                       ///< where releases are announced
+    net::MessagePolicy policy;                 ///< what a message on it wakes
+    std::optional<Clock::time_point> deadline; ///< nullopt: wait without limit
+    AttemptFn attempt;                         ///< one try of the kind's acquire step
+    std::function<void()> on_give_up;          ///< kind-specific cleanup (fair lock queue)
+  };
+
+  static void start(net::Executor& executor, Params params, Done done);
+
+  void wake() override;
+
+ private:
+  AcquireLoop(net::Executor& executor, Params params, Done done);
+  void attempt();
+  void on_attempt(std::exception_ptr error, AttemptResult result);
+  void finish(std::exception_ptr error, bool acquired);
+
+  net::Executor& executor_;
+  Params params_;
+  Done done_;
+  std::shared_ptr<net::Channel> channel_;
+  asio::steady_timer timer_;
+  bool subscribing_ = false;
+  bool finished_ = false;
+  std::uint64_t round_ = 0;  // invalidates timer callbacks of earlier sleeps
+  std::shared_ptr<AcquireLoop> self_;  // keeps the loop alive while it waits
+};
+
+}  // namespace redisync::sync

@@ -1,0 +1,73 @@
+#include "sync/client_core.h"
+
+#include <iostream>
+
+#include "sync/identity.h"
+
+namespace redisync::detail {
+
+ClientCore::ClientCore(Config config)
+    : config_(std::move(config)), id_(sync::random_uuid()), work_(io_.get_executor()) {
+  config_.validate();
+  executor_ = std::make_unique<net::Executor>(io_, config_);
+  watchdog_ = std::make_unique<sync::Watchdog>(
+      *executor_, config_.lock_watchdog_timeout,
+      static_cast<std::size_t>(config_.renewal_batch_size),
+      [this](const sync::RenewalKey& k, const std::string& reason) {
+        // The field is "<client id>:<owner>"; recover the owner to find the hold.
+        const auto colon = k.field.rfind(':');
+        const std::int64_t owner = std::stoll(k.field.substr(colon + 1));
+        report_lost(k.key, owner, reason);
+      });
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+ClientCore::~ClientCore() { shutdown(); }
+
+void ClientCore::shutdown() {
+  if (closed_.exchange(true)) return;
+  std::promise<void> done;
+  asio::post(io_, [this, &done] {
+    watchdog_->stop();
+    executor_->close();
+    done.set_value();
+  });
+  done.get_future().wait();
+  work_.reset();
+  io_.stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+long long ClientCore::release_record_ttl_ms() const {
+  const long long attempts = std::max(config_.retry_attempts, 1);
+  return (config_.timeout.count() + config_.retry_interval.count()) * attempts;
+}
+
+void ClientCore::set_lost_handler(std::function<void(const LockLostEvent&)> handler) {
+  std::lock_guard lock(lost_mutex_);
+  lost_handler_ = std::move(handler);
+}
+
+void ClientCore::report_lost(const std::string& key, std::int64_t owner,
+                             const std::string& reason) {
+  auto it = holds_.find({key, owner});
+  if (it != holds_.end()) it->second.lost = true;
+  LockLostEvent event{key, owner, reason};
+  std::function<void(const LockLostEvent&)> handler;
+  {
+    std::lock_guard lock(lost_mutex_);
+    handler = lost_handler_;
+  }
+  if (handler) {
+    try {
+      handler(event);
+    } catch (...) {
+      // A throwing handler must not take down the I/O thread.
+    }
+  } else {
+    std::cerr << "redisync: lock '" << key << "' held by owner " << owner << " was lost: "
+              << reason << "\n";
+  }
+}
+
+}  // namespace redisync::detail

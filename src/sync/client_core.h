@@ -1,0 +1,97 @@
+// The internals a Client shares with its handles: the I/O thread, the executor, the
+// watchdog, and the table of holds this process believes it has.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
+
+#include "net/executor.h"
+#include "redisync/client.h"
+#include "redisync/errors.h"
+#include "sync/watchdog.h"
+
+namespace redisync::detail {
+
+/// What this process believes about one (lock, owner) hold. io thread only.
+struct Hold {
+  int count = 0;
+  Duration lease{0};  ///< lease used for re-entry / partial release (watchdog lease if 0)
+  bool watchdog = false;
+  bool lost = false;  ///< the watchdog found it gone; the next release reports LockLostError
+};
+
+class ClientCore : public std::enable_shared_from_this<ClientCore> {
+ public:
+  explicit ClientCore(Config config);
+  ~ClientCore();
+
+  /// Stops the I/O thread after failing pending calls. Idempotent; not from the I/O thread.
+  void shutdown();
+
+  asio::io_context& io() { return io_; }
+  const Config& config() const { return config_; }
+  const std::string& id() const { return id_; }
+  std::string owner_field(std::int64_t owner) const { return id_ + ":" + std::to_string(owner); }
+
+  // --- io thread only ---
+  net::Executor& executor() { return *executor_; }
+  sync::Watchdog& watchdog() { return *watchdog_; }
+  std::map<std::pair<std::string, std::int64_t>, Hold>& holds() { return holds_; }
+  /// Marks the hold lost and tells the user's handler.
+  void report_lost(const std::string& key, std::int64_t owner, const std::string& reason);
+  /// "PUBLISH" or "SPUBLISH" (sharded cluster), for scripts that publish.
+  const std::string& publish_command() const { return publish_command_; }
+  /// Milliseconds a release record lives (spec §1.8).
+  long long release_record_ttl_ms() const;
+
+  void set_lost_handler(std::function<void(const LockLostEvent&)> handler);
+
+  /// Runs `start(done)` on the I/O thread and blocks until `done(error, value)` is called;
+  /// rethrows the error. Throws ClientClosedError after shutdown.
+  template <class T, class Start>
+  T call(Start&& start) {
+    if (closed_) throw ClientClosedError("redisync: client is closed");
+    auto promise = std::make_shared<std::promise<T>>();
+    auto future = promise->get_future();
+    asio::post(io_, [promise, start = std::forward<Start>(start)]() mutable {
+      try {
+        start([promise](std::exception_ptr error, T value) {
+          if (error) {
+            promise->set_exception(error);
+          } else {
+            promise->set_value(std::move(value));
+          }
+        });
+      } catch (...) {
+        promise->set_exception(std::current_exception());
+      }
+    });
+    return future.get();
+  }
+
+ private:
+  Config config_;
+  std::string id_;
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_;
+  std::unique_ptr<net::Executor> executor_;
+  std::unique_ptr<sync::Watchdog> watchdog_;
+  std::map<std::pair<std::string, std::int64_t>, Hold> holds_;
+  std::string publish_command_ = "PUBLISH";
+  std::mutex lost_mutex_;
+  std::function<void(const LockLostEvent&)> lost_handler_;
+  std::atomic<bool> closed_{false};
+  std::thread thread_;
+};
+
+}  // namespace redisync::detail

@@ -1,0 +1,318 @@
+// redisync::Lock: Redisson's reentrant RLock (wire spec §2, §3, §13).
+#include "redisync/lock.h"
+
+#include <iostream>
+
+#include "lua/scripts.h"
+#include "sync/acquire_loop.h"
+#include "sync/client_core.h"
+#include "sync/identity.h"
+
+namespace redisync {
+
+namespace {
+
+std::string lock_channel(const std::string& name) {
+  return "redisson_lock__channel:" + sync::hash_tag(name);
+}
+
+// Lock channel messages (spec §13): "0" wakes one local waiter, "1" wakes them all.
+void lock_message_policy(net::Channel& channel, const std::string& payload) {
+  if (payload == "0") {
+    channel.wake_one();
+  } else {
+    channel.wake_all();
+  }
+}
+
+std::string describe_lock(const detail::ClientCore& core, const std::string& name) {
+  return "lock '" + name + "' on " + core.config().describe();
+}
+
+void check_name(const std::string& name) {
+  if (name.empty()) throw InvalidArgument("redisync: lock name must not be empty");
+}
+
+}  // namespace
+
+namespace detail {
+
+asio::io_context& io_of(const std::shared_ptr<ClientCore>& core) { return core->io(); }
+
+void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                        std::int64_t owner, Duration lease, Duration wait,
+                        std::function<void(std::exception_ptr, bool)> done) {
+  asio::post(core->io(), [core, name, owner, lease, wait, done = std::move(done)]() mutable {
+    const bool watchdog = lease <= Duration{0};
+    const Duration effective = watchdog ? core->config().lock_watchdog_timeout : lease;
+    const std::string field = core->owner_field(owner);
+    const std::string what = describe_lock(*core, name);
+
+    sync::AcquireLoop::Params params;
+    params.channel = lock_channel(name);
+    params.policy = lock_message_policy;
+    if (wait >= Duration{0}) params.deadline = sync::Clock::now() + wait;
+    params.attempt = [core, name, field, effective, what](sync::AcquireLoop::AttemptDone cb) {
+      core->executor().eval(
+          lua::lock_acquire, {name}, {std::to_string(effective.count()), field},
+          [cb, what](std::exception_ptr error, net::Reply reply) {
+            if (error) return cb(error, {});
+            if (reply.is_nil()) return cb(nullptr, {true, 0});
+            if (reply.is_integer()) return cb(nullptr, {false, reply.integer});
+            try {
+              net::throw_server_error(reply, "acquiring " + what);
+            } catch (...) {
+              cb(std::current_exception(), {});
+            }
+          });
+    };
+    sync::AcquireLoop::start(
+        core->executor(), std::move(params),
+        [core, name, owner, field, watchdog, effective, done](std::exception_ptr error,
+                                                              bool acquired) {
+          if (!error && acquired) {
+            auto& hold = core->holds()[{name, owner}];
+            if (hold.lost) hold = Hold{};  // a new hold after a lost one starts afresh
+            ++hold.count;
+            hold.lease = effective;
+            hold.watchdog = hold.watchdog || watchdog;
+            if (watchdog) core->watchdog().add(name, field);
+          }
+          done(error, acquired);
+        });
+  });
+}
+
+namespace {
+
+// Runs the release step; `done` gets the outcome (and, for `failed`, the error).
+void release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                  std::int64_t owner,
+                  std::function<void(ReleaseOutcome, std::exception_ptr)> done) {
+  asio::post(core->io(), [core, name, owner, done = std::move(done)] {
+    const std::string field = core->owner_field(owner);
+    auto hold_it = core->holds().find({name, owner});
+    const Duration lease = hold_it != core->holds().end() && hold_it->second.lease.count() > 0
+                               ? hold_it->second.lease
+                               : core->config().lock_watchdog_timeout;
+    const std::string record = "redisson_unlock_latch:" + sync::hash_tag(name) + ":" +
+                               sync::random_request_id();
+    // The release record makes a resend after a dropped connection safe (spec §1.8).
+    core->executor().eval(
+        lua::lock_release, {name, lock_channel(name), record},
+        {"0", std::to_string(lease.count()), field,
+         std::to_string(core->release_record_ttl_ms()), core->publish_command(), "1"},
+        [core, name, owner, field, record, done](std::exception_ptr error, net::Reply reply) {
+          if (!error && reply.is_error()) {
+            try {
+              net::throw_server_error(reply, "releasing " + describe_lock(*core, name));
+            } catch (...) {
+              error = std::current_exception();
+            }
+          }
+          if (error) return done(ReleaseOutcome::failed, error);
+          core->executor().execute({"DEL", record}, [](std::exception_ptr, net::Reply) {});
+          auto& holds = core->holds();
+          auto it = holds.find({name, owner});
+          if (reply.is_nil()) {
+            // Not the owner on the server. If we believed we held it, it was lost.
+            const bool was_held = it != holds.end() && it->second.count > 0;
+            if (it != holds.end()) holds.erase(it);
+            core->watchdog().forget(name, field);
+            return done(was_held ? ReleaseOutcome::lost : ReleaseOutcome::not_held, nullptr);
+          }
+          core->watchdog().remove(name, field);
+          if (reply.integer == 0) {
+            if (it != holds.end() && --it->second.count <= 0) holds.erase(it);
+            return done(ReleaseOutcome::still_held, nullptr);
+          }
+          if (it != holds.end()) holds.erase(it);
+          core->watchdog().forget(name, field);
+          done(ReleaseOutcome::released, nullptr);
+        },
+        net::Retry::always);
+  });
+}
+
+std::exception_ptr outcome_error(ReleaseOutcome outcome, const std::string& what,
+                                 std::int64_t owner) {
+  switch (outcome) {
+    case ReleaseOutcome::not_held:
+      return std::make_exception_ptr(NotOwnerError(
+          "redisync: " + what + " is not held by owner " + std::to_string(owner)));
+    case ReleaseOutcome::lost:
+      return std::make_exception_ptr(
+          LockLostError("redisync: " + what + " was lost by owner " + std::to_string(owner) +
+                        " before release (lease expired or key removed)"));
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+void start_lock_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                        std::int64_t owner, std::function<void(std::exception_ptr)> done) {
+  const std::string what = describe_lock(*core, name);
+  release_step(core, name, owner,
+               [done, what, owner](ReleaseOutcome outcome, std::exception_ptr error) {
+                 done(error ? error : outcome_error(outcome, what, owner));
+               });
+}
+
+}  // namespace detail
+
+Lock::Lock(std::shared_ptr<detail::ClientCore> core, std::string name)
+    : core_(std::move(core)), name_(std::move(name)) {
+  check_name(name_);
+}
+
+std::string Lock::owner_field(std::int64_t owner) const { return core_->owner_field(owner); }
+
+void Lock::lock() {
+  const auto owner = sync::thread_owner_id();
+  core_->call<bool>([&](auto done) {
+    detail::start_lock_acquire(core_, name_, owner, Duration{0}, Duration{-1}, done);
+  });
+}
+
+void Lock::lock(Duration lease) {
+  if (lease <= Duration{0}) {
+    throw InvalidArgument("redisync: lease for lock '" + name_ + "' must be > 0 (got " +
+                          std::to_string(lease.count()) + " ms)");
+  }
+  const auto owner = sync::thread_owner_id();
+  core_->call<bool>([&](auto done) {
+    detail::start_lock_acquire(core_, name_, owner, lease, Duration{-1}, done);
+  });
+}
+
+bool Lock::try_lock() { return try_acquire(Duration{0}, Duration{0}); }
+
+bool Lock::try_lock_for(Duration wait, Duration lease) {
+  if (lease <= Duration{0}) {
+    throw InvalidArgument("redisync: lease for lock '" + name_ + "' must be > 0 (got " +
+                          std::to_string(lease.count()) + " ms)");
+  }
+  return try_acquire(wait < Duration{0} ? Duration{0} : wait, lease);
+}
+
+bool Lock::try_acquire(Duration wait, Duration lease) {
+  const auto owner = sync::thread_owner_id();
+  return core_->call<bool>([&](auto done) {
+    detail::start_lock_acquire(core_, name_, owner, lease, wait, done);
+  });
+}
+
+ReleaseResult Lock::release() noexcept {
+  try {
+    const auto owner = sync::thread_owner_id();
+    auto outcome = core_->call<int>([&](auto done) {
+      detail::release_step(core_, name_, owner,
+                           [done](ReleaseOutcome o, std::exception_ptr e) {
+                             done(e, static_cast<int>(o));
+                           });
+    });
+    return ReleaseResult{static_cast<ReleaseOutcome>(outcome), {}};
+  } catch (const std::exception& e) {
+    return ReleaseResult{ReleaseOutcome::failed, e.what()};
+  } catch (...) {
+    return ReleaseResult{ReleaseOutcome::failed, "unknown error"};
+  }
+}
+
+void Lock::unlock() {
+  const auto owner = sync::thread_owner_id();
+  if (std::uncaught_exceptions() > 0) {
+    // Unwinding (e.g. a guard's destructor during an exception): throwing would terminate.
+    const ReleaseResult r = release();
+    if (!r) {
+      std::cerr << "redisync: unlock of " << describe_lock(*core_, name_)
+                << " during stack unwinding failed: "
+                << (r.outcome == ReleaseOutcome::failed ? r.error
+                    : r.outcome == ReleaseOutcome::lost ? "lock was lost"
+                                                        : "not held")
+                << "\n";
+    }
+    return;
+  }
+  core_->call<bool>([&](auto done) {
+    detail::start_lock_release(core_, name_, owner,
+                               [done](std::exception_ptr e) { done(e, true); });
+  });
+}
+
+bool Lock::force_unlock() {
+  return core_->call<bool>([&](auto done) {
+    auto core = core_;
+    auto name = name_;
+    core->executor().eval(
+        lua::lock_force_release, {name, lock_channel(name)}, {"0", core->publish_command(), "1"},
+        [core, name, done](std::exception_ptr error, net::Reply reply) {
+          if (!error && reply.is_error()) {
+            try {
+              net::throw_server_error(reply, "force-unlocking " + describe_lock(*core, name));
+            } catch (...) {
+              error = std::current_exception();
+            }
+          }
+          if (error) return done(error, false);
+          core->watchdog().remove_all(name);
+          for (auto it = core->holds().begin(); it != core->holds().end();) {
+            it = it->first.first == name ? core->holds().erase(it) : std::next(it);
+          }
+          done(nullptr, reply.integer == 1);
+        },
+        net::Retry::always);
+  });
+}
+
+namespace {
+
+// Runs one read command on the I/O thread and returns its reply (error replies thrown).
+net::Reply query(const std::shared_ptr<detail::ClientCore>& core, std::vector<std::string> args,
+                 const std::string& what) {
+  return core->call<net::Reply>([&](auto done) {
+    core->executor().execute(
+        std::move(args),
+        [done, what](std::exception_ptr error, net::Reply reply) {
+          if (!error && reply.is_error()) {
+            try {
+              net::throw_server_error(reply, what);
+            } catch (...) {
+              error = std::current_exception();
+            }
+          }
+          done(error, std::move(reply));
+        },
+        net::Retry::always);
+  });
+}
+
+}  // namespace
+
+bool Lock::is_locked() const {
+  return query(core_, {"EXISTS", name_}, "querying " + describe_lock(*core_, name_)).integer == 1;
+}
+
+bool Lock::is_held_by_current_thread() const { return is_held_by_thread(sync::thread_owner_id()); }
+
+bool Lock::is_held_by_thread(std::int64_t owner) const {
+  return query(core_, {"HEXISTS", name_, core_->owner_field(owner)},
+               "querying " + describe_lock(*core_, name_))
+             .integer == 1;
+}
+
+int Lock::hold_count() const {
+  const auto owner = sync::thread_owner_id();
+  auto r = query(core_, {"HGET", name_, core_->owner_field(owner)},
+                 "querying " + describe_lock(*core_, name_));
+  return r.is_nil() ? 0 : std::stoi(r.str);
+}
+
+Duration Lock::remaining_lease() const {
+  return Duration{
+      query(core_, {"PTTL", name_}, "querying " + describe_lock(*core_, name_)).integer};
+}
+
+}  // namespace redisync

@@ -1,0 +1,83 @@
+// Lease renewal ("watchdog", wire spec §3): one scheduler per Client renews every lock held in
+// watchdog mode every lease/3, in batches of up to Config::renewal_batch_size keys per script
+// call, all batches of one round pipelined (one round trip per server per period).
+//
+// Threading: io thread only.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <asio/steady_timer.hpp>
+
+#include "net/executor.h"
+
+namespace redisync::sync {
+
+using Clock = std::chrono::steady_clock;
+
+/// One renewal registration: a lock hash and the owner field that holds it.
+struct RenewalKey {
+  std::string key;
+  std::string field;
+  bool operator<(const RenewalKey& o) const {
+    return std::tie(key, field) < std::tie(o.key, o.field);
+  }
+};
+
+/// Splits registrations into script calls of at most `batch_size` keys. Pure, for unit tests.
+std::vector<std::vector<RenewalKey>> plan_batches(const std::vector<RenewalKey>& keys,
+                                                  std::size_t batch_size);
+
+/// True when a lock whose last confirmed renewal was at `last_renewed` must be considered lost
+/// at `now`: its lease has run out without the server confirming a renewal.
+bool lease_ran_out(Clock::time_point last_renewed, Clock::time_point now, Duration lease);
+
+class Watchdog {
+ public:
+  /// Called (io thread) for each registration found lost; the registration is already gone.
+  using LostHandler = std::function<void(const RenewalKey&, const std::string& reason)>;
+
+  Watchdog(net::Executor& executor, Duration lease, std::size_t batch_size, LostHandler lost);
+
+  /// +1 registration of (key, field); starts the schedule if it is the first.
+  void add(const std::string& key, const std::string& field);
+  /// -1 registration; renewals of (key, field) stop when it reaches 0.
+  void remove(const std::string& key, const std::string& field);
+  /// Drops every registration of `key` (force unlock).
+  void remove_all(const std::string& key);
+  /// Drops (key, field) whatever its count.
+  void forget(const std::string& key, const std::string& field);
+
+  std::size_t size() const { return entries_.size(); }
+  /// Script calls sent so far (for tests and the benchmark).
+  std::uint64_t calls_sent() const { return calls_sent_; }
+  std::uint64_t rounds() const { return rounds_; }
+  void stop();
+
+ private:
+  struct Entry {
+    int count = 0;
+    Clock::time_point last_renewed;
+  };
+  void schedule();
+  void renew_round();
+
+  net::Executor& executor_;
+  Duration lease_;
+  std::size_t batch_size_;
+  LostHandler lost_;
+  std::map<RenewalKey, Entry> entries_;
+  asio::steady_timer timer_;
+  bool scheduled_ = false;
+  bool round_in_flight_ = false;
+  bool stopped_ = false;
+  std::uint64_t calls_sent_ = 0;
+  std::uint64_t rounds_ = 0;
+};
+
+}  // namespace redisync::sync

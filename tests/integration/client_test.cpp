@@ -1,0 +1,273 @@
+// The connection layer through the public Client: pipelining, timeouts, reconnects, AUTH,
+// SELECT, CLIENT SETNAME, TLS, unix sockets, NOSCRIPT reload. Real redis-server processes.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "redisync/redisync.h"
+#include "support/redis_server.h"
+#include "support/test_util.h"
+
+using namespace std::chrono_literals;
+using redisync::test::RedisServer;
+using redisync::test::ServerOptions;
+using redisync::test::wait_until;
+
+namespace {
+
+redisync::Config fast_config(const std::string& url) {
+  auto cfg = redisync::Config::from_url(url);
+  cfg.timeout = 500ms;
+  cfg.connect_timeout = 1000ms;
+  cfg.retry_attempts = 0;
+  cfg.reconnection_delay_min = 20ms;
+  cfg.reconnection_delay_max = 200ms;
+  return cfg;
+}
+
+}  // namespace
+
+TEST(ClientTest, SetGetAndErrorReplies) {
+  RedisServer server;
+  redisync::Client client(server.url());
+  EXPECT_EQ(client.execute({"PING"}).str, "PONG");
+  client.execute({"SET", "k", "v"});
+  EXPECT_EQ(client.execute({"GET", "k"}).str, "v");
+  EXPECT_TRUE(client.execute({"GET", "missing"}).is_nil());
+  client.execute({"RPUSH", "list", "a"});
+  try {
+    client.execute({"GET", "list"});
+    FAIL() << "expected ServerError";
+  } catch (const redisync::ServerError& e) {
+    EXPECT_NE(std::string(e.what()).find("WRONGTYPE"), std::string::npos) << e.what();
+    EXPECT_EQ(e.reply().rfind("WRONGTYPE", 0), 0u);
+  }
+  EXPECT_THROW(client.execute({}), redisync::InvalidArgument);
+}
+
+TEST(ClientTest, PipelinedCommandsFromEightThreadsAreAnsweredInOrder) {
+  RedisServer server;
+  redisync::Client client(server.url());
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 1250;  // 10,000 in all
+  std::vector<std::thread> threads;
+  std::atomic<int> out_of_order{0};
+  std::atomic<int> answered{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string key = "counter:" + std::to_string(t);
+      std::promise<void> all;
+      auto last = std::make_shared<long long>(0);
+      auto count = std::make_shared<int>(0);
+      std::mutex m;
+      for (int i = 0; i < kPerThread; ++i) {
+        client.async_execute({"INCR", key}, [&, last, count](std::exception_ptr e,
+                                                             redisync::Reply r) {
+          std::lock_guard g(m);
+          if (e || r.integer != *last + 1) ++out_of_order;
+          *last = r.integer;
+          ++answered;
+          if (++*count == kPerThread) all.set_value();
+        });
+      }
+      all.get_future().wait_for(30s);
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(answered.load(), kThreads * kPerThread);
+  EXPECT_EQ(out_of_order.load(), 0);
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(server.command({"GET", "counter:" + std::to_string(t)}).as_string(),
+              std::to_string(kPerThread));
+  }
+}
+
+TEST(ClientTest, ServerKilledMidPipelineFailsEveryPendingRequest) {
+  RedisServer server;
+  redisync::Client client(fast_config(server.url()));
+  client.execute({"PING"});
+  constexpr int kRequests = 20000;
+  std::atomic<int> ok{0}, connection_errors{0}, other{0};
+  std::atomic<int> done{0};
+  for (int i = 0; i < kRequests; ++i) {
+    client.async_execute({"INCR", "n"}, [&](std::exception_ptr e, redisync::Reply) {
+      if (!e) {
+        ++ok;
+      } else {
+        try {
+          std::rethrow_exception(e);
+        } catch (const redisync::ConnectionError&) {
+          ++connection_errors;
+        } catch (...) {
+          ++other;
+        }
+      }
+      ++done;
+    });
+    if (i == kRequests / 4) server.kill();
+  }
+  ASSERT_TRUE(wait_until([&] { return done.load() == kRequests; }, 10s))
+      << done.load() << " of " << kRequests << " answered";
+  EXPECT_GT(connection_errors.load(), 0);
+  EXPECT_EQ(ok + connection_errors + other, kRequests);
+}
+
+TEST(ClientTest, CommandsSucceedAgainAfterServerRestart) {
+  RedisServer server;
+  redisync::Client client(fast_config(server.url()));
+  client.execute({"SET", "a", "1"});
+  server.kill();
+  EXPECT_THROW(client.execute({"PING"}), redisync::ConnectionError);
+  server.restart();
+  EXPECT_TRUE(wait_until(
+      [&] {
+        try {
+          return client.execute({"PING"}).str == "PONG";
+        } catch (const redisync::Error&) {
+          return false;
+        }
+      },
+      5s, 50ms));
+}
+
+TEST(ClientTest, RetriesBridgeAShortOutage) {
+  RedisServer server;
+  auto cfg = fast_config(server.url());
+  cfg.retry_attempts = 20;
+  cfg.retry_interval = 100ms;
+  redisync::Client client(cfg);
+  client.execute({"PING"});
+  server.kill();
+  std::thread restarter([&] {
+    std::this_thread::sleep_for(300ms);
+    server.restart();
+  });
+  EXPECT_EQ(client.execute({"PING"}).str, "PONG");  // retried until the server is back
+  restarter.join();
+}
+
+TEST(ClientTest, PausedServerGivesTimeoutError) {
+  RedisServer server;
+  redisync::Client client(fast_config(server.url()));
+  client.execute({"PING"});
+  server.pause();
+  EXPECT_THROW(client.execute({"PING"}), redisync::TimeoutError);
+  server.resume();
+  EXPECT_TRUE(wait_until(
+      [&] {
+        try {
+          return client.execute({"PING"}).str == "PONG";
+        } catch (const redisync::Error&) {
+          return false;
+        }
+      },
+      5s, 50ms));
+}
+
+TEST(ClientTest, UnreachableServerGivesConnectionError) {
+  std::uint16_t port;
+  {
+    RedisServer server;
+    port = server.port();
+  }  // stopped: nothing listens there now
+  redisync::Client client(fast_config("redis://127.0.0.1:" + std::to_string(port)));
+  EXPECT_THROW(client.execute({"PING"}), redisync::ConnectionError);
+}
+
+TEST(ClientTest, PasswordAuthAndClearErrors) {
+  RedisServer server({.password = "s3cret"});
+  redisync::Client good(server.url());
+  EXPECT_EQ(good.execute({"PING"}).str, "PONG");
+
+  auto wrong = fast_config("redis://:wrong@127.0.0.1:" + std::to_string(server.port()));
+  redisync::Client bad(wrong);
+  try {
+    bad.execute({"PING"});
+    FAIL() << "expected AuthError";
+  } catch (const redisync::AuthError& e) {
+    EXPECT_NE(std::string(e.what()).find("authentication failed"), std::string::npos);
+  }
+
+  redisync::Client none(fast_config("redis://127.0.0.1:" + std::to_string(server.port())));
+  try {
+    none.execute({"PING"});
+    FAIL() << "expected ServerError";
+  } catch (const redisync::ServerError& e) {
+    EXPECT_NE(std::string(e.what()).find("NOAUTH"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ClientTest, AclUserAuth) {
+  RedisServer server({.acl_user = "app", .acl_password = "pw"});
+  redisync::Client client(server.url());
+  EXPECT_EQ(client.execute({"ACL", "WHOAMI"}).str, "app");
+}
+
+TEST(ClientTest, SelectsDatabaseAndSetsClientName) {
+  RedisServer server;
+  auto cfg = redisync::Config::from_url(server.url() + "/3");
+  cfg.client_name = "redisync-test";
+  redisync::Client client(cfg);
+  client.execute({"SET", "in-db-3", "yes"});
+  EXPECT_TRUE(server.command({"GET", "in-db-3"}).is_nil());
+  EXPECT_EQ(server.command({"EVAL", "redis.call('select', 3) return redis.call('get', KEYS[1])",
+                            "1", "in-db-3"})
+                .as_string(),
+            "yes");
+  EXPECT_NE(server.command({"CLIENT", "LIST"}).as_string().find("name=redisync-test"),
+            std::string::npos);
+}
+
+TEST(ClientTest, UnixSocket) {
+  RedisServer server({.unix_socket = true});
+  redisync::Client client(server.unix_url());
+  EXPECT_EQ(client.execute({"PING"}).str, "PONG");
+}
+
+TEST(ClientTest, TlsWithTestCa) {
+  RedisServer server({.tls = true});
+  redisync::Client client(server.tls_url());
+  EXPECT_EQ(client.execute({"PING"}).str, "PONG");
+  client.execute({"SET", "over-tls", "1"});
+  EXPECT_EQ(server.command({"GET", "over-tls"}).as_string(), "1");
+}
+
+TEST(ClientTest, TlsRejectsServerNotSignedByTrustedCa) {
+  RedisServer server({.tls = true});
+  auto cfg = fast_config("rediss://127.0.0.1:" + std::to_string(server.tls_port()));
+  cfg.tls_options.ca_file = server.client_cert_file();  // not a CA: verification must fail
+  cfg.tls_options.cert_file = server.client_cert_file();
+  cfg.tls_options.key_file = server.client_key_file();
+  redisync::Client client(cfg);
+  EXPECT_THROW(client.execute({"PING"}), redisync::ConnectionError);
+}
+
+TEST(ClientTest, ScriptFlushIsTransparent) {
+  RedisServer server;
+  redisync::Client client(server.url());
+  auto lock = client.lock("flush-me");
+  for (int i = 0; i < 5; ++i) {
+    lock.lock();
+    server.command({"SCRIPT", "FLUSH"});
+    lock.unlock();
+    server.command({"SCRIPT", "FLUSH"});
+  }
+  EXPECT_FALSE(lock.is_locked());
+}
+
+TEST(ClientTest, AsyncExecuteWithFuture) {
+  RedisServer server;
+  redisync::Client client(server.url());
+  std::promise<redisync::Reply> p;
+  client.async_execute({"ECHO", "hi"}, [&](std::exception_ptr e, redisync::Reply r) {
+    if (e) {
+      p.set_exception(e);
+    } else {
+      p.set_value(std::move(r));
+    }
+  });
+  EXPECT_EQ(p.get_future().get().str, "hi");
+}

@@ -1,0 +1,450 @@
+// redisync::Lock against a real redis-server: exclusion, reentrancy, leases, watchdog,
+// lost-lock detection, push wake-ups, subscriptions, std guards, async forms.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/use_future.hpp>
+#include <atomic>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "redisync/redisync.h"
+#include "support/redis_server.h"
+#include "support/test_util.h"
+
+using namespace std::chrono_literals;
+using redisync::test::RedisServer;
+using redisync::test::unique_name;
+using redisync::test::wait_until;
+
+namespace {
+
+redisync::Config config_for(const RedisServer& server) {
+  auto cfg = redisync::Config::from_url(server.url());
+  cfg.subscription_linger = 100ms;
+  cfg.reconnection_delay_min = 20ms;
+  cfg.reconnection_delay_max = 200ms;
+  return cfg;
+}
+
+long long evalsha_calls(RedisServer& server) {
+  const std::string info = server.command({"INFO", "commandstats"}).as_string();
+  const auto pos = info.find("cmdstat_evalsha:calls=");
+  if (pos == std::string::npos) return 0;
+  return std::stoll(info.substr(pos + 22));
+}
+
+bool no_channels(RedisServer& server) {
+  return server.command({"PUBSUB", "CHANNELS"}).elements.empty();
+}
+
+// Runs the test worker process and returns its exit status.
+pid_t spawn_worker(const std::vector<std::string>& args, int* out_fd = nullptr) {
+  std::vector<std::string> argv{REDISYNC_TEST_WORKER};
+  argv.insert(argv.end(), args.begin(), args.end());
+  int fds[2] = {-1, -1};
+  if (out_fd) {
+    EXPECT_EQ(pipe(fds), 0);
+  }
+  const pid_t pid = redisync::test::detail::spawn_process(argv, out_fd ? fds[1] : -1);
+  if (out_fd) {
+    close(fds[1]);
+    *out_fd = fds[0];
+  }
+  return pid;
+}
+
+}  // namespace
+
+TEST(LockTest, ExclusionAcrossThreads) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  auto lock = client.lock(unique_name("lock:"));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 100; ++i) {
+        std::unique_lock guard(lock);
+        auto v = client.execute({"GET", "counter"});
+        const long long n = v.is_nil() ? 0 : std::stoll(v.str);
+        client.execute({"SET", "counter", std::to_string(n + 1)});
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(server.command({"GET", "counter"}).as_string(), "800");
+  EXPECT_FALSE(lock.is_locked());
+}
+
+TEST(LockTest, ExclusionAcrossSixteenProcesses) {
+  RedisServer server;
+  const std::string name = unique_name("lock:");
+  std::vector<pid_t> pids;
+  for (int p = 0; p < 16; ++p) {
+    pids.push_back(spawn_worker({"counter", server.url(), name, "counter", "200"}));
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_TRUE(redisync::test::detail::reap_within(pid, 120s, &status));
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  EXPECT_EQ(server.command({"GET", "counter"}).as_string(), "3200");
+  EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);
+}
+
+TEST(LockTest, ReentrancyAndHoldCounts) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  auto lock = client.lock(unique_name("lock:"));
+  EXPECT_EQ(lock.hold_count(), 0);
+  EXPECT_FALSE(lock.is_locked());
+  lock.lock();
+  lock.lock();
+  EXPECT_TRUE(lock.try_lock());
+  EXPECT_EQ(lock.hold_count(), 3);
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+  // The Redis layout is Redisson's: hash field "<uuid>:<thread id>" -> count.
+  const std::string field = client.id() + ":" + std::to_string(redisync::Client::current_thread_id());
+  EXPECT_EQ(server.command({"HGET", lock.name(), field}).as_string(), "3");
+  EXPECT_EQ(lock.release().outcome, redisync::ReleaseOutcome::still_held);
+  lock.unlock();
+  EXPECT_EQ(lock.hold_count(), 1);
+  EXPECT_EQ(lock.release().outcome, redisync::ReleaseOutcome::released);
+  EXPECT_FALSE(lock.is_locked());
+  EXPECT_EQ(lock.remaining_lease(), redisync::Duration{-2});
+}
+
+TEST(LockTest, LeaseExpiryHandsTheLockToAWaiter) {
+  RedisServer server;
+  redisync::Client a(config_for(server)), b(config_for(server));
+  const auto name = unique_name("lock:");
+  a.lock(name).lock(400ms);  // never released
+  auto lb = b.lock(name);
+  EXPECT_FALSE(lb.try_lock());
+  EXPECT_TRUE(lb.try_lock_for(5s));
+  EXPECT_TRUE(lb.is_held_by_current_thread());
+  lb.unlock();
+}
+
+TEST(LockTest, ExplicitLeaseIsSetAndReentryRefreshesIt) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  auto lock = client.lock(unique_name("lock:"));
+  ASSERT_TRUE(lock.try_lock_for(0ms, 5s));
+  const auto lease = lock.remaining_lease();
+  EXPECT_GT(lease, 4s);
+  EXPECT_LE(lease, 5s);
+  lock.unlock();
+  EXPECT_THROW(lock.lock(0ms), redisync::InvalidArgument);
+  EXPECT_THROW(lock.try_lock_for(1s, -1ms), redisync::InvalidArgument);
+}
+
+TEST(LockTest, KilledHolderFreesWithinWatchdogTimeout) {
+  RedisServer server;
+  const auto name = unique_name("lock:");
+  int out = -1;
+  const pid_t pid = spawn_worker({"hold", server.url(), name, "1000"}, &out);
+  char buf[8] = {};
+  ASSERT_GT(read(out, buf, 5), 0);  // "held"
+  close(out);
+  redisync::Client client(config_for(server));
+  auto lock = client.lock(name);
+  EXPECT_FALSE(lock.try_lock());
+  ::kill(pid, SIGKILL);
+  int status;
+  redisync::test::detail::reap_within(pid, 5s, &status);
+  EXPECT_TRUE(lock.try_lock_for(5s));  // the lease (1 s) runs out; the waiter takes it
+  lock.unlock();
+}
+
+TEST(LockTest, WatchdogKeepsTheLockForThreeLeases) {
+  RedisServer server;
+  auto cfg = config_for(server);
+  cfg.lock_watchdog_timeout = 600ms;
+  redisync::Client client(cfg), other(config_for(server));
+  auto lock = client.lock(unique_name("lock:"));
+  lock.lock();
+  std::this_thread::sleep_for(1800ms);
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+  EXPECT_FALSE(other.lock(lock.name()).try_lock());
+  EXPECT_GT(lock.remaining_lease(), 0ms);
+  lock.unlock();
+}
+
+TEST(LockTest, LostLockIsReportedAfterKeyDeletion) {
+  RedisServer server;
+  auto cfg = config_for(server);
+  cfg.lock_watchdog_timeout = 600ms;
+  redisync::Client client(cfg);
+  std::atomic<int> lost{0};
+  std::string lost_name;
+  std::mutex m;
+  client.on_lock_lost([&](const redisync::LockLostEvent& e) {
+    std::lock_guard g(m);
+    lost_name = e.name;
+    ++lost;
+  });
+  auto lock = client.lock(unique_name("lock:"));
+  lock.lock();
+  server.command({"DEL", lock.name()});
+  ASSERT_TRUE(wait_until([&] { return lost.load() == 1; }, 3s));
+  {
+    std::lock_guard g(m);
+    EXPECT_EQ(lost_name, lock.name());
+  }
+  EXPECT_FALSE(lock.is_held_by_current_thread());
+  EXPECT_THROW(lock.unlock(), redisync::LockLostError);
+  EXPECT_THROW(lock.unlock(), redisync::NotOwnerError);  // the loss is reported once
+}
+
+TEST(LockTest, LostLockIsReportedAfterServerRestartAndNewLockRenews) {
+  RedisServer server;
+  auto cfg = config_for(server);
+  cfg.lock_watchdog_timeout = 900ms;
+  cfg.timeout = 300ms;
+  redisync::Client client(cfg);
+  std::atomic<int> lost{0};
+  client.on_lock_lost([&](const redisync::LockLostEvent&) { ++lost; });
+  auto lock = client.lock(unique_name("lock:"));
+  lock.lock();
+  server.restart();  // no persistence: the key is gone
+  ASSERT_TRUE(wait_until([&] { return lost.load() == 1; }, 5s));
+  EXPECT_THROW(lock.unlock(), redisync::LockLostError);
+  lock.lock();  // a new hold of the same name is renewed normally
+  std::this_thread::sleep_for(2000ms);
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+  EXPECT_EQ(lost.load(), 1);
+  lock.unlock();
+}
+
+TEST(LockTest, TimedOutWaitLeavesNoSubscription) {
+  RedisServer server;
+  redisync::Client a(config_for(server)), b(config_for(server));
+  const auto name = unique_name("lock:");
+  a.lock(name).lock(10s);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(b.lock(name).try_lock_for(300ms));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+  EXPECT_TRUE(wait_until([&] { return no_channels(server); }, 3s));
+}
+
+TEST(LockTest, UnlockByAnotherThreadRaisesNotOwner) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  auto lock = client.lock(unique_name("lock:"));
+  lock.lock();
+  std::thread other([&] {
+    try {
+      lock.unlock();
+      ADD_FAILURE() << "expected NotOwnerError";
+    } catch (const redisync::NotOwnerError& e) {
+      EXPECT_NE(std::string(e.what()).find(lock.name()), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(lock.release().outcome, redisync::ReleaseOutcome::not_held);
+  });
+  other.join();
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+  lock.unlock();
+  EXPECT_THROW(lock.unlock(), redisync::NotOwnerError);  // double unlock
+}
+
+TEST(LockTest, ForceUnlockWakesWaiter) {
+  RedisServer server;
+  redisync::Client a(config_for(server)), b(config_for(server));
+  const auto name = unique_name("lock:");
+  a.lock(name).lock(60s);
+  auto waiter = std::async(std::launch::async, [&] { return b.lock(name).try_lock_for(20s) ? 1 : 0; });
+  ASSERT_TRUE(wait_until([&] { return !no_channels(server); }, 3s));
+  std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(a.lock(name).force_unlock());
+  ASSERT_EQ(waiter.wait_for(5s), std::future_status::ready);  // woken, not after 60 s
+  EXPECT_EQ(waiter.get(), 1);
+}
+
+TEST(LockTest, WaiterWakesOnReleaseWithFewAttempts) {
+  RedisServer server;
+  redisync::Client a(config_for(server)), b(config_for(server));
+  const auto name = unique_name("lock:");
+  auto la = a.lock(name);
+  la.lock(60s);
+  std::promise<void> acquired;
+  std::thread waiter([&] {
+    auto lb = b.lock(name);
+    if (lb.try_lock_for(20s)) {
+      acquired.set_value();
+      lb.unlock();
+    }
+  });
+  ASSERT_TRUE(wait_until([&] { return !no_channels(server); }, 3s));
+  std::this_thread::sleep_for(200ms);  // the waiter is asleep now
+  const long long before = evalsha_calls(server);
+  la.unlock();
+  auto f = acquired.get_future();
+  ASSERT_EQ(f.wait_for(5s), std::future_status::ready);
+  // The release itself plus at most 3 acquire attempts by the waiter.
+  EXPECT_LE(evalsha_calls(server) - before, 1 + 3);
+  waiter.join();
+}
+
+TEST(LockTest, ReleaseWakesOneLocalWaiterAtATime) {
+  RedisServer server;
+  redisync::Client holder(config_for(server)), waiters(config_for(server));
+  const auto name = unique_name("lock:");
+  holder.lock(name).lock(60s);
+  std::atomic<int> got{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      auto l = waiters.lock(name);
+      if (l.try_lock_for(20s)) {
+        ++got;
+        std::this_thread::sleep_for(20ms);
+        l.unlock();
+      }
+    });
+  }
+  ASSERT_TRUE(wait_until([&] { return !no_channels(server); }, 3s));
+  std::this_thread::sleep_for(200ms);
+  holder.lock(name).force_unlock();
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(got.load(), 4);
+}
+
+TEST(LockTest, ChannelsAreUnsubscribedAfterManyCycles) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  std::vector<redisync::Lock> locks;
+  for (int i = 0; i < 5; ++i) locks.push_back(client.lock(unique_name("lock:")));
+  std::atomic<int> cycles{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 32; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10000 / 32 + 1; ++i) {
+        auto& l = locks[static_cast<std::size_t>((t + i) % 5)];
+        l.lock();
+        l.unlock();
+        ++cycles;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_GE(cycles.load(), 10000);
+  EXPECT_TRUE(wait_until([&] { return no_channels(server); }, 3s));
+  for (auto& l : locks) EXPECT_FALSE(l.is_locked());
+}
+
+TEST(LockTest, WaiterIsWokenAfterResubscribe) {
+  // A release that happens while the subscription is down is never heard; after the
+  // resubscription every waiter re-checks instead of sleeping out the holder's lease.
+  RedisServer server;
+  redisync::Client a(config_for(server)), b(config_for(server));
+  const auto name = unique_name("lock:");
+  a.lock(name).lock(60s);
+  auto waiter =
+      std::async(std::launch::async, [&] { return b.lock(name).try_lock_for(30s) ? 1 : 0; });
+  ASSERT_TRUE(wait_until([&] { return !no_channels(server); }, 3s));
+  std::this_thread::sleep_for(100ms);
+  server.command({"DEL", name});                         // freed silently: no message
+  server.command({"CLIENT", "KILL", "TYPE", "pubsub"});  // the waiter's subscription drops
+  ASSERT_EQ(waiter.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(waiter.get(), 1);
+}
+
+TEST(LockTest, ScopedLockOfTwoLocksInOppositeOrders) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  auto x = client.lock(unique_name("x:"));
+  auto y = client.lock(unique_name("y:"));
+  std::atomic<int> rounds{0};
+  std::thread t1([&] {
+    for (int i = 0; i < 50; ++i) {
+      std::scoped_lock both(x, y);
+      ++rounds;
+    }
+  });
+  std::thread t2([&] {
+    for (int i = 0; i < 50; ++i) {
+      std::scoped_lock both(y, x);
+      ++rounds;
+    }
+  });
+  t1.join();
+  t2.join();
+  EXPECT_EQ(rounds.load(), 100);
+  EXPECT_FALSE(x.is_locked());
+  EXPECT_FALSE(y.is_locked());
+}
+
+TEST(LockTest, AsyncFormsWithCallbackFutureAndCoroutine) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  auto lock = client.lock(unique_name("lock:"));
+  const auto owner = redisync::Client::new_owner_id();
+
+  std::promise<void> locked;
+  lock.async_lock(owner, [&](std::exception_ptr e) {
+    if (e) {
+      locked.set_exception(e);
+    } else {
+      locked.set_value();
+    }
+  });
+  locked.get_future().get();
+  EXPECT_TRUE(lock.is_held_by_thread(owner));
+  EXPECT_FALSE(lock.is_held_by_current_thread());
+
+  auto other = redisync::Client::new_owner_id();
+  auto f = lock.async_try_lock(other, 0ms, 0ms, asio::use_future);
+  EXPECT_FALSE(f.get());
+  lock.async_unlock(owner, asio::use_future).get();
+  EXPECT_FALSE(lock.is_locked());
+
+  asio::io_context io;
+  bool ok = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        co_await lock.async_lock(other, 5s, asio::use_awaitable);
+        ok = co_await lock.async_try_lock(other, 0ms, 0ms, asio::use_awaitable);  // re-entry
+        co_await lock.async_unlock(other, asio::use_awaitable);
+        co_await lock.async_unlock(other, asio::use_awaitable);
+      },
+      asio::detached);
+  io.run();
+  EXPECT_TRUE(ok);
+  EXPECT_FALSE(lock.is_locked());
+  EXPECT_THROW(lock.async_unlock(other, asio::use_future).get(), redisync::NotOwnerError);
+}
+
+TEST(LockTest, WrongTypeKeyIsAClearError) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  server.command({"SET", "plain-string", "x"});
+  auto lock = client.lock("plain-string");
+  try {
+    lock.lock();
+    FAIL() << "expected ServerError";
+  } catch (const redisync::ServerError& e) {
+    EXPECT_NE(std::string(e.what()).find("plain-string"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("WRONGTYPE"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(client.lock(""), redisync::InvalidArgument);
+}
+
+TEST(LockTest, NamesWithBracesSpacesAndBinaryBytes) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  for (std::string name : {std::string("{tagged}:x"), std::string("with space"),
+                           std::string("bin\x01\x02\xff", 6), std::string(100000, 'n')}) {
+    auto lock = client.lock(name);
+    lock.lock();
+    EXPECT_TRUE(lock.is_locked());
+    lock.unlock();
+    EXPECT_FALSE(lock.is_locked());
+  }
+}

@@ -1,0 +1,72 @@
+// Small helpers for tests: bounded polling, unique names, per-process temp files and
+// running short-lived helper processes (openssl, redis-cli) with a time limit.
+#pragma once
+
+#include <sys/types.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace redisync::test {
+
+/// Polls `pred` every `step` until it returns true or `limit` has passed. Returns the last
+/// result, so `EXPECT_TRUE(wait_until(...))` reads naturally. `pred` is always evaluated at least
+/// once and once more after the deadline, so a condition that becomes true right at the limit
+/// still counts.
+template <class F>
+bool wait_until(F pred, std::chrono::milliseconds limit,
+                std::chrono::milliseconds step = std::chrono::milliseconds(10)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    if (pred()) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(step, deadline - now));
+  }
+}
+
+/// `prefix` followed by 16 random hex digits, e.g. "lock:3f9a0c...". Thread-safe.
+std::string unique_name(const std::string& prefix);
+
+/// A fresh path (the file is not created) inside this process's temp dir, ending in `stem`:
+/// "<dir>/<n>-<stem>". Each call returns a different path. The dir is removed at exit.
+std::string temp_file(const std::string& stem);
+
+/// The per-process temp dir (created on first use under /tmp, removed at normal exit).
+std::string process_temp_dir();
+
+struct ProcessResult {
+  int exit_code = -1;      ///< exit status; 128+signal if killed by a signal
+  bool timed_out = false;  ///< the process was SIGKILLed after `timeout`
+  std::string output;      ///< stdout and stderr, interleaved
+};
+
+/// Runs `argv` (argv[0] looked up in PATH) with stdin from /dev/null, collects its output and
+/// waits at most `timeout`. Throws std::runtime_error only if the process cannot be started.
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+namespace detail {
+
+/// fork+exec of `argv` with stdin=/dev/null, stdout+stderr=`out_fd` (-1: /dev/null), all other
+/// fds closed, default signal mask, and PR_SET_PDEATHSIG=SIGKILL so the child dies with this
+/// process. The fork is done on one long-lived internal thread, because the death signal is
+/// tied to the forking *thread*, not the process. Throws std::runtime_error if fork fails; if
+/// exec fails the child exits with status 127.
+pid_t spawn_process(const std::vector<std::string>& argv, int out_fd);
+
+/// mkdtemp("/tmp/<stem>-XXXXXX"); throws std::runtime_error on failure.
+std::string make_temp_dir(const std::string& stem);
+
+/// Non-blocking reap: true if `pid` has exited (and was reaped); stores the status.
+bool try_reap(pid_t pid, int* status);
+
+/// Waits up to `limit` for `pid` to exit; true if it was reaped.
+bool reap_within(pid_t pid, std::chrono::milliseconds limit, int* status);
+
+}  // namespace detail
+}  // namespace redisync::test

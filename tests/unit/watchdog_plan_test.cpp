@@ -1,0 +1,28 @@
+// The watchdog's pure decisions: batching and lease expiry with a fake clock.
+#include <gtest/gtest.h>
+
+#include "sync/watchdog.h"
+
+using namespace std::chrono_literals;
+using redisync::sync::Clock;
+using redisync::sync::lease_ran_out;
+using redisync::sync::plan_batches;
+using redisync::sync::RenewalKey;
+
+TEST(WatchdogPlan, BatchesOfAtMostBatchSize) {
+  std::vector<RenewalKey> keys;
+  for (int i = 0; i < 10000; ++i) keys.push_back({"k" + std::to_string(i), "f"});
+  auto batches = plan_batches(keys, 100);
+  ASSERT_EQ(batches.size(), 100u);  // 10,000 locks: 100 script calls per period
+  for (const auto& b : batches) EXPECT_EQ(b.size(), 100u);
+  EXPECT_EQ(plan_batches(keys, 3000).back().size(), 1000u);
+  EXPECT_TRUE(plan_batches({}, 100).empty());
+  EXPECT_EQ(plan_batches(std::vector<RenewalKey>(7, {"k", "f"}), 0).size(), 7u);
+}
+
+TEST(WatchdogPlan, LeaseRunsOutOnlyAfterAFullLeaseWithoutRenewal) {
+  const auto t0 = Clock::time_point{} + 100s;
+  EXPECT_FALSE(lease_ran_out(t0, t0 + 29999ms, 30s));
+  EXPECT_TRUE(lease_ran_out(t0, t0 + 30s, 30s));
+  EXPECT_TRUE(lease_ran_out(t0, t0 + 45s, 30s));
+}
