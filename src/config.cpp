@@ -219,8 +219,8 @@ void apply_option(const std::string& name, const std::string& value, Config& con
     config.client_name = value;
   } else if (name == "lock_watchdog_timeout") {
     config.lock_watchdog_timeout = parse_duration(value, name);
-  } else if (name == "io_threads") {
-    config.io_threads = parse_int_option(name, value);
+  } else if (name == "subscription_linger") {
+    config.subscription_linger = parse_duration(value, name);
   } else if (name == "verify_peer") {
     if (value == "1" || value == "true") {
       config.tls_options.verify_peer = true;
@@ -420,9 +420,6 @@ void Config::validate() const {
   check_non_negative(subscription_linger, "subscription_linger");
   check_non_negative(slaves_sync_timeout, "slaves_sync_timeout");
 
-  if (io_threads < 1 || io_threads > 64) {
-    fail("io_threads must be in 1..64 (got " + std::to_string(io_threads) + ")");
-  }
 }
 
 std::string Config::describe() const {

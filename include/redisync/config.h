@@ -70,9 +70,6 @@ struct Config {
   bool check_lock_synced_slaves = true;       ///< checkLockSyncedSlaves: WAIT for a replica ack
   Duration slaves_sync_timeout{1000};         ///< slavesSyncTimeout: the WAIT timeout
 
-  // --- threads ---
-  int io_threads = 1;                         ///< threads running the Client's io_context
-
   /// Parses a URL into a Config with defaults for everything the URL does not say.
   ///   redis://[[user]:password@]host[:port][/db][?option=value&...]
   ///   rediss://...                       TLS (same form)
@@ -80,7 +77,7 @@ struct Config {
   ///   redis-sentinel://[[user]:password@]h1:26379,h2:26379/master_name[/db]
   ///   redis-cluster://[[user]:password@]h1:7000,h2:7001
   /// Query options: timeout, connect_timeout, retry_attempts, retry_interval, client_name,
-  /// lock_watchdog_timeout, io_threads, verify_peer (0/1), ca_file, cert_file, key_file,
+  /// lock_watchdog_timeout, subscription_linger, verify_peer (0/1), ca_file, cert_file, key_file,
   /// db, user, password. Durations are integer milliseconds or take a unit: 250ms, 3s, 1m.
   /// User and password are percent-decoded.
   /// Throws ConfigError naming the offending part.

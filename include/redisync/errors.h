@@ -8,6 +8,7 @@
 
 #include <string>
 #include <system_error>
+#include <utility>
 
 namespace redisync {
 
@@ -35,10 +36,16 @@ inline std::error_code make_error_code(errc e) noexcept {
 }
 
 /// Base of every redisync exception.
+/// what() is the message alone (std::system_error would append the category's text).
 class Error : public std::system_error {
  public:
-  Error(errc code, const std::string& what) : std::system_error(make_error_code(code), what) {}
+  Error(errc code, const std::string& what)
+      : std::system_error(make_error_code(code), what), message_(what) {}
   errc value() const noexcept { return static_cast<errc>(code().value()); }
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
 };
 
 /// The server could not be reached, or the connection dropped before the reply arrived.

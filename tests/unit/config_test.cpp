@@ -73,7 +73,6 @@ TEST(ConfigFromUrl, HostOnlyKeepsDefaults) {
   EXPECT_EQ(c.connect_timeout, defaults.connect_timeout);
   EXPECT_EQ(c.retry_attempts, defaults.retry_attempts);
   EXPECT_EQ(c.lock_watchdog_timeout, defaults.lock_watchdog_timeout);
-  EXPECT_EQ(c.io_threads, defaults.io_threads);
   EXPECT_TRUE(c.tls_options.verify_peer);
 }
 
@@ -319,7 +318,7 @@ TEST(ConfigFromUrl, EachQueryOption) {
   EXPECT_EQ(Config::from_url("redis://h?retry_interval=0").retry_interval, 0ms);
   EXPECT_EQ(Config::from_url("redis://h?client_name=worker-1").client_name, "worker-1");
   EXPECT_EQ(Config::from_url("redis://h?lock_watchdog_timeout=1h").lock_watchdog_timeout, 1h);
-  EXPECT_EQ(Config::from_url("redis://h?io_threads=4").io_threads, 4);
+  EXPECT_EQ(Config::from_url("redis://h?subscription_linger=250ms").subscription_linger, 250ms);
   EXPECT_FALSE(Config::from_url("rediss://h?verify_peer=0").tls_options.verify_peer);
   EXPECT_TRUE(Config::from_url("rediss://h?verify_peer=1").tls_options.verify_peer);
   EXPECT_EQ(Config::from_url("rediss://h?ca_file=/etc/my%20ca.pem").tls_options.ca_file,
@@ -340,11 +339,11 @@ TEST(ConfigFromUrl, QueryOverridesUrlParts) {
 }
 
 TEST(ConfigFromUrl, SeveralOptionsRepeatsAndEmptyItems) {
-  const Config c = Config::from_url("redis://h:6380/4?&timeout=1s&&io_threads=2&timeout=2s&");
+  const Config c = Config::from_url("redis://h:6380/4?&timeout=1s&&subscription_linger=2s&timeout=2s&");
   EXPECT_EQ(c.port, 6380);
   EXPECT_EQ(c.database, 4);
   EXPECT_EQ(c.timeout, 2s);  // the last one wins
-  EXPECT_EQ(c.io_threads, 2);
+  EXPECT_EQ(c.subscription_linger, 2s);
   EXPECT_EQ(Config::from_url("redis://h?").host, "h");
   EXPECT_EQ(Config::from_url("redis://h/?timeout=5").timeout, 5ms);
 }
@@ -363,8 +362,8 @@ TEST(ConfigFromUrl, BadQueryOptions) {
   EXPECT_TRUE(url_fails("redis://h?retry_attempts=5x", "retry_attempts"));
   EXPECT_TRUE(url_fails("redis://h?retry_attempts=-1", "retry_attempts"));
   EXPECT_TRUE(url_fails("redis://h?retry_attempts=99999999999", "retry_attempts"));
-  EXPECT_TRUE(url_fails("redis://h?io_threads=0", "io_threads"));
-  EXPECT_TRUE(url_fails("redis://h?io_threads=two", "io_threads"));
+  EXPECT_TRUE(url_fails("redis://h?subscription_linger=-1", "subscription_linger"));
+  EXPECT_TRUE(url_fails("redis://h?subscription_linger=two", "subscription_linger"));
   EXPECT_TRUE(url_fails("redis://h?verify_peer=2", "verify_peer"));
   EXPECT_TRUE(url_fails("redis://h?verify_peer=yes", "verify_peer"));
   EXPECT_TRUE(url_fails("redis://h?db=-1", "database"));
@@ -473,8 +472,6 @@ TEST(ConfigValidate, EachRuleNamesItsField) {
       {"fair_lock_wait_timeout", [](Config& c) { c.fair_lock_wait_timeout = 0ms; }},
       {"subscription_linger", [](Config& c) { c.subscription_linger = -1ms; }},
       {"slaves_sync_timeout", [](Config& c) { c.slaves_sync_timeout = -1ms; }},
-      {"io_threads", [](Config& c) { c.io_threads = 0; }},
-      {"io_threads", [](Config& c) { c.io_threads = 65; }},
   };
   for (const InvalidCase& test : cases) {
     Config c;
@@ -491,12 +488,10 @@ TEST(ConfigValidate, BoundaryValuesAreAccepted) {
   c.subscription_linger = 0ms;
   c.reconnection_delay_min = c.reconnection_delay_max = 1ms;
   c.renewal_batch_size = 1;
-  c.io_threads = 1;
   c.lock_watchdog_timeout = 1ms;
   c.port = 1;
   EXPECT_NO_THROW(c.validate());
   c.renewal_batch_size = 10000;
-  c.io_threads = 64;
   c.port = 65535;
   c.client_name = "svc:worker-1";
   c.tls_options.cert_file = "/c.pem";
