@@ -219,6 +219,10 @@ void apply_option(const std::string& name, const std::string& value, Config& con
     config.client_name = value;
   } else if (name == "lock_watchdog_timeout") {
     config.lock_watchdog_timeout = parse_duration(value, name);
+  } else if (name == "sentinel_user") {
+    config.sentinel_username = value;
+  } else if (name == "sentinel_password") {
+    config.sentinel_password = value;
   } else if (name == "subscription_linger") {
     config.subscription_linger = parse_duration(value, name);
   } else if (name == "verify_peer") {

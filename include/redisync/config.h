@@ -44,6 +44,8 @@ struct Config {
   std::string unix_socket;         ///< if set, connect to this unix socket instead of host:port
   std::vector<Endpoint> seeds;     ///< sentinel or cluster nodes (sentinel/cluster topology)
   std::string sentinel_master;     ///< master name (sentinel topology)
+  std::string sentinel_username;   ///< ACL user for the sentinels (Redisson: sentinelUsername)
+  std::string sentinel_password;   ///< AUTH password for the sentinels (sentinelPassword)
   int database = 0;                ///< SELECT after connect (Redisson: database), 0..
   std::string username;            ///< ACL user; empty = "default" (password-only AUTH)
   std::string password;            ///< AUTH password; empty = no AUTH
@@ -77,7 +79,7 @@ struct Config {
   ///   redis-sentinel://[[user]:password@]h1:26379,h2:26379/master_name[/db]
   ///   redis-cluster://[[user]:password@]h1:7000,h2:7001
   /// Query options: timeout, connect_timeout, retry_attempts, retry_interval, client_name,
-  /// lock_watchdog_timeout, subscription_linger, verify_peer (0/1), ca_file, cert_file, key_file,
+  /// lock_watchdog_timeout, subscription_linger, sentinel_user, sentinel_password, verify_peer (0/1), ca_file, cert_file, key_file,
   /// db, user, password. Durations are integer milliseconds or take a unit: 250ms, 3s, 1m.
   /// User and password are percent-decoded.
   /// Throws ConfigError naming the offending part.

@@ -268,6 +268,26 @@ void Connection::start_connect() {
 
   const auto gen = generation_;
   auto self = shared_from_this();
+  if (options_.resolve) {
+    // Learn the address first (the connect timer covers the resolution too).
+    arm_connect_timer();
+    options_.resolve([this, self, gen](std::exception_ptr error, std::string host,
+                                       std::uint16_t port) {
+      if (gen != generation_ || state_ != State::connecting) return;
+      if (error) return fail_connect(error);
+      options_.host = std::move(host);
+      options_.port = port;
+      connect_stream();
+    });
+    return;
+  }
+  arm_connect_timer();
+  connect_stream();
+}
+
+void Connection::arm_connect_timer() {
+  const auto gen = generation_;
+  auto self = shared_from_this();
   connect_timer_.expires_after(options_.connect_timeout);
   connect_timer_.async_wait([this, self, gen](std::error_code ec) {
     if (ec || gen != generation_) return;
@@ -277,6 +297,11 @@ void Connection::start_connect() {
           false));
     }
   });
+}
+
+void Connection::connect_stream() {
+  const auto gen = generation_;
+  auto self = shared_from_this();
   stream_->async_connect(options_, [this, self, gen](std::error_code ec) {
     if (gen != generation_ || state_ != State::connecting) return;
     if (ec) return fail_connect(connection_error("connect failed: " + ec.message(), false));
@@ -304,6 +329,7 @@ void Connection::send_handshake() {
     steps.push_back({"SELECT", std::to_string(options_.database)});
   }
   if (!options_.client_name.empty()) steps.push_back({"CLIENT", "SETNAME", options_.client_name});
+  if (options_.require_master) steps.push_back({"ROLE"});
   if (steps.empty()) return on_handshake_done(nullptr);
 
   auto remaining = std::make_shared<std::size_t>(steps.size());
@@ -318,6 +344,14 @@ void Connection::send_handshake() {
         [this, remaining, failed, name, gen](std::exception_ptr error, Reply reply) {
           if (gen != generation_ || *failed) return;
           --handshake_replies_;
+          if (!error && name == "ROLE" && !reply.is_error() &&
+              (!reply.is_array() || reply.elements.empty() ||
+               reply.elements[0].str != "master")) {
+            error = std::make_exception_ptr(ConnectionError(
+                "redis " + options_.describe() + ": not a master (role " +
+                (reply.is_array() && !reply.elements.empty() ? reply.elements[0].str : "?") +
+                "); waiting for the new master"));
+          }
           if (!error && reply.is_error()) {
             const std::string where = "redis " + options_.describe() + ": ";
             if (name == "AUTH") {
@@ -344,8 +378,10 @@ void Connection::on_handshake_done(std::exception_ptr) {
   state_ = State::ready;
   handshake_replies_ = 0;
   backoff_ = Duration{0};
-  flush_waiting();
+  // The state handler goes first so what it sends (INFO, SUBSCRIBE) precedes queued requests.
   if (state_handler_) state_handler_(true);
+  if (state_ != State::ready) return;
+  flush_waiting();
 }
 
 void Connection::flush_waiting() {
@@ -445,7 +481,7 @@ void Connection::fail_all(std::deque<Pending>& queue, std::exception_ptr error) 
 }
 
 void Connection::start_write() {
-  if (write_in_progress_ || write_buffer_.empty() || !stream_) return;
+  if (corked_ || write_in_progress_ || write_buffer_.empty() || !stream_) return;
   if (state_ != State::ready && state_ != State::handshaking) return;
   write_in_progress_ = true;
   writing_.swap(write_buffer_);
@@ -479,13 +515,19 @@ void Connection::start_read() {
 
 void Connection::on_read(std::size_t n) {
   const auto gen = generation_;
+  // Requests issued by reply handlers are batched into one write after the whole read is
+  // dispatched; writing each at once would split a pipeline into many small writes (and the
+  // server into as many reads).
+  corked_ = true;
   if (redisReaderFeed(reader_, read_buffer_.data(), n) != REDIS_OK) {
+    corked_ = false;
     return lost(std::make_exception_ptr(ProtocolError(
         "redis " + options_.describe() + ": protocol error: " + std::string(reader_->errstr))));
   }
   for (;;) {
     void* raw = nullptr;
     if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
+      corked_ = false;
       return lost(std::make_exception_ptr(ProtocolError(
           "redis " + options_.describe() + ": invalid reply: " + std::string(reader_->errstr))));
     }
@@ -493,8 +535,14 @@ void Connection::on_read(std::size_t n) {
     Reply reply = convert(static_cast<redisReply*>(raw));
     freeReplyObject(raw);
     dispatch(std::move(reply));
-    if (gen != generation_) return;  // a handler closed or dropped the connection
+    if (gen != generation_) {  // a handler closed or dropped the connection
+      corked_ = false;
+      start_write();
+      return;
+    }
   }
+  corked_ = false;
+  start_write();
   start_read();
 }
 

@@ -48,6 +48,13 @@ struct ConnectionOptions {
   Duration reconnect_min{50};
   Duration reconnect_max{2000};
   bool pubsub = false;  // after the handshake, every reply goes to the push handler
+  /// Handshake checks ROLE and refuses a server that is not a master (Sentinel topology: a
+  /// demoted old master must not take writes).
+  bool require_master = false;
+  /// If set, called before every connect attempt to learn the address (Sentinel topology:
+  /// ask the sentinels for the current master). It answers with an error or host and port.
+  using ResolveDone = std::function<void(std::exception_ptr, std::string, std::uint16_t)>;
+  std::function<void(ResolveDone)> resolve;
 
   /// "127.0.0.1:6379", "unix:/path" or "rediss://host:port", for messages.
   std::string describe() const;
@@ -85,6 +92,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   bool ready() const { return state_ == State::ready; }
   const ConnectionOptions& options() const { return options_; }
+  /// The address connected to (or to connect to next).
+  std::string address() const { return options_.describe(); }
   /// Requests sent and not yet answered or timed out (for tests and benchmarks).
   std::size_t in_flight() const { return inflight_.size(); }
 
@@ -104,6 +113,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(asio::io_context& io, ConnectionOptions options, asio::ssl::context* tls_context);
 
   void start_connect();
+  void arm_connect_timer();
+  void connect_stream();
   void on_transport_connected();
   void send_handshake();
   void on_handshake_done(std::exception_ptr error);
@@ -135,6 +146,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string write_buffer_;
   std::string writing_;
   bool write_in_progress_ = false;
+  bool corked_ = false;  // dispatching a read: writes wait until all its replies are handled
   std::vector<char> read_buffer_;
   redisReader* reader_ = nullptr;
 

@@ -16,7 +16,7 @@ struct Attempt {
   ReplyHandler handler;
   Retry retry;
   int retries_left;
-  std::string eval_source;  // set for EVALSHA: the script text to send after NOSCRIPT
+  std::string_view eval_source;  // set for EVALSHA: the script text to send after NOSCRIPT
   bool reloaded = false;
 };
 
@@ -85,16 +85,94 @@ const std::string& Executor::sha1_of(const lua::Script& script) {
 }
 
 Executor::Executor(asio::io_context& io, const Config& config) : io_(io), config_(config) {
+  if (config_.topology == Topology::cluster) {
+    throw ConfigError("redisync config: topology cluster is not supported by this version");
+  }
   if (config_.tls) tls_context_ = make_tls_context(config_);
-  connection_ = Connection::create(io_, connection_options(config_, false), tls_context_.get());
+  auto command_options = connection_options(config_, false);
+  auto pubsub_options = connection_options(config_, true);
+  if (config_.topology == Topology::sentinel) {
+    // Every (re)connect asks the sentinels where the master is now, and refuses a server
+    // that is no longer a master.
+    sentinel_ = std::make_shared<SentinelMonitor>(io_, config_, tls_context_.get());
+    std::weak_ptr<SentinelMonitor> weak = sentinel_;
+    auto resolve = [weak](ConnectionOptions::ResolveDone done) {
+      if (auto s = weak.lock()) return s->resolve(std::move(done));
+      done(std::make_exception_ptr(ClientClosedError("client closed")), {}, 0);
+    };
+    for (auto* o : {&command_options, &pubsub_options}) {
+      o->resolve = resolve;
+      o->require_master = true;
+      o->host = config_.sentinel_master;  // shown in messages until resolved
+      o->port = 0;
+    }
+  }
+  connection_ = Connection::create(io_, command_options, tls_context_.get());
   subscriber_ = std::make_unique<Subscriber>(
-      io_, Connection::create(io_, connection_options(config_, true), tls_context_.get()),
+      io_, Connection::create(io_, pubsub_options, tls_context_.get()),
       config_.subscription_linger, config_.subscription_timeout);
+  if (config_.check_lock_synced_slaves) {
+    replica_timer_ = std::make_unique<asio::steady_timer>(io_);
+    connection_->set_state_handler([this](bool up) {
+      if (up) refresh_replicas();
+    });
+  }
+  if (sentinel_) {
+    sentinel_->start([this](const std::string& host, std::uint16_t port) {
+      // Failover: move both connections to the new master now. The subscriber resubscribes
+      // and wakes every waiter, so nobody sleeps through a release made during the switch.
+      const std::string where = host + ":" + std::to_string(port);
+      for (Connection* c : {connection_.get(), &subscriber_->connection()}) {
+        if (c->options().host != host || c->options().port != port) {
+          c->drop("master switched to " + where);
+        }
+      }
+    });
+  }
 }
 
 Executor::~Executor() = default;
 
+void Executor::refresh_replicas() {
+  if (closed_) return;
+  execute({"INFO", "replication"}, [this](std::exception_ptr error, Reply reply) {
+    if (closed_) return;
+    if (!error && reply.is_string()) {
+      const auto pos = reply.str.find("connected_slaves:");
+      replicas_ = pos == std::string::npos ? 0 : std::atoi(reply.str.c_str() + pos + 17);
+    }
+    // Replicas come and go; keep the count fresh while the connection is up.
+    replica_timer_->expires_after(std::chrono::seconds(1));
+    replica_timer_->async_wait([this](std::error_code ec) {
+      if (!ec && connection_->ready()) refresh_replicas();
+    });
+  }, Retry::never);
+}
+
+void Executor::eval_acked(const lua::Script& script, std::vector<std::string> keys,
+                          std::vector<std::string> args,
+                          std::function<void(std::exception_ptr, Reply, int)> done, Retry retry) {
+  eval(script, std::move(keys), std::move(args),
+       [this, done = std::move(done)](std::exception_ptr error, Reply reply) {
+         // Read the count now: an INFO sent ahead of the script has been answered by now.
+         const int replicas = config_.check_lock_synced_slaves ? replicas_ : 0;
+         if (error || replicas == 0 || reply.is_error()) return done(error, std::move(reply), -1);
+         auto step = std::make_shared<Reply>(std::move(reply));
+         execute({"WAIT", std::to_string(replicas),
+                  std::to_string(config_.slaves_sync_timeout.count())},
+                 [step, done](std::exception_ptr wait_error, Reply acked) {
+                   // A failed WAIT counts as "not acknowledged".
+                   done(nullptr, std::move(*step),
+                        wait_error || !acked.is_integer() ? 0 : static_cast<int>(acked.integer));
+                 });
+       },
+       retry);
+}
+
 void Executor::close() {
+  closed_ = true;
+  if (replica_timer_) replica_timer_->cancel();
+  if (sentinel_) sentinel_->close();
   subscriber_->close();
   connection_->close();
 }
@@ -118,7 +196,7 @@ void Executor::eval(const lua::Script& script, std::vector<std::string> keys,
   a->args.push_back(std::to_string(keys.size()));
   for (auto& k : keys) a->args.push_back(std::move(k));
   for (auto& v : args) a->args.push_back(std::move(v));
-  a->eval_source = std::string(script.source);
+  a->eval_source = script.source;
   a->handler = std::move(handler);
   a->retry = retry;
   a->retries_left = retry == Retry::never ? 0 : config_.retry_attempts;
@@ -154,7 +232,7 @@ void Executor::run(std::shared_ptr<Attempt> a) {
         reply.str.rfind("NOSCRIPT", 0) == 0) {
       a->reloaded = true;
       a->args[0] = "EVAL";
-      a->args[1] = a->eval_source;
+      a->args[1] = std::string(a->eval_source);
       return run(a);
     }
     a->handler(nullptr, std::move(reply));

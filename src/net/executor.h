@@ -11,9 +11,11 @@
 
 #include <asio/io_context.hpp>
 #include <asio/ssl/context.hpp>
+#include <asio/steady_timer.hpp>
 
 #include "lua/scripts.h"
 #include "net/connection.h"
+#include "net/sentinel.h"
 #include "net/subscriber.h"
 #include "redisync/config.h"
 
@@ -41,6 +43,16 @@ class Executor {
   void eval(const lua::Script& script, std::vector<std::string> keys,
             std::vector<std::string> args, ReplyHandler handler, Retry retry = Retry::if_unsent);
 
+  /// Runs a lock write step, then, when the master has replicas and
+  /// Config::check_lock_synced_slaves is on, WAIT for them (spec §1.7). `done` gets the
+  /// step's reply and how many replicas acknowledged it (-1: no WAIT was needed).
+  void eval_acked(const lua::Script& script, std::vector<std::string> keys,
+                  std::vector<std::string> args,
+                  std::function<void(std::exception_ptr, Reply, int acked)> done,
+                  Retry retry = Retry::if_unsent);
+  /// Replicas the master reported connected at the last check (INFO replication).
+  int replicas() const { return replicas_; }
+
   /// The shared pub/sub subscriber of this deployment (one connection per server).
   Subscriber& subscriber() { return *subscriber_; }
   /// The command connection (single-server topology).
@@ -58,12 +70,17 @@ class Executor {
 
  private:
   void run(std::shared_ptr<struct Attempt> attempt);
+  void refresh_replicas();
 
   asio::io_context& io_;
   Config config_;
   std::unique_ptr<asio::ssl::context> tls_context_;
+  std::shared_ptr<SentinelMonitor> sentinel_;  // sentinel topology only
   std::shared_ptr<Connection> connection_;
   std::unique_ptr<Subscriber> subscriber_;
+  int replicas_ = 0;
+  std::unique_ptr<asio::steady_timer> replica_timer_;  // re-reads the replica count each second
+  bool closed_ = false;
 };
 
 /// Connection options for `config`'s single server (or one resolved node).

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "redisync/errors.h"
+
 namespace redisync::sync {
 
 NextStep decide_next_step(const AttemptResult& result, Clock::time_point now,
@@ -36,14 +38,61 @@ AcquireLoop::AcquireLoop(net::Executor& executor, Params params, Done done)
 void AcquireLoop::attempt() {
   ++round_;
   auto self = shared_from_this();
-  params_.attempt([self](std::exception_ptr error, AttemptResult result) {
-    self->on_attempt(error, result);
+  auto& fn = uncertain_ && params_.recheck ? params_.recheck : params_.attempt;
+  uncertain_ = false;
+  fn([self](std::exception_ptr error, AttemptResult result) { self->on_attempt(error, result); });
+}
+
+// True when the error was handled (a retry is scheduled, or the wait ran out and the loop
+// finished as "not acquired"); false when it must be reported.
+bool AcquireLoop::retry_after_error(std::exception_ptr error) {
+  // Server unreachable, restarting or failing over: try again a few times within the wait.
+  bool retryable = false;
+  bool uncertain = false;
+  try {
+    std::rethrow_exception(error);
+  } catch (const AuthError&) {
+  } catch (const ConnectionError& e) {
+    retryable = true;
+    uncertain = e.maybe_sent();
+  } catch (const TimeoutError&) {
+    retryable = true;
+    uncertain = true;
+  } catch (...) {
+  }
+  if (!retryable) return false;
+  Duration pause = params_.retry_interval;
+  if (params_.deadline) {
+    const auto left = std::chrono::floor<Duration>(*params_.deadline - Clock::now());
+    if (left <= Duration{0}) {
+      // The wait is over: a timed acquire that could not get through is "not acquired".
+      if (params_.on_give_up) params_.on_give_up();
+      finish(nullptr, false);
+      return true;
+    }
+    pause = std::min(pause, left);
+  }
+  if (failures_ >= params_.retry_attempts) return false;
+  ++failures_;
+  uncertain_ = uncertain_ || uncertain;
+  const auto round = ++round_;
+  auto self = shared_from_this();
+  timer_.expires_after(pause);
+  timer_.async_wait([self, round](std::error_code ec) {
+    if (ec || self->finished_ || round != self->round_) return;
+    self->attempt();
   });
+  return true;
 }
 
 void AcquireLoop::on_attempt(std::exception_ptr error, AttemptResult result) {
   if (finished_) return;
-  if (error) return finish(error, false);
+  if (error) {
+    if (retry_after_error(error)) return;
+    if (params_.on_give_up) params_.on_give_up();
+    return finish(error, false);
+  }
+  failures_ = 0;
   if (result.acquired) return finish(nullptr, true);
 
   const auto now = Clock::now();

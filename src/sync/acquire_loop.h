@@ -54,6 +54,14 @@ class AcquireLoop : public net::Waiter, public std::enable_shared_from_this<Acqu
     std::optional<Clock::time_point> deadline; ///< nullopt: wait without limit
     AttemptFn attempt;                         ///< one try of the kind's acquire step
     std::function<void()> on_give_up;          ///< kind-specific cleanup (fair lock queue)
+    /// Optional: run instead of `attempt` after an attempt failed in a way that may have run
+    /// on the server (timeout, connection dropped after sending). It must find out whether
+    /// that attempt acquired (e.g. compare the owner's hold count) and, if not, attempt.
+    AttemptFn recheck;
+    /// Connection errors and timeouts are retried this many times in a row (waiting
+    /// `retry_interval` between tries, within the deadline) before they are reported.
+    int retry_attempts = 0;
+    Duration retry_interval{1500};
   };
 
   static void start(net::Executor& executor, Params params, Done done);
@@ -63,6 +71,7 @@ class AcquireLoop : public net::Waiter, public std::enable_shared_from_this<Acqu
  private:
   AcquireLoop(net::Executor& executor, Params params, Done done);
   void attempt();
+  bool retry_after_error(std::exception_ptr error);
   void on_attempt(std::exception_ptr error, AttemptResult result);
   void finish(std::exception_ptr error, bool acquired);
 
@@ -72,6 +81,8 @@ class AcquireLoop : public net::Waiter, public std::enable_shared_from_this<Acqu
   std::shared_ptr<net::Channel> channel_;
   asio::steady_timer timer_;
   bool subscribing_ = false;
+  int failures_ = 0;         // consecutive connection errors / timeouts
+  bool uncertain_ = false;   // the last failed attempt may have run on the server
   bool finished_ = false;
   std::uint64_t round_ = 0;  // invalidates timer callbacks of earlier sleeps
   std::shared_ptr<AcquireLoop> self_;  // keeps the loop alive while it waits

@@ -33,6 +33,20 @@ void check_name(const std::string& name) {
   if (name.empty()) throw InvalidArgument("redisync: lock name must not be empty");
 }
 
+std::string release_record_key(const std::string& name) {
+  return "redisson_unlock_latch:" + sync::hash_tag(name) + ":" + sync::random_request_id();
+}
+
+// Drops the one hold an unacknowledged acquire just added (its release record expires alone).
+void undo_acquire(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                  const std::string& field, Duration lease, std::function<void()> then) {
+  core->executor().eval(
+      lua::lock_release, {name, lock_channel(name), release_record_key(name)},
+      {"0", std::to_string(lease.count()), field, std::to_string(core->release_record_ttl_ms()),
+       core->publish_command(), "1"},
+      [then = std::move(then)](std::exception_ptr, net::Reply) { then(); }, net::Retry::always);
+}
+
 }  // namespace
 
 namespace detail {
@@ -53,10 +67,20 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
     params.policy = lock_message_policy;
     if (wait >= Duration{0}) params.deadline = sync::Clock::now() + wait;
     params.attempt = [core, name, field, effective, what](sync::AcquireLoop::AttemptDone cb) {
-      core->executor().eval(
+      core->executor().eval_acked(
           lua::lock_acquire, {name}, {std::to_string(effective.count()), field},
-          [cb, what](std::exception_ptr error, net::Reply reply) {
+          [core, name, field, effective, cb, what](std::exception_ptr error, net::Reply reply,
+                                                   int acked) {
             if (error) return cb(error, {});
+            if (reply.is_nil() && acked == 0) {
+              // No replica has the lock: a failover now would lose it. Undo this hold and
+              // report a retryable timeout (spec §1.7); the loop tries again.
+              auto timeout = std::make_exception_ptr(TimeoutError(
+                  "redisync: " + what + ": no replica acknowledged the acquire within " +
+                  std::to_string(core->config().slaves_sync_timeout.count()) +
+                  " ms (WAIT); the hold was rolled back"));
+              return undo_acquire(core, name, field, effective, [cb, timeout] { cb(timeout, {}); });
+            }
             if (reply.is_nil()) return cb(nullptr, {true, 0});
             if (reply.is_integer()) return cb(nullptr, {false, reply.integer});
             try {
@@ -66,6 +90,24 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
             }
           });
     };
+    // After a timeout or a dropped connection the attempt may have run: the owner's hold
+    // count on the server tells (only this owner ever changes its own field).
+    params.recheck = [core, name, owner, field, attempt = params.attempt](
+                         sync::AcquireLoop::AttemptDone cb) {
+      auto it = core->holds().find({name, owner});
+      const long long local = it == core->holds().end() || it->second.lost ? 0 : it->second.count;
+      core->executor().execute(
+          {"HGET", name, field},
+          [cb, attempt, local](std::exception_ptr error, net::Reply reply) {
+            if (!error && reply.is_string() && std::stoll(reply.str) == local + 1) {
+              return cb(nullptr, {true, 0});
+            }
+            attempt(cb);
+          },
+          net::Retry::always);
+    };
+    params.retry_attempts = core->config().retry_attempts;
+    params.retry_interval = core->config().retry_interval;
     sync::AcquireLoop::start(
         core->executor(), std::move(params),
         [core, name, owner, field, watchdog, effective, done](std::exception_ptr error,
@@ -95,8 +137,7 @@ void release_step(const std::shared_ptr<ClientCore>& core, const std::string& na
     const Duration lease = hold_it != core->holds().end() && hold_it->second.lease.count() > 0
                                ? hold_it->second.lease
                                : core->config().lock_watchdog_timeout;
-    const std::string record = "redisson_unlock_latch:" + sync::hash_tag(name) + ":" +
-                               sync::random_request_id();
+    const std::string record = release_record_key(name);
     // The release record makes a resend after a dropped connection safe (spec §1.8).
     core->executor().eval(
         lua::lock_release, {name, lock_channel(name), record},

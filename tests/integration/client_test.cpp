@@ -53,7 +53,7 @@ TEST(ClientTest, PipelinedCommandsFromEightThreadsAreAnsweredInOrder) {
   redisync::Client client(server.url());
   constexpr int kThreads = 8;
   constexpr int kPerThread = 1250;  // 10,000 in all
-  std::vector<std::thread> threads;
+  std::vector<std::jthread> threads;
   std::atomic<int> out_of_order{0};
   std::atomic<int> answered{0};
   for (int t = 0; t < kThreads; ++t) {
@@ -141,7 +141,7 @@ TEST(ClientTest, RetriesBridgeAShortOutage) {
   redisync::Client client(cfg);
   client.execute({"PING"});
   server.kill();
-  std::thread restarter([&] {
+  std::jthread restarter([&] {
     std::this_thread::sleep_for(300ms);
     server.restart();
   });

@@ -65,7 +65,7 @@ TEST(LockTest, ExclusionAcrossThreads) {
   RedisServer server;
   redisync::Client client(config_for(server));
   auto lock = client.lock(unique_name("lock:"));
-  std::vector<std::thread> threads;
+  std::vector<std::jthread> threads;
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 100; ++i) {
@@ -238,7 +238,7 @@ TEST(LockTest, UnlockByAnotherThreadRaisesNotOwner) {
   redisync::Client client(config_for(server));
   auto lock = client.lock(unique_name("lock:"));
   lock.lock();
-  std::thread other([&] {
+  std::jthread other([&] {
     try {
       lock.unlock();
       ADD_FAILURE() << "expected NotOwnerError";
@@ -273,7 +273,7 @@ TEST(LockTest, WaiterWakesOnReleaseWithFewAttempts) {
   auto la = a.lock(name);
   la.lock(60s);
   std::promise<void> acquired;
-  std::thread waiter([&] {
+  std::jthread waiter([&] {
     auto lb = b.lock(name);
     if (lb.try_lock_for(20s)) {
       acquired.set_value();
@@ -297,7 +297,7 @@ TEST(LockTest, ReleaseWakesOneLocalWaiterAtATime) {
   const auto name = unique_name("lock:");
   holder.lock(name).lock(60s);
   std::atomic<int> got{0};
-  std::vector<std::thread> threads;
+  std::vector<std::jthread> threads;
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&] {
       auto l = waiters.lock(name);
@@ -321,7 +321,7 @@ TEST(LockTest, ChannelsAreUnsubscribedAfterManyCycles) {
   std::vector<redisync::Lock> locks;
   for (int i = 0; i < 5; ++i) locks.push_back(client.lock(unique_name("lock:")));
   std::atomic<int> cycles{0};
-  std::vector<std::thread> threads;
+  std::vector<std::jthread> threads;
   for (int t = 0; t < 32; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 10000 / 32 + 1; ++i) {
@@ -361,13 +361,13 @@ TEST(LockTest, ScopedLockOfTwoLocksInOppositeOrders) {
   auto x = client.lock(unique_name("x:"));
   auto y = client.lock(unique_name("y:"));
   std::atomic<int> rounds{0};
-  std::thread t1([&] {
+  std::jthread t1([&] {
     for (int i = 0; i < 50; ++i) {
       std::scoped_lock both(x, y);
       ++rounds;
     }
   });
-  std::thread t2([&] {
+  std::jthread t2([&] {
     for (int i = 0; i < 50; ++i) {
       std::scoped_lock both(y, x);
       ++rounds;

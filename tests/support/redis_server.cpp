@@ -363,6 +363,21 @@ void RedisServer::pick_ports() {
 
 std::vector<std::string> RedisServer::server_args() const {
   const char* binary = std::getenv("REDISYNC_TEST_REDIS_SERVER");
+  if (!opts_.sentinel_config.empty()) {
+    // Sentinel rewrites its config file: write it once, keep it across restarts.
+    const std::string conf = dir_ + "/sentinel.conf";
+    if (access(conf.c_str(), F_OK) != 0) {
+      std::ofstream out(conf);
+      out << opts_.sentinel_config << "\n";
+    }
+    std::vector<std::string> args{binary != nullptr && *binary != '\0' ? binary : "redis-server",
+                                  conf, "--sentinel", "--port", std::to_string(port_),
+                                  "--bind", "127.0.0.1", "--dir", dir_,
+                                  "--logfile", dir_ + "/redis.log", "--daemonize", "no",
+                                  "--protected-mode", "no"};
+    args.insert(args.end(), opts_.extra_args.begin(), opts_.extra_args.end());
+    return args;
+  }
   // clang-format off
   std::vector<std::string> args{binary != nullptr && *binary != '\0' ? binary : "redis-server",
                                 "--port", std::to_string(port_),
@@ -651,7 +666,9 @@ Reply RedisServer::command(const std::vector<std::string>& args) {
     const int err = admin_->err;
     redisFree(admin_);
     admin_ = nullptr;
-    const bool timed_out = saved_errno == EAGAIN || saved_errno == EWOULDBLOCK;
+    // errno is only meaningful for an I/O error; EOF (server closed it) is not a timeout.
+    const bool timed_out =
+        err == REDIS_ERR_IO && (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK);
     // A reused connection may have been closed by the server meanwhile (CLIENT KILL, SHUTDOWN,
     // restart from outside): the command never got there, so one retry on a fresh connection
     // is safe. A timeout is not retried: the command may be running.

@@ -47,6 +47,9 @@ struct ServerOptions {
   bool tls = false;               ///< also listen with TLS on tls_port(); the plain port stays
   bool unix_socket = false;       ///< also listen on unix_socket_path()
   bool persistence = false;       ///< appendonly yes + appendfsync always: survives restart()
+  /// Non-empty: start a Sentinel (redis-server <dir>/sentinel.conf --sentinel) whose config
+  /// file begins with these lines (e.g. "sentinel monitor mymaster 127.0.0.1 7001 2").
+  std::string sentinel_config = {};
   /// Appended last (so they override the defaults), e.g. {"--replicaof", "127.0.0.1", "7001"}.
   std::vector<std::string> extra_args = {};
 };

@@ -1,0 +1,117 @@
+#include "net/sentinel.h"
+
+#include <sstream>
+
+#include "redisync/errors.h"
+
+namespace redisync::net {
+
+SentinelMonitor::SentinelMonitor(asio::io_context& io, const Config& config,
+                                 asio::ssl::context* tls)
+    : io_(io), config_(config), tls_(tls) {}
+
+SentinelMonitor::~SentinelMonitor() { close(); }
+
+ConnectionOptions SentinelMonitor::sentinel_options(std::size_t index, bool pubsub) const {
+  ConnectionOptions o;
+  const auto& seed = config_.seeds[index % config_.seeds.size()];
+  o.host = seed.host;
+  o.port = seed.port;
+  o.tls = config_.tls;
+  o.tls_server_name = config_.tls_options.server_name;
+  o.tls_verify_peer = config_.tls_options.verify_peer;
+  o.username = config_.sentinel_username;
+  o.password = config_.sentinel_password;
+  o.connect_timeout = std::min(config_.connect_timeout, config_.timeout);
+  o.timeout = config_.timeout;
+  o.reconnect_min = config_.reconnection_delay_min;
+  o.reconnect_max = config_.reconnection_delay_max;
+  o.pubsub = pubsub;
+  return o;
+}
+
+void SentinelMonitor::resolve(ResolveDone done) {
+  if (closed_) {
+    return done(std::make_exception_ptr(ClientClosedError("client closed")), {}, 0);
+  }
+  ask(0, std::make_shared<std::string>(), std::move(done));
+}
+
+void SentinelMonitor::ask(std::size_t index, std::shared_ptr<std::string> errors,
+                          ResolveDone done) {
+  if (index >= config_.seeds.size()) {
+    return done(std::make_exception_ptr(ConnectionError(
+                    "no sentinel knows master '" + config_.sentinel_master + "':" + *errors)),
+                {}, 0);
+  }
+  // A short-lived connection per question: resolutions happen only on (re)connects.
+  auto conn = Connection::create(io_, sentinel_options(index, false), tls_);
+  auto self = shared_from_this();
+  conn->execute(
+      {"SENTINEL", "GET-MASTER-ADDR-BY-NAME", config_.sentinel_master},
+      [self, conn, index, errors, done](std::exception_ptr error, Reply reply) {
+        conn->close();
+        std::string why;
+        if (error) {
+          try {
+            std::rethrow_exception(error);
+          } catch (const std::exception& e) {
+            why = e.what();
+          }
+        } else if (reply.is_array() && reply.elements.size() == 2) {
+          const std::string host = reply.elements[0].str;
+          const auto port = static_cast<std::uint16_t>(std::stoi(reply.elements[1].str));
+          self->master_host_ = host;
+          self->master_port_ = port;
+          return done(nullptr, host, port);
+        } else {
+          why = "answered " + reply.to_string();
+        }
+        const auto& seed = self->config_.seeds[index];
+        *errors += " " + seed.host + ":" + std::to_string(seed.port) + ": " + why + ";";
+        self->ask(index + 1, errors, done);
+      });
+}
+
+void SentinelMonitor::start(std::function<void(const std::string&, std::uint16_t)> on_switch) {
+  on_switch_ = std::move(on_switch);
+  auto options = sentinel_options(watch_index_, true);
+  // Each reconnect of the watch connection moves on to the next sentinel, so one dead
+  // sentinel does not blind us.
+  std::weak_ptr<SentinelMonitor> weak = shared_from_this();
+  options.resolve = [weak](ResolveDone done) {
+    auto self = weak.lock();
+    if (!self) return done(std::make_exception_ptr(ClientClosedError("client closed")), {}, 0);
+    const auto& seed = self->config_.seeds[self->watch_index_++ % self->config_.seeds.size()];
+    done(nullptr, seed.host, seed.port);
+  };
+  watch_ = Connection::create(io_, options, tls_);
+  watch_->set_push_handler([this](Reply r) { on_push(r); });
+  watch_->set_state_handler([this](bool up) {
+    if (up) watch_->execute({"SUBSCRIBE", "+switch-master"}, nullptr);
+  });
+  watch_->connect();
+}
+
+void SentinelMonitor::on_push(const Reply& reply) {
+  // ["message", "+switch-master", "<name> <old ip> <old port> <new ip> <new port>"]
+  if (!reply.is_array() || reply.elements.size() < 3 || reply.elements[0].str != "message") {
+    return;
+  }
+  std::istringstream in(reply.elements[2].str);
+  std::string name, old_host, old_port, new_host;
+  int new_port = 0;
+  if (!(in >> name >> old_host >> old_port >> new_host >> new_port)) return;
+  if (name != config_.sentinel_master) return;
+  master_host_ = new_host;
+  master_port_ = static_cast<std::uint16_t>(new_port);
+  if (on_switch_) on_switch_(new_host, master_port_);
+}
+
+void SentinelMonitor::close() {
+  if (closed_) return;
+  closed_ = true;
+  if (watch_) watch_->close();
+}
+
+}  // namespace redisync::net

@@ -1,0 +1,88 @@
+// Replica acknowledgement (spec §1.7): with a replica, each acquire is followed by WAIT; an
+// acquire no replica acknowledged is rolled back and retried, then fails cleanly.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "redisync/redisync.h"
+#include "support/redis_server.h"
+#include "support/test_util.h"
+
+using namespace std::chrono_literals;
+using redisync::test::RedisServer;
+using redisync::test::ServerOptions;
+using redisync::test::unique_name;
+using redisync::test::wait_until;
+
+namespace {
+
+struct Replicated {
+  RedisServer master;
+  RedisServer replica{ServerOptions{
+      .extra_args = {"--replicaof", "127.0.0.1", std::to_string(master.port())}}};
+  bool ready() {
+    return wait_until(
+        [&] {
+          return master.command({"INFO", "replication"}).as_string().find("connected_slaves:1") !=
+                 std::string::npos;
+        },
+        10s);
+  }
+  redisync::Config config() {
+    auto cfg = redisync::Config::from_url(master.url());
+    cfg.timeout = 2000ms;
+    cfg.slaves_sync_timeout = 300ms;
+    cfg.retry_attempts = 2;
+    cfg.retry_interval = 100ms;
+    return cfg;
+  }
+};
+
+}  // namespace
+
+TEST(ReplicaAckTest, AcquireIsAcknowledgedByTheReplica) {
+  Replicated r;
+  ASSERT_TRUE(r.ready());
+  redisync::Client client(r.config());
+  client.execute({"PING"});
+  auto lock = client.lock(unique_name("lock:"));
+  lock.lock();
+  // WAIT returned only after the replica had the key.
+  EXPECT_EQ(r.replica.command({"EXISTS", lock.name()}).as_integer(), 1);
+  lock.unlock();
+}
+
+TEST(ReplicaAckTest, UnacknowledgedAcquireFailsCleanlyAndLeavesNoKey) {
+  Replicated r;
+  ASSERT_TRUE(r.ready());
+  redisync::Client client(r.config());
+  client.execute({"PING"});
+  auto lock = client.lock(unique_name("lock:"));
+  r.replica.pause();
+  try {
+    lock.lock();
+    ADD_FAILURE() << "expected TimeoutError";
+  } catch (const redisync::TimeoutError& e) {
+    EXPECT_NE(std::string(e.what()).find("replica"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(r.master.command({"EXISTS", lock.name()}).as_integer(), 0);
+  EXPECT_FALSE(lock.try_lock_for(200ms));  // a timed wait that runs out is just "not acquired"
+  EXPECT_EQ(r.master.command({"EXISTS", lock.name()}).as_integer(), 0);
+  r.replica.resume();
+  EXPECT_TRUE(lock.try_lock_for(5s));
+  lock.unlock();
+}
+
+TEST(ReplicaAckTest, CheckCanBeTurnedOff) {
+  Replicated r;
+  ASSERT_TRUE(r.ready());
+  auto cfg = r.config();
+  cfg.check_lock_synced_slaves = false;
+  redisync::Client client(cfg);
+  r.replica.pause();
+  auto lock = client.lock(unique_name("lock:"));
+  lock.lock();  // no WAIT: succeeds although the replica cannot acknowledge
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+  lock.unlock();
+  r.replica.resume();
+}

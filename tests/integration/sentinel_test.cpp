@@ -1,0 +1,165 @@
+// Sentinel topology: 1 master, 1 replica, 3 sentinels on loopback. The master is killed and
+// the Client must follow the failover.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <memory>
+#include <thread>
+
+#include "redisync/redisync.h"
+#include "support/redis_server.h"
+#include "support/test_util.h"
+
+using namespace std::chrono_literals;
+using redisync::test::RedisServer;
+using redisync::test::ServerOptions;
+using redisync::test::unique_name;
+using redisync::test::wait_until;
+
+namespace {
+
+class SentinelDeployment {
+ public:
+  SentinelDeployment() {
+    master_ = std::make_unique<RedisServer>();
+    replica_ = std::make_unique<RedisServer>(ServerOptions{
+        .extra_args = {"--replicaof", "127.0.0.1", std::to_string(master_->port())}});
+    const std::string conf = "sentinel monitor mymaster 127.0.0.1 " +
+                             std::to_string(master_->port()) + " 2\n" +
+                             "sentinel down-after-milliseconds mymaster 1000\n"
+                             "sentinel failover-timeout mymaster 4000\n"
+                             "sentinel parallel-syncs mymaster 1";
+    for (int i = 0; i < 3; ++i) {
+      sentinels_.push_back(std::make_unique<RedisServer>(ServerOptions{.sentinel_config = conf}));
+    }
+    // Ready when the replica is in sync and every sentinel knows it and the other sentinels.
+    ready_ = wait_until(
+        [&] {
+          if (master_->command({"INFO", "replication"}).as_string().find("connected_slaves:1") ==
+              std::string::npos) {
+            return false;
+          }
+          for (auto& s : sentinels_) {
+            auto m = s->command({"SENTINEL", "MASTER", "mymaster"});
+            if (m.kind != redisync::test::Reply::Kind::array) return false;
+            std::string replicas, others;
+            for (std::size_t i = 0; i + 1 < m.elements.size(); i += 2) {
+              if (m.elements[i].str == "num-slaves") replicas = m.elements[i + 1].str;
+              if (m.elements[i].str == "num-other-sentinels") others = m.elements[i + 1].str;
+            }
+            if (replicas != "1" || others != "2") return false;
+          }
+          return true;
+        },
+        20s, 100ms);
+  }
+
+  std::string url() const {
+    std::string u = "redis-sentinel://";
+    for (std::size_t i = 0; i < sentinels_.size(); ++i) {
+      if (i) u += ",";
+      u += "127.0.0.1:" + std::to_string(sentinels_[i]->port());
+    }
+    return u + "/mymaster";
+  }
+  redisync::Config config() const {
+    auto cfg = redisync::Config::from_url(url());
+    cfg.timeout = 500ms;
+    cfg.connect_timeout = 500ms;
+    cfg.retry_attempts = 40;  // bridge the failover (about 2-5 s here)
+    cfg.retry_interval = 250ms;
+    cfg.reconnection_delay_max = 250ms;
+    cfg.subscription_linger = 100ms;
+    return cfg;
+  }
+  bool ready() const { return ready_; }
+  RedisServer& master() { return *master_; }
+  RedisServer& replica() { return *replica_; }
+  // True once the sentinels report the replica as the master.
+  bool failed_over() {
+    try {
+      auto a = sentinels_[0]->command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"});
+      return a.kind == redisync::test::Reply::Kind::array && a.elements.size() == 2 &&
+             a.elements[1].as_string() == std::to_string(replica_->port());
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+
+ private:
+  std::unique_ptr<RedisServer> master_, replica_;
+  std::vector<std::unique_ptr<RedisServer>> sentinels_;
+  bool ready_ = false;
+};
+
+// EXISTS through the fixture's admin connection; -1 while the server refuses (sentinels
+// reconfigure replicas with CLIENT KILL, which drops admin connections too).
+long long exists(RedisServer& server, const std::string& key) {
+  try {
+    return server.command({"EXISTS", key}).as_integer();
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+}  // namespace
+
+TEST(SentinelTest, DiscoversTheMasterAndLocks) {
+  SentinelDeployment d;
+  ASSERT_TRUE(d.ready());
+  redisync::Client client(d.config());
+  auto lock = client.lock(unique_name("lock:"));
+  lock.lock();
+  EXPECT_EQ(d.master().command({"EXISTS", lock.name()}).as_integer(), 1);
+  lock.unlock();
+  EXPECT_EQ(d.master().command({"EXISTS", lock.name()}).as_integer(), 0);
+}
+
+TEST(SentinelTest, FailoverKeepsLocksWorkingAndWakesWaiters) {
+  SentinelDeployment d;
+  ASSERT_TRUE(d.ready());
+  redisync::Client a(d.config()), b(d.config());
+  const auto name = unique_name("lock:");
+  auto la = a.lock(name);
+  la.lock(60s);
+  ASSERT_TRUE(wait_until(
+      [&] { return exists(d.replica(), name) == 1; }, 5s));
+
+  auto waiter = std::async(std::launch::async, [&] { return b.lock(name).try_lock_for(40s); });
+  std::this_thread::sleep_for(300ms);
+  d.master().kill();
+  ASSERT_TRUE(wait_until([&] { return d.failed_over(); }, 30s, 100ms));
+
+  // The holder releases on the new master; the waiter, resubscribed there, gets the lock.
+  EXPECT_TRUE(wait_until(
+      [&] {
+        auto r = la.release();
+        return r.outcome == redisync::ReleaseOutcome::released;
+      },
+      15s, 200ms));
+  ASSERT_EQ(waiter.wait_for(20s), std::future_status::ready);
+  EXPECT_TRUE(waiter.get());
+
+  // New locks work on the promoted replica.
+  auto other = a.lock(unique_name("after:"));
+  other.lock();
+  EXPECT_TRUE(wait_until([&] { return exists(d.replica(), other.name()) == 1; }, 5s));
+  other.unlock();
+}
+
+TEST(SentinelTest, LockWhoseLeaseRanOutDuringFailoverIsReportedLost) {
+  SentinelDeployment d;
+  ASSERT_TRUE(d.ready());
+  auto cfg = d.config();
+  cfg.lock_watchdog_timeout = 900ms;  // shorter than the failover
+  redisync::Client client(cfg);
+  std::atomic<int> lost{0};
+  client.on_lock_lost([&](const redisync::LockLostEvent&) { ++lost; });
+  auto lock = client.lock(unique_name("lock:"));
+  lock.lock();
+  d.master().kill();
+  ASSERT_TRUE(wait_until([&] { return lost.load() == 1; }, 30s, 50ms));
+  ASSERT_TRUE(wait_until([&] { return d.failed_over(); }, 30s, 100ms));
+  EXPECT_THROW(lock.unlock(), redisync::LockLostError);
+}
