@@ -1,6 +1,13 @@
 #include "redisync/client.h"
 
+#include "redisync/count_down_latch.h"
+#include "redisync/fair_lock.h"
+#include "redisync/fenced_lock.h"
 #include "redisync/lock.h"
+#include "redisync/permit_expirable_semaphore.h"
+#include "redisync/read_write_lock.h"
+#include "redisync/semaphore.h"
+#include "redisync/spin_lock.h"
 #include "sync/client_core.h"
 #include "sync/identity.h"
 
@@ -25,6 +32,23 @@ Client& Client::operator=(Client&& other) noexcept {
 }
 
 Lock Client::lock(const std::string& name) { return Lock(core_, name); }
+FairLock Client::fair_lock(const std::string& name) { return FairLock(core_, name); }
+ReadWriteLock Client::read_write_lock(const std::string& name) {
+  return ReadWriteLock(core_, name);
+}
+FencedLock Client::fenced_lock(const std::string& name) { return FencedLock(core_, name); }
+SpinLock Client::spin_lock(const std::string& name) { return SpinLock(core_, name); }
+SpinLock Client::spin_lock(const std::string& name, const SpinBackoff& backoff) {
+  return SpinLock(core_, name, backoff);
+}
+
+Semaphore Client::semaphore(const std::string& name) { return Semaphore(core_, name); }
+PermitExpirableSemaphore Client::permit_expirable_semaphore(const std::string& name) {
+  return PermitExpirableSemaphore(core_, name);
+}
+CountDownLatch Client::count_down_latch(const std::string& name) {
+  return CountDownLatch(core_, name);
+}
 
 Reply Client::execute(const std::vector<std::string>& args) {
   if (args.empty()) throw InvalidArgument("redisync: execute() needs a command name");

@@ -17,6 +17,14 @@
 namespace redisync {
 
 class Lock;
+class FairLock;
+class ReadWriteLock;
+class FencedLock;
+class SpinLock;
+struct SpinBackoff;
+class Semaphore;
+class PermitExpirableSemaphore;
+class CountDownLatch;
 
 namespace detail {
 class ClientCore;
@@ -55,6 +63,26 @@ class Client {
   /// A reentrant lock named `name` (Redisson RLock layout). Cheap; no server call.
   /// Throws InvalidArgument if the name is empty.
   Lock lock(const std::string& name);
+  /// A fair (FIFO) lock named `name` (Redisson RFairLock layout). Cheap; no server call.
+  FairLock fair_lock(const std::string& name);
+  /// A read-write lock named `name` (Redisson RReadWriteLock layout). Cheap; no server call.
+  ReadWriteLock read_write_lock(const std::string& name);
+  /// A lock whose acquisitions return fencing tokens (Redisson RFencedLock layout).
+  FencedLock fenced_lock(const std::string& name);
+  /// A lock without pub/sub: waiters retry with `backoff` (Redisson spin lock layout).
+  /// Throws InvalidArgument for an invalid backoff.
+  SpinLock spin_lock(const std::string& name);
+  SpinLock spin_lock(const std::string& name, const SpinBackoff& backoff);
+
+  /// A counting semaphore named `name` (Redisson RSemaphore layout). Cheap; no server call.
+  /// Throws InvalidArgument if the name is empty.
+  Semaphore semaphore(const std::string& name);
+  /// A semaphore of expiring, id-carrying permits (Redisson RPermitExpirableSemaphore
+  /// layout). Cheap; no server call. Throws InvalidArgument if the name is empty.
+  PermitExpirableSemaphore permit_expirable_semaphore(const std::string& name);
+  /// A count-down latch named `name` (Redisson RCountDownLatch layout). Cheap; no server
+  /// call. Throws InvalidArgument if the name is empty.
+  CountDownLatch count_down_latch(const std::string& name);
 
   /// Runs one Redis command and returns its reply. Blocks. Throws ServerError for an error
   /// reply, ConnectionError / TimeoutError when the server cannot answer.

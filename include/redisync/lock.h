@@ -122,10 +122,10 @@ class Lock {
   template <class Token>
   auto async_lock(std::int64_t owner, Duration lease, Token&& token) {
     return asio::async_initiate<Token, void(std::exception_ptr)>(
-        [this, owner, lease](auto handler) {
+        [core = core_, name = name_, owner, lease](auto handler) {
           auto done = detail::wrap_handler<decltype(handler), asio::io_context::executor_type>(
-              std::move(handler), detail::io_of(core_).get_executor());
-          detail::start_lock_acquire(core_, name_, owner, lease, Duration{-1},
+              std::move(handler), detail::io_of(core).get_executor());
+          detail::start_lock_acquire(core, name, owner, lease, Duration{-1},
                                      [done](std::exception_ptr e, bool) { done(e); });
         },
         token);
@@ -135,11 +135,11 @@ class Lock {
   template <class Token>
   auto async_try_lock(std::int64_t owner, Duration wait, Duration lease, Token&& token) {
     return asio::async_initiate<Token, void(std::exception_ptr, bool)>(
-        [this, owner, wait, lease](auto handler) {
+        [core = core_, name = name_, owner, wait, lease](auto handler) {
           detail::start_lock_acquire(
-              core_, name_, owner, lease, wait < Duration{0} ? Duration{0} : wait,
+              core, name, owner, lease, wait < Duration{0} ? Duration{0} : wait,
               detail::wrap_handler<decltype(handler), asio::io_context::executor_type, bool>(
-                  std::move(handler), detail::io_of(core_).get_executor()));
+                  std::move(handler), detail::io_of(core).get_executor()));
         },
         token);
   }
@@ -147,11 +147,11 @@ class Lock {
   template <class Token>
   auto async_unlock(std::int64_t owner, Token&& token) {
     return asio::async_initiate<Token, void(std::exception_ptr)>(
-        [this, owner](auto handler) {
+        [core = core_, name = name_, owner](auto handler) {
           detail::start_lock_release(
-              core_, name_, owner,
+              core, name, owner,
               detail::wrap_handler<decltype(handler), asio::io_context::executor_type>(
-                  std::move(handler), detail::io_of(core_).get_executor()));
+                  std::move(handler), detail::io_of(core).get_executor()));
         },
         token);
   }

@@ -3,6 +3,13 @@
 
 #include "redisync/client.h"
 #include "redisync/config.h"
+#include "redisync/count_down_latch.h"
 #include "redisync/errors.h"
+#include "redisync/fair_lock.h"
+#include "redisync/fenced_lock.h"
 #include "redisync/lock.h"
+#include "redisync/permit_expirable_semaphore.h"
+#include "redisync/read_write_lock.h"
 #include "redisync/reply.h"
+#include "redisync/semaphore.h"
+#include "redisync/spin_lock.h"

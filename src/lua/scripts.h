@@ -17,5 +17,41 @@ extern const Script lock_acquire;
 extern const Script lock_release;
 extern const Script lock_force_release;
 extern const Script lock_renew;
+// Fair lock (§4), read-write lock (§5), fenced lock (§11). fair_lock_dead_heads is the shared
+// §4.2 sub-step the fair lock's scripts are sent with (see sync/fair_lock.cpp).
+extern const Script fair_lock_dead_heads;
+extern const Script fair_lock_acquire;
+extern const Script fair_lock_give_up;
+extern const Script fair_lock_release;
+extern const Script fair_lock_force_release;
+extern const Script rwlock_read_acquire;
+extern const Script rwlock_read_release;
+extern const Script rwlock_write_acquire;
+extern const Script rwlock_write_release;
+extern const Script rwlock_force_release;
+extern const Script rwlock_is_locked;
+extern const Script rwlock_read_renew;
+extern const Script fenced_lock_acquire;
+
+// Counting semaphore (semaphore.cpp).
+extern const Script semaphore_try_acquire;
+extern const Script semaphore_release;
+extern const Script semaphore_release_if_exists;
+extern const Script semaphore_drain;
+extern const Script semaphore_try_set_permits;
+// Permit-expirable semaphore (permit_expirable_semaphore.cpp).
+extern const Script permit_expirable_semaphore_acquire;
+extern const Script permit_expirable_semaphore_release;
+extern const Script permit_expirable_semaphore_release_many;
+extern const Script permit_expirable_semaphore_available;
+extern const Script permit_expirable_semaphore_set_permits;
+extern const Script permit_expirable_semaphore_try_set_permits;
+extern const Script permit_expirable_semaphore_add_permits;
+extern const Script permit_expirable_semaphore_update_lease;
+extern const Script permit_expirable_semaphore_remaining_lease;
+// Count-down latch (count_down_latch.cpp).
+extern const Script count_down_latch_try_set_count;
+extern const Script count_down_latch_count_down;
+extern const Script count_down_latch_delete;
 
 }  // namespace redisync::lua

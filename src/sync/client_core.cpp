@@ -1,5 +1,6 @@
 #include "sync/client_core.h"
 
+#include <charconv>
 #include <iostream>
 
 #include "sync/identity.h"
@@ -15,8 +16,13 @@ ClientCore::ClientCore(Config config)
       static_cast<std::size_t>(config_.renewal_batch_size),
       [this](const sync::RenewalKey& k, const std::string& reason) {
         // The field is "<client id>:<owner>"; recover the owner to find the hold.
+        // Never throw on the I/O thread: an unexpected field shape reports owner 0.
         const auto colon = k.field.rfind(':');
-        const std::int64_t owner = std::stoll(k.field.substr(colon + 1));
+        std::int64_t owner = 0;
+        if (colon != std::string::npos) {
+          const char* first = k.field.data() + colon + 1;
+          std::from_chars(first, k.field.data() + k.field.size(), owner);
+        }
         report_lost(k.key, owner, reason);
       });
   thread_ = std::thread([this] { io_.run(); });

@@ -4,6 +4,7 @@
 
 #include "lua/scripts.h"
 #include "redisync/errors.h"
+#include "sync/identity.h"
 
 namespace redisync::sync {
 
@@ -15,6 +16,23 @@ std::vector<std::vector<RenewalKey>> plan_batches(const std::vector<RenewalKey>&
     const auto end = std::min(keys.size(), i + batch_size);
     batches.emplace_back(keys.begin() + static_cast<std::ptrdiff_t>(i),
                          keys.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  return batches;
+}
+
+std::vector<std::vector<RenewalKey>> plan_read_batches(const std::vector<RenewalKey>& regs,
+                                                       std::size_t batch_size) {
+  std::vector<std::vector<RenewalKey>> batches;
+  if (batch_size == 0) batch_size = 1;
+  std::size_t hashes = 0;
+  for (std::size_t i = 0; i < regs.size(); ++i) {
+    const bool new_hash = i == 0 || regs[i].key != regs[i - 1].key;
+    if (new_hash && (batches.empty() || hashes == batch_size)) {
+      batches.emplace_back();
+      hashes = 0;
+    }
+    if (new_hash) ++hashes;
+    batches.back().push_back(regs[i]);
   }
   return batches;
 }
@@ -32,20 +50,31 @@ Watchdog::Watchdog(net::Executor& executor, Duration lease, std::size_t batch_si
       timer_(executor.io()) {}
 
 void Watchdog::add(const std::string& key, const std::string& field) {
-  auto& e = entries_[RenewalKey{key, field}];
+  add(RenewalKey{key, field}, RenewalKey{key, field});
+}
+
+void Watchdog::add(const RenewalKey& reg, RenewalKey report) {
+  auto& e = entries_[reg];
   if (e.count++ == 0) e.last_renewed = Clock::now();
+  e.report = std::move(report);
   schedule();
 }
 
 void Watchdog::remove(const std::string& key, const std::string& field) {
-  auto it = entries_.find(RenewalKey{key, field});
+  remove(RenewalKey{key, field});
+}
+
+void Watchdog::remove(const RenewalKey& reg) {
+  auto it = entries_.find(reg);
   if (it == entries_.end()) return;
   if (--it->second.count <= 0) entries_.erase(it);
 }
 
 void Watchdog::forget(const std::string& key, const std::string& field) {
-  entries_.erase(RenewalKey{key, field});
+  forget(RenewalKey{key, field});
 }
+
+void Watchdog::forget(const RenewalKey& reg) { entries_.erase(reg); }
 
 void Watchdog::remove_all(const std::string& key) {
   auto it = entries_.lower_bound(RenewalKey{key, ""});
@@ -72,58 +101,91 @@ void Watchdog::schedule() {
 void Watchdog::renew_round() {
   if (entries_.empty()) return;
   ++rounds_;
-  std::vector<RenewalKey> keys;
-  keys.reserve(entries_.size());
-  for (const auto& [k, e] : entries_) keys.push_back(k);
-  auto batches = plan_batches(keys, batch_size_);
-  round_in_flight_ = true;
-  auto remaining = std::make_shared<std::size_t>(batches.size());
-  const auto started = Clock::now();
-  for (auto& batch : batches) {
-    std::vector<std::string> script_keys;
-    std::vector<std::string> args{std::to_string(lease_.count())};
-    for (const auto& k : batch) {
-      script_keys.push_back(k.key);
-      args.push_back(k.field);
-    }
-    ++calls_sent_;
-    executor_.eval(
-        lua::lock_renew, std::move(script_keys), std::move(args),
-        [this, batch, remaining, started](std::exception_ptr error, net::Reply reply) {
-          const bool ok = !error && reply.is_array() && reply.elements.size() == batch.size();
-          for (std::size_t i = 0; i < batch.size(); ++i) {
-            auto it = entries_.find(batch[i]);
-            if (it == entries_.end()) continue;  // released meanwhile
-            if (ok) {
-              if (reply.elements[i].integer == 1) {
-                it->second.last_renewed = started;
-              } else {
-                entries_.erase(it);
-                lost_(batch[i], "the lock key or its owner field is gone (expired or deleted)");
-              }
-            } else if (lease_ran_out(it->second.last_renewed, Clock::now(), lease_)) {
-              // Errors keep the schedule (spec §3.2) until the lease itself has run out.
-              std::string why = "lease ran out without a confirmed renewal";
-              if (error) {
-                try {
-                  std::rethrow_exception(error);
-                } catch (const std::exception& e) {
-                  why += ": " + std::string(e.what());
-                }
-              } else if (reply.is_error()) {
-                why += ": " + reply.str;
-              }
-              entries_.erase(it);
-              lost_(batch[i], why);
-            }
-          }
-          if (--*remaining == 0) {
-            round_in_flight_ = false;
-            schedule();
-          }
-        },
-        net::Retry::never);
+  std::vector<RenewalKey> hash_regs;
+  std::vector<RenewalKey> read_regs;  // sorted by key, as the map is
+  for (const auto& [k, e] : entries_) {
+    (k.kind == RenewalKind::rwlock_read ? read_regs : hash_regs).push_back(k);
   }
+  std::vector<Call> calls;
+  for (const auto& batch : plan_batches(hash_regs, batch_size_)) calls.push_back(hash_call(batch));
+  for (const auto& batch : plan_read_batches(read_regs, batch_size_)) {
+    calls.push_back(read_call(batch));
+  }
+  round_in_flight_ = true;
+  auto remaining = std::make_shared<std::size_t>(calls.size());
+  const auto started = Clock::now();
+  for (auto& call : calls) send(std::move(call), remaining, started);
+}
+
+// §3.2: KEYS[i] hash i, ARGV[1] lease, ARGV[1 + i] owner field of hash i.
+Watchdog::Call Watchdog::hash_call(const std::vector<RenewalKey>& batch) const {
+  Call call{&lua::lock_renew, {}, {std::to_string(lease_.count())}, batch};
+  for (const auto& k : batch) {
+    call.keys.push_back(k.key);
+    call.args.push_back(k.field);
+  }
+  return call;
+}
+
+// §5.7: per hash, its marker prefix TAG(N), the number of listed reader fields, the fields.
+// The reply has one element per listed field, in order.
+Watchdog::Call Watchdog::read_call(const std::vector<RenewalKey>& batch) const {
+  Call call{&lua::rwlock_read_renew, {}, {std::to_string(lease_.count())}, batch};
+  for (std::size_t i = 0; i < batch.size();) {
+    std::size_t j = i;
+    while (j < batch.size() && batch[j].key == batch[i].key) ++j;
+    call.keys.push_back(batch[i].key);
+    call.args.push_back(hash_tag(batch[i].key));
+    call.args.push_back(std::to_string(j - i));
+    for (std::size_t f = i; f < j; ++f) call.args.push_back(batch[f].field);
+    i = j;
+  }
+  return call;
+}
+
+void Watchdog::send(Call call, const std::shared_ptr<std::size_t>& remaining,
+                    Clock::time_point started) {
+  ++calls_sent_;
+  auto regs = std::move(call.regs);
+  executor_.eval(
+      *call.script, std::move(call.keys), std::move(call.args),
+      [this, regs = std::move(regs), remaining, started](std::exception_ptr error,
+                                                         net::Reply reply) {
+        const bool ok = !error && reply.is_array() && reply.elements.size() == regs.size();
+        for (std::size_t i = 0; i < regs.size(); ++i) {
+          auto it = entries_.find(regs[i]);
+          if (it == entries_.end()) continue;  // released meanwhile
+          if (ok) {
+            if (reply.elements[i].integer == 1) {
+              it->second.last_renewed = started;
+            } else {
+              const RenewalKey report = it->second.report;
+              entries_.erase(it);
+              lost_(report, "the lock key or its owner field is gone (expired or deleted)");
+            }
+          } else if (lease_ran_out(it->second.last_renewed, Clock::now(), lease_)) {
+            // Errors keep the schedule (spec §3.2) until the lease itself has run out.
+            std::string why = "lease ran out without a confirmed renewal";
+            if (error) {
+              try {
+                std::rethrow_exception(error);
+              } catch (const std::exception& e) {
+                why += ": " + std::string(e.what());
+              }
+            } else if (reply.is_error()) {
+              why += ": " + reply.str;
+            }
+            const RenewalKey report = it->second.report;
+            entries_.erase(it);
+            lost_(report, why);
+          }
+        }
+        if (--*remaining == 0) {
+          round_in_flight_ = false;
+          schedule();
+        }
+      },
+      net::Retry::never);
 }
 
 }  // namespace redisync::sync

@@ -8,7 +8,9 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -20,18 +22,30 @@ namespace redisync::sync {
 
 using Clock = std::chrono::steady_clock;
 
+/// How a registration is renewed.
+enum class RenewalKind {
+  hash_field,   ///< §3.2: the owner field exists in the hash -> reset the hash's expiry
+  rwlock_read,  ///< §5.7: a reader field of a read-write lock -> its markers 1..v and the hash
+};
+
 /// One renewal registration: a lock hash and the owner field that holds it.
 struct RenewalKey {
   std::string key;
   std::string field;
+  RenewalKind kind = RenewalKind::hash_field;
   bool operator<(const RenewalKey& o) const {
-    return std::tie(key, field) < std::tie(o.key, o.field);
+    return std::tie(key, field, kind) < std::tie(o.key, o.field, o.kind);
   }
 };
 
 /// Splits registrations into script calls of at most `batch_size` keys. Pure, for unit tests.
 std::vector<std::vector<RenewalKey>> plan_batches(const std::vector<RenewalKey>& keys,
                                                   std::size_t batch_size);
+
+/// Splits read-lock registrations (sorted by key) into script calls of at most `batch_size`
+/// distinct hashes; all fields of one hash go into the same call (§5.7). Pure, for unit tests.
+std::vector<std::vector<RenewalKey>> plan_read_batches(const std::vector<RenewalKey>& regs,
+                                                       std::size_t batch_size);
 
 /// True when a lock whose last confirmed renewal was at `last_renewed` must be considered lost
 /// at `now`: its lease has run out without the server confirming a renewal.
@@ -46,12 +60,18 @@ class Watchdog {
 
   /// +1 registration of (key, field); starts the schedule if it is the first.
   void add(const std::string& key, const std::string& field);
+  /// +1 registration of `reg` (any kind). When it is found lost, the LostHandler is told
+  /// `report` instead of `reg` (e.g. the hold's name and the owner field "<client id>:<owner>"
+  /// for a writer field "<client id>:<owner>:write").
+  void add(const RenewalKey& reg, RenewalKey report);
   /// -1 registration; renewals of (key, field) stop when it reaches 0.
   void remove(const std::string& key, const std::string& field);
+  void remove(const RenewalKey& reg);
   /// Drops every registration of `key` (force unlock).
   void remove_all(const std::string& key);
   /// Drops (key, field) whatever its count.
   void forget(const std::string& key, const std::string& field);
+  void forget(const RenewalKey& reg);
 
   std::size_t size() const { return entries_.size(); }
   /// Script calls sent so far (for tests and the benchmark).
@@ -63,9 +83,20 @@ class Watchdog {
   struct Entry {
     int count = 0;
     Clock::time_point last_renewed;
+    RenewalKey report;  ///< what the LostHandler is told
+  };
+  /// One script call of a round and the registrations its reply answers, in order.
+  struct Call {
+    const lua::Script* script;
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+    std::vector<RenewalKey> regs;
   };
   void schedule();
   void renew_round();
+  Call hash_call(const std::vector<RenewalKey>& batch) const;
+  Call read_call(const std::vector<RenewalKey>& batch) const;
+  void send(Call call, const std::shared_ptr<std::size_t>& remaining, Clock::time_point started);
 
   net::Executor& executor_;
   Duration lease_;

@@ -4,8 +4,34 @@
 //       ITERATIONS critical sections: lock, GET counter, SET counter+1, unlock.
 //   test_worker hold URL NAME [WATCHDOG_MS]
 //       lock (watchdog mode), print "held", then sleep until killed.
+//   test_worker sem-section URL NAME HISTORY_FILE ITERATIONS [HOLD_MS]
+//       ITERATIONS times: semaphore acquire(), append "enter <steady ns> <pid>", sleep
+//       HOLD_MS (default 2), append "exit <steady ns> <pid>", release(). Each line is one
+//       write() to the O_APPEND file.
+//   test_worker pes-hold URL NAME LEASE_MS
+//       permit-expirable semaphore acquire(lease), print the permit id, sleep until killed.
+//   test_worker latch-wait URL NAME THREADS TIMEOUT_MS
+//       THREADS threads each wait_for(TIMEOUT_MS) on the count-down latch; exit 0 if all
+//       saw it open, 2 if any timed out.
+// Lock kinds (fair_lock_test, read_write_lock_test, fenced_lock_test, spin_lock_test):
+//   test_worker kind-counter KIND URL NAME COUNTER_KEY ITERATIONS
+//       as `counter` with KIND = fair | fenced | spin | rw (the write lock).
+//   test_worker fenced-tokens URL NAME ITERATIONS
+//       ITERATIONS times: lock_and_get_token(), print the token on its own line, unlock.
+//   test_worker fair-once URL NAME THREADS LIST_KEY
+//       THREADS threads each lock the fair lock once, RPUSH "<pid>:<thread>" to LIST_KEY,
+//       unlock.
+//   test_worker fair-wait URL NAME WAIT_MS
+//       print "waiting", then try_lock_for(WAIT_MS) on the fair lock (tests kill it queued).
+//   test_worker rw-read-hold URL NAME WATCHDOG_MS
+//       lock_shared() (watchdog mode), print "held", then sleep until killed.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <vector>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -20,6 +46,111 @@ redisync::Config make_config(const std::string& url, int argc, char** argv, int 
   return cfg;
 }
 
+// Appends one line with a single write() (O_APPEND keeps concurrent writers' lines whole).
+void append_line(int fd, const std::string& line) {
+  const std::string text = line + "\n";
+  if (::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    throw std::runtime_error("short write to the history file");
+  }
+}
+
+long long steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// --- lock kinds ---
+
+template <class L>
+void count_under(redisync::Client& client, L& lock, const std::string& counter, int iterations) {
+  for (int i = 0; i < iterations; ++i) {
+    std::lock_guard guard(lock);
+    auto value = client.execute({"GET", counter});
+    const long long n = value.is_nil() ? 0 : std::stoll(value.str);
+    client.execute({"SET", counter, std::to_string(n + 1)});
+  }
+}
+
+void sleep_until_killed() {
+  for (int i = 0; i < 600; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+// Runs a lock-kind mode; -1 if `mode` is not one of them.
+int run_lock_kind_mode(const std::string& mode, int argc, char** argv) {
+  if (mode == "kind-counter" && argc >= 7) {
+    const std::string kind = argv[2];
+    redisync::Client client(redisync::Config::from_url(argv[3]));
+    const std::string name = argv[4];
+    const std::string counter = argv[5];
+    const int iterations = std::stoi(argv[6]);
+    if (kind == "fair") {
+      auto lock = client.fair_lock(name);
+      count_under(client, lock, counter, iterations);
+    } else if (kind == "fenced") {
+      auto lock = client.fenced_lock(name);
+      count_under(client, lock, counter, iterations);
+    } else if (kind == "spin") {
+      auto lock = client.spin_lock(name);
+      count_under(client, lock, counter, iterations);
+    } else if (kind == "rw") {
+      auto lock = client.read_write_lock(name);
+      count_under(client, lock, counter, iterations);
+    } else {
+      return 64;
+    }
+    return 0;
+  }
+  if (mode == "fenced-tokens" && argc >= 5) {
+    redisync::Client client(redisync::Config::from_url(argv[2]));
+    auto lock = client.fenced_lock(argv[3]);
+    const int iterations = std::stoi(argv[4]);
+    for (int i = 0; i < iterations; ++i) {
+      const std::uint64_t token = lock.lock_and_get_token();
+      std::cout << token << "\n";
+      lock.unlock();
+    }
+    std::cout << std::flush;
+    return 0;
+  }
+  if (mode == "fair-once" && argc >= 6) {
+    redisync::Client client(redisync::Config::from_url(argv[2]));
+    auto lock = client.fair_lock(argv[3]);
+    const int threads = std::stoi(argv[4]);
+    const std::string list = argv[5];
+    std::atomic<int> failures{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        try {
+          std::lock_guard guard(lock);
+          client.execute({"RPUSH", list, std::to_string(getpid()) + ":" + std::to_string(t)});
+        } catch (const std::exception& e) {
+          std::cerr << "test_worker: " << e.what() << "\n";
+          ++failures;
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+    return failures.load() == 0 ? 0 : 1;
+  }
+  if (mode == "fair-wait" && argc >= 5) {
+    redisync::Client client(redisync::Config::from_url(argv[2]));
+    auto lock = client.fair_lock(argv[3]);
+    std::cout << "waiting" << std::endl;
+    return lock.try_lock_for(std::chrono::milliseconds(std::stol(argv[4]))) ? 0 : 2;
+  }
+  if (mode == "rw-read-hold" && argc >= 5) {
+    redisync::Client client(make_config(argv[2], argc, argv, 4));
+    auto lock = client.read_write_lock(argv[3]);
+    lock.lock_shared();
+    std::cout << "held" << std::endl;
+    sleep_until_killed();
+    return 0;
+  }
+  return -1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -29,6 +160,7 @@ int main(int argc, char** argv) {
   }
   const std::string mode = argv[1];
   try {
+    if (const int rc = run_lock_kind_mode(mode, argc, argv); rc >= 0) return rc;
     if (mode == "counter" && argc >= 6) {
       redisync::Client client(make_config(argv[2], argc, argv, 6));
       auto lock = client.lock(argv[3]);
@@ -41,6 +173,51 @@ int main(int argc, char** argv) {
         client.execute({"SET", counter, std::to_string(n + 1)});
       }
       return 0;
+    }
+    if (mode == "sem-section" && argc >= 6) {
+      redisync::Client client(redisync::Config::from_url(argv[2]));
+      auto sem = client.semaphore(argv[3]);
+      const int fd = ::open(argv[4], O_WRONLY | O_APPEND | O_CREAT, 0644);
+      if (fd < 0) throw std::runtime_error(std::string("cannot open ") + argv[4]);
+      const int iterations = std::stoi(argv[5]);
+      const int hold_ms = argc > 6 ? std::stoi(argv[6]) : 2;
+      const std::string pid = std::to_string(::getpid());
+      for (int i = 0; i < iterations; ++i) {
+        sem.acquire();
+        append_line(fd, "enter " + std::to_string(steady_ns()) + " " + pid);
+        std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+        append_line(fd, "exit " + std::to_string(steady_ns()) + " " + pid);
+        sem.release();
+      }
+      ::close(fd);
+      return 0;
+    }
+    if (mode == "pes-hold" && argc >= 5) {
+      redisync::Client client(redisync::Config::from_url(argv[2]));
+      auto sem = client.permit_expirable_semaphore(argv[3]);
+      const std::string id = sem.acquire(redisync::Duration{std::stol(argv[4])});
+      std::cout << id << std::endl;
+      for (int i = 0; i < 600; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      return 0;
+    }
+    if (mode == "latch-wait" && argc >= 6) {
+      redisync::Client client(redisync::Config::from_url(argv[2]));
+      auto latch = client.count_down_latch(argv[3]);
+      const int threads = std::stoi(argv[4]);
+      const redisync::Duration timeout{std::stol(argv[5])};
+      std::atomic<int> opened{0};
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&] {
+          try {
+            if (latch.wait_for(timeout)) ++opened;
+          } catch (const std::exception& e) {
+            std::cerr << "test_worker: " << e.what() << "\n";
+          }
+        });
+      }
+      for (auto& t : pool) t.join();
+      return opened.load() == threads ? 0 : 2;
     }
     if (mode == "hold") {
       redisync::Client client(make_config(argv[2], argc, argv, 4));

@@ -1,0 +1,265 @@
+// Whole-system scenarios of the benchmark issue, one JSON line each on stdout:
+//   bench_scenarios throughput URL [--workers 64] [--seconds 5]
+//       one Client, N async owners on N distinct lock names, lock+unlock pairs/s
+//   bench_scenarios watchdog URL [--locks 10000] [--periods 3]
+//       N watchdog-mode locks held by one Client: script calls, bytes and client CPU per
+//       renewal period; checks that no lock was lost
+//   bench_scenarios waiters URL [--waiters 2000] [--locks 100]
+//       N async waiters on M held locks: memory per waiter, pub/sub connections, wake-up gaps
+// Every loop is bounded in count and time.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "redisync/redisync.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+long long arg(int argc, char** argv, const std::string& name, long long fallback) {
+  for (int i = 3; i + 1 < argc; ++i) {
+    if (argv[i] == name) return std::stoll(argv[i + 1]);
+  }
+  return fallback;
+}
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+long long rss_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+  }
+  return 0;
+}
+
+long long info_field(redisync::Client& c, const std::string& section, const std::string& key) {
+  const std::string info = c.execute({"INFO", section}).str;
+  const auto pos = info.find(key + ":");
+  if (pos == std::string::npos) return 0;
+  const auto start = pos + key.size() + 1;
+  // commandstats lines look like "cmdstat_evalsha:calls=N,...": take the number after '='.
+  const auto eq = info.find('=', start);
+  const auto nl = info.find('\n', start);
+  const auto from = eq != std::string::npos && eq < nl ? eq + 1 : start;
+  return std::stoll(info.substr(from));
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+int throughput(const std::string& url, int workers, int seconds) {
+  redisync::Client client(url);
+  client.execute({"PING"});
+  std::atomic<long long> pairs{0};
+  std::atomic<int> errors{0};
+  std::atomic<bool> stop{false};
+  std::atomic<int> running{workers};
+  std::promise<void> all_done;
+  std::vector<redisync::Lock> locks;
+  for (int i = 0; i < workers; ++i) locks.push_back(client.lock("bench:tp:" + std::to_string(i)));
+
+  // Each worker: lock -> unlock -> lock ... from the completion callbacks (no thread per worker).
+  std::function<void(int, std::int64_t)> step = [&](int i, std::int64_t owner) {
+    if (stop.load()) {
+      if (--running == 0) all_done.set_value();
+      return;
+    }
+    locks[static_cast<std::size_t>(i)].async_lock(owner, 10s, [&, i, owner](std::exception_ptr e) {
+      if (e) {
+        ++errors;
+        if (--running == 0) all_done.set_value();
+        return;
+      }
+      locks[static_cast<std::size_t>(i)].async_unlock(owner, [&, i, owner](std::exception_ptr e2) {
+        if (e2) ++errors;
+        ++pairs;
+        step(i, owner);
+      });
+    });
+  };
+  const auto start = Clock::now();
+  for (int i = 0; i < workers; ++i) step(i, redisync::Client::new_owner_id());
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  stop = true;
+  all_done.get_future().wait_for(30s);
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  std::printf(
+      "{\"scenario\":\"throughput\",\"workers\":%d,\"pairs\":%lld,\"seconds\":%.3f,"
+      "\"pairs_per_s\":%.0f,\"errors\":%d}\n",
+      workers, pairs.load(), elapsed, static_cast<double>(pairs.load()) / elapsed, errors.load());
+  return errors.load() == 0 ? 0 : 1;
+}
+
+int watchdog(const std::string& url, int count, int periods) {
+  auto cfg = redisync::Config::from_url(url);
+  cfg.lock_watchdog_timeout = 3000ms;  // renewal every 1 s
+  redisync::Client client(cfg);
+  redisync::Client observer(url);
+  std::atomic<int> lost{0};
+  client.on_lock_lost([&](const redisync::LockLostEvent&) { ++lost; });
+  std::vector<redisync::Lock> locks;
+  std::vector<std::int64_t> owners;
+  for (int i = 0; i < count; ++i) {
+    locks.push_back(client.lock("bench:wd:" + std::to_string(i)));
+    owners.push_back(redisync::Client::new_owner_id());
+  }
+  std::atomic<int> pending{count};
+  std::promise<void> taken;
+  for (int i = 0; i < count; ++i) {
+    locks[static_cast<std::size_t>(i)].async_lock(owners[static_cast<std::size_t>(i)],
+                                                  [&](std::exception_ptr) {
+                                                    if (--pending == 0) taken.set_value();
+                                                  });
+  }
+  if (taken.get_future().wait_for(60s) != std::future_status::ready) {
+    std::cerr << "watchdog: could not take the locks in 60 s\n";
+    return 1;
+  }
+  const long long calls0 = info_field(observer, "commandstats", "cmdstat_evalsha");
+  const long long in0 = info_field(observer, "stats", "total_net_input_bytes");
+  const long long out0 = info_field(observer, "stats", "total_net_output_bytes");
+  const double cpu0 = cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000 * periods + 300));
+  const long long calls = info_field(observer, "commandstats", "cmdstat_evalsha") - calls0;
+  const long long in = info_field(observer, "stats", "total_net_input_bytes") - in0;
+  const long long out = info_field(observer, "stats", "total_net_output_bytes") - out0;
+  const double cpu = cpu_seconds() - cpu0;
+  // Still held? Every key must exist.
+  long long alive = 0;
+  for (int i = 0; i < count; i += 1) {
+    alive += observer.execute({"EXISTS", "bench:wd:" + std::to_string(i)}).integer;
+  }
+  std::printf(
+      "{\"scenario\":\"watchdog\",\"locks\":%d,\"periods\":%d,\"script_calls_per_period\":%.1f,"
+      "\"bytes_per_period\":%.0f,\"client_cpu_ms_per_period\":%.2f,\"locks_alive\":%lld,"
+      "\"lost\":%d}\n",
+      count, periods, static_cast<double>(calls) / periods,
+      static_cast<double>(in + out) / periods, cpu * 1000 / periods, alive, lost.load());
+  std::atomic<int> releasing{count};
+  std::promise<void> released;
+  for (int i = 0; i < count; ++i) {
+    locks[static_cast<std::size_t>(i)].async_unlock(owners[static_cast<std::size_t>(i)],
+                                                    [&](std::exception_ptr) {
+                                                      if (--releasing == 0) released.set_value();
+                                                    });
+  }
+  released.get_future().wait_for(60s);
+  return alive == count && lost.load() == 0 ? 0 : 1;
+}
+
+int waiters(const std::string& url, int count, int lock_count) {
+  redisync::Client holder(url), client(url), observer(url);
+  std::vector<std::string> names;
+  for (int i = 0; i < lock_count; ++i) {
+    names.push_back("bench:wait:" + std::to_string(i));
+    holder.lock(names.back()).lock(60s);
+  }
+  client.execute({"PING"});
+  const long long rss0 = rss_kib();
+  std::mutex m;
+  std::map<int, std::vector<Clock::time_point>> acquired_at;  // per lock
+  std::atomic<int> done{0};
+  std::atomic<int> failures{0};
+  std::promise<void> all;
+  for (int i = 0; i < count; ++i) {
+    const int l = i % lock_count;
+    auto lock = client.lock(names[static_cast<std::size_t>(l)]);
+    const auto owner = redisync::Client::new_owner_id();
+    lock.async_try_lock(owner, 60s, 10s, [&, lock, owner, l](std::exception_ptr e, bool ok) mutable {
+      if (e || !ok) {
+        ++failures;
+      } else {
+        {
+          std::lock_guard g(m);
+          acquired_at[l].push_back(Clock::now());
+        }
+        lock.async_unlock(owner, [](std::exception_ptr) {});  // hands over to the next waiter
+      }
+      if (++done == count) all.set_value();
+    });
+  }
+  // Wait until every waiter is subscribed and asleep.
+  std::this_thread::sleep_for(1500ms);
+  const long long rss1 = rss_kib();
+  long long pubsub_connections = 0;
+  {
+    const std::string list = observer.execute({"CLIENT", "LIST", "TYPE", "pubsub"}).str;
+    pubsub_connections = std::count(list.begin(), list.end(), '\n');
+  }
+  const auto released_at = Clock::now();
+  for (const auto& n : names) holder.lock(n).force_unlock();
+  all.get_future().wait_for(120s);
+  std::vector<double> first_wake_us, gaps_us;
+  for (auto& [l, times] : acquired_at) {
+    std::sort(times.begin(), times.end());
+    if (!times.empty()) {
+      first_wake_us.push_back(
+          std::chrono::duration<double, std::micro>(times.front() - released_at).count());
+    }
+    for (std::size_t i = 1; i < times.size(); ++i) {
+      gaps_us.push_back(std::chrono::duration<double, std::micro>(times[i] - times[i - 1]).count());
+    }
+  }
+  std::printf(
+      "{\"scenario\":\"waiters\",\"waiters\":%d,\"locks\":%d,\"bytes_per_waiter\":%.0f,"
+      "\"pubsub_connections\":%lld,\"first_wake_us_p50\":%.0f,\"handoff_gap_us_p50\":%.0f,"
+      "\"handoff_gap_us_p99\":%.0f,\"failures\":%d}\n",
+      count, lock_count, static_cast<double>(rss1 - rss0) * 1024.0 / count, pubsub_connections,
+      percentile(first_wake_us, 0.5), percentile(gaps_us, 0.5), percentile(gaps_us, 0.99),
+      failures.load());
+  return failures.load() == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::cerr << "usage: bench_scenarios throughput|watchdog|waiters URL [--option N]...\n";
+    return 64;
+  }
+  const std::string what = argv[1];
+  const std::string url = argv[2];
+  try {
+    if (what == "throughput") {
+      return throughput(url, static_cast<int>(arg(argc, argv, "--workers", 64)),
+                        static_cast<int>(arg(argc, argv, "--seconds", 5)));
+    }
+    if (what == "watchdog") {
+      return watchdog(url, static_cast<int>(arg(argc, argv, "--locks", 10000)),
+                      static_cast<int>(arg(argc, argv, "--periods", 3)));
+    }
+    if (what == "waiters") {
+      return waiters(url, static_cast<int>(arg(argc, argv, "--waiters", 2000)),
+                     static_cast<int>(arg(argc, argv, "--locks", 100)));
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "bench_scenarios " << what << ": " << e.what() << "\n";
+    return 1;
+  }
+  std::cerr << "bench_scenarios: unknown scenario " << what << "\n";
+  return 64;
+}

@@ -1,0 +1,163 @@
+// redisync::BasicLock: the API every exclusive lock kind shares (FairLock, FencedLock, SpinLock,
+// and the two sides of a ReadWriteLock): the same shape as redisync::Lock.
+#pragma once
+
+#include <asio/io_context.hpp>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "redisync/async.h"
+#include "redisync/config.h"
+#include "redisync/lock.h"  // ReleaseOutcome, ReleaseResult
+
+namespace redisync {
+
+namespace detail {
+class ClientCore;
+class LockKind;  // the kind's atomic steps and waiting strategy (internal)
+}  // namespace detail
+
+/// A distributed reentrant lock of some kind (see the derived classes for the layout each one
+/// uses on the server).
+///
+/// Meets the standard *TimedLockable* requirements, so std::unique_lock, std::lock_guard and
+/// std::scoped_lock work. Ownership is per thread (blocking API) or per explicit owner id
+/// (async API): the holder field is "<client id>:<owner id>".
+///
+/// Leases: lock(), try_lock() and try_lock_for(wait) take the watchdog lease
+/// (Config::lock_watchdog_timeout, default 30 s), renewed by the Client every third of it while
+/// held. The overloads with an explicit `lease` are never renewed.
+///
+/// Thread safety: a handle may be shared between threads; each thread is its own owner.
+/// Copy/move: cheap to copy (a name and references to the Client's internals).
+class BasicLock {
+ public:
+  const std::string& name() const { return name_; }
+
+  /// Blocks until acquired (watchdog lease). Reentrant: each call needs one unlock().
+  /// Throws ConnectionError / TimeoutError if the server cannot be reached, ServerError if
+  /// the key holds another type.
+  void lock();
+  /// Blocks until acquired, with a fixed lease (never renewed). Throws InvalidArgument if
+  /// lease <= 0.
+  void lock(Duration lease);
+  /// One attempt, no waiting (watchdog lease on success).
+  bool try_lock();
+  /// Waits up to `wait` (watchdog lease on success). wait <= 0 is one attempt.
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    return try_acquire(to_wait(wait), Duration{0});
+  }
+  /// Waits up to `wait`; on success the lock has the fixed `lease` (never renewed).
+  /// Throws InvalidArgument if lease <= 0.
+  bool try_lock_for(Duration wait, Duration lease);
+  /// Waits until `deadline` (any clock; converted to a wait from now).
+  template <class Clock, class Dur>
+  bool try_lock_until(const std::chrono::time_point<Clock, Dur>& deadline) {
+    return try_lock_for(deadline - Clock::now());
+  }
+  /// Drops one hold of the calling thread. Throws NotOwnerError if this thread does not hold
+  /// the lock, LockLostError if it held it but the lock expired or was removed meanwhile.
+  /// During stack unwinding it never throws (problems go to stderr).
+  void unlock();
+  /// Like unlock() but never throws: reports what happened.
+  ReleaseResult release() noexcept;
+  /// Deletes the lock whoever holds it and wakes waiters. True if it was held.
+  bool force_unlock();
+
+  /// True if anyone holds it (reads the master).
+  bool is_locked() const;
+  bool is_held_by_current_thread() const;
+  bool is_held_by_thread(std::int64_t owner) const;
+  /// Holds of the calling thread (0 if none).
+  int hold_count() const;
+  /// Remaining lease of the lock key: Duration(-2) if absent, Duration(-1) without expiry.
+  Duration remaining_lease() const;
+  /// The Redis hash field of `owner` for this kind ("<client id>:<owner>", or with ":write").
+  std::string owner_field(std::int64_t owner) const;
+
+  // --- Async forms: explicit owner id (see Client::new_owner_id()), Asio completion token ---
+
+  /// Completion: void(std::exception_ptr). Watchdog lease; waits without limit.
+  template <class Token>
+  auto async_lock(std::int64_t owner, Token&& token) {
+    return async_lock(owner, Duration{0}, std::forward<Token>(token));
+  }
+  /// Completion: void(std::exception_ptr). lease <= 0 means watchdog lease.
+  template <class Token>
+  auto async_lock(std::int64_t owner, Duration lease, Token&& token) {
+    return asio::async_initiate<Token, void(std::exception_ptr)>(
+        [self = *this, owner, lease](auto handler) {
+          auto done = self.wrap<void>(std::move(handler));
+          self.start_acquire(owner, lease, Duration{-1},
+                             [done](std::exception_ptr e, bool) { done(e); });
+        },
+        token);
+  }
+  /// Completion: void(std::exception_ptr, bool acquired). wait <= 0: one attempt;
+  /// lease <= 0: watchdog lease.
+  template <class Token>
+  auto async_try_lock(std::int64_t owner, Duration wait, Duration lease, Token&& token) {
+    return asio::async_initiate<Token, void(std::exception_ptr, bool)>(
+        [self = *this, owner, wait, lease](auto handler) {
+          self.start_acquire(owner, lease, wait < Duration{0} ? Duration{0} : wait,
+                             self.wrap<bool>(std::move(handler)));
+        },
+        token);
+  }
+  /// Completion: void(std::exception_ptr) with NotOwnerError / LockLostError as unlock().
+  template <class Token>
+  auto async_unlock(std::int64_t owner, Token&& token) {
+    return asio::async_initiate<Token, void(std::exception_ptr)>(
+        [self = *this, owner](auto handler) {
+          self.start_release(owner, self.wrap<void>(std::move(handler)));
+        },
+        token);
+  }
+
+ protected:
+  BasicLock(std::shared_ptr<detail::ClientCore> core, std::string name,
+            std::shared_ptr<const detail::LockKind> kind);
+
+  template <class Rep, class Period>
+  static Duration to_wait(const std::chrono::duration<Rep, Period>& d) {
+    if (d <= d.zero()) return Duration{0};
+    return std::chrono::ceil<Duration>(d);
+  }
+  /// Throws InvalidArgument unless lease > 0.
+  void check_lease(Duration lease) const;
+
+  /// Wraps an Asio completion handler into a callback that completes on the handler's
+  /// executor (default: the Client's I/O thread). Arg = void for void(std::exception_ptr).
+  template <class Arg, class Handler>
+  auto wrap(Handler&& handler) const {
+    if constexpr (std::is_void_v<Arg>) {
+      return detail::wrap_handler<Handler, asio::io_context::executor_type>(
+          std::forward<Handler>(handler), io().get_executor());
+    } else {
+      return detail::wrap_handler<Handler, asio::io_context::executor_type, Arg>(
+          std::forward<Handler>(handler), io().get_executor());
+    }
+  }
+  asio::io_context& io() const;
+  /// Starts an acquisition on the I/O thread. lease <= 0: watchdog; wait < 0: no limit.
+  void start_acquire(std::int64_t owner, Duration lease, Duration wait,
+                     std::function<void(std::exception_ptr, bool)> done) const;
+  void start_release(std::int64_t owner, std::function<void(std::exception_ptr)> done) const;
+
+  std::shared_ptr<detail::ClientCore> core_;
+  std::string name_;
+  std::shared_ptr<const detail::LockKind> kind_;
+
+ private:
+  bool try_acquire(Duration wait, Duration lease);
+  /// Releases one hold of the calling thread; throws only when the server cannot answer.
+  ReleaseOutcome release_outcome();
+};
+
+}  // namespace redisync

@@ -1,0 +1,31 @@
+// redisync::FairLock: Redisson's fair (FIFO) lock, getFairLock. Layout and semantics: wire
+// spec §4 (and §2, §3, §13 for what it shares with Lock).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "redisync/basic_lock.h"
+
+namespace redisync {
+
+/// A reentrant lock granted in request order, compatible with Redisson's RFairLock: Java and
+/// C++ waiters on the same name queue together.
+///
+/// Waiting threads queue in `redisson_lock_queue:{name}` with a deadline each in
+/// `redisson_lock_timeout:{name}`; a release wakes only the waiter at the head, on its own
+/// channel. Each waiter is allowed a wait allowance A (its wait time, or
+/// Config::fair_lock_wait_timeout when it waits without limit or makes one attempt) to retry
+/// once it reaches the head: a waiter that died while queued is skipped after that.
+/// A timed wait that gives up leaves the queue before try_lock_for() returns.
+///
+/// Deadlines in the queue are wall-clock epoch milliseconds from this machine's clock (like
+/// Redisson): participants need reasonably synchronised clocks.
+///
+/// API, leases, thread safety: as Lock (see BasicLock).
+class FairLock : public BasicLock {
+ public:
+  FairLock(std::shared_ptr<detail::ClientCore> core, std::string name);
+};
+
+}  // namespace redisync

@@ -1,0 +1,14 @@
+-- Count-down latch: count down by n (wire spec §9; the spec's step is n = 1).
+-- KEYS[1] count string N; KEYS[2] channel; ARGV[1] n (>= 1); ARGV[2] publish command.
+-- v = N - n (absent counts as 0). When v <= 0, N is deleted; when this call opened the latch
+-- (the count went from > 0 to <= 0; for n = 1 exactly "v = 0"), "0" is published.
+-- Returns v.
+local n = tonumber(ARGV[1])
+local v = redis.call('decrby', KEYS[1], n)
+if v <= 0 then
+  redis.call('del', KEYS[1])
+  if v + n > 0 then
+    redis.call(ARGV[2], KEYS[2], '0')
+  end
+end
+return v

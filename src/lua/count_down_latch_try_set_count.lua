@@ -1,0 +1,10 @@
+-- Count-down latch: set the count only when N is absent (wire spec §9).
+-- KEYS[1] count string N; KEYS[2] channel "redisson_countdownlatch__channel__{N}";
+-- ARGV[1] count (>= 1); ARGV[2] publish command (PUBLISH or SPUBLISH).
+-- Returns 1 when set (publishes "1": a new count, the latch is closed), 0 when N exists.
+if redis.call('exists', KEYS[1]) == 0 then
+  redis.call('set', KEYS[1], ARGV[1])
+  redis.call(ARGV[2], KEYS[2], '1')
+  return 1
+end
+return 0

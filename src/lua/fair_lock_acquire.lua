@@ -1,0 +1,45 @@
+-- Fair lock acquire (wire spec §4.3 with queueing, §4.4 without).
+-- KEYS[1] lock hash N; KEYS[2] queue "redisson_lock_queue:TAG(N)";
+-- KEYS[3] timeout set "redisson_lock_timeout:TAG(N)".
+-- ARGV[1] lease ms; ARGV[2] owner field O; ARGV[3] wait allowance A (ms); ARGV[4] now (client
+-- epoch ms); ARGV[5] "1" to queue (§4.3), "0" for a single non-waiting attempt (§4.4).
+-- Sent after fair_lock_dead_heads.lua (drop_dead_heads).
+-- Returns nil when acquired (or re-entered). Otherwise, queueing: how long to wait before
+-- re-polling (§4.3 steps 4-5); not queueing: 1.
+local now = tonumber(ARGV[4])
+local allowance = tonumber(ARGV[3])
+drop_dead_heads(KEYS[2], KEYS[3], now)  -- §4.2 (fair_lock_dead_heads.lua)
+if redis.call('exists', KEYS[1]) == 0 and
+    (redis.call('exists', KEYS[2]) == 0 or redis.call('lindex', KEYS[2], 0) == ARGV[2]) then
+  redis.call('lpop', KEYS[2])
+  redis.call('zrem', KEYS[3], ARGV[2])
+  -- Everyone behind moved one place up: each is expected one allowance earlier.
+  for _, waiter in ipairs(redis.call('zrange', KEYS[3], 0, -1)) do
+    redis.call('zincrby', KEYS[3], -allowance, waiter)
+  end
+  redis.call('hset', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+if ARGV[5] ~= '1' then
+  return 1
+end
+if redis.call('zscore', KEYS[3], ARGV[2]) ~= false then
+  return math.max(0, redis.call('pttl', KEYS[1]))
+end
+local last = redis.call('lindex', KEYS[2], -1)
+local base
+if last ~= false and last ~= ARGV[2] and redis.call('zscore', KEYS[3], last) ~= false then
+  base = tonumber(redis.call('zscore', KEYS[3], last)) - now
+else
+  base = redis.call('pttl', KEYS[1])
+end
+if redis.call('zadd', KEYS[3], base + allowance + now, ARGV[2]) == 1 then
+  redis.call('rpush', KEYS[2], ARGV[2])
+end
+return base

@@ -1,0 +1,39 @@
+-- Fair lock release (wire spec §4.6).
+-- KEYS[1] lock hash N; KEYS[2] queue; KEYS[3] timeout set;
+-- KEYS[4] channel prefix "redisson_lock__channel:TAG(N)" (the head waiter's channel is
+-- "<prefix>:<its owner field>"); KEYS[5] release record "redisson_unlock_latch:TAG(N):R".
+-- ARGV[1] message "0"; ARGV[2] lease for the remaining holds (ms); ARGV[3] owner field O;
+-- ARGV[4] now (client epoch ms); ARGV[5] publish command; ARGV[6] release record expiry (ms).
+-- Sent after fair_lock_dead_heads.lua (drop_dead_heads).
+-- Returns nil: caller is not the owner; 0: still held (reentrant); 1: released (also when
+-- the lock no longer existed).
+local recorded = redis.call('get', KEYS[5])
+if recorded ~= false then
+  return tonumber(recorded)
+end
+local now = tonumber(ARGV[4])
+drop_dead_heads(KEYS[2], KEYS[3], now)  -- §4.2 (fair_lock_dead_heads.lua)
+if redis.call('exists', KEYS[1]) == 0 then
+  local head = redis.call('lindex', KEYS[2], 0)
+  if head ~= false then
+    redis.call(ARGV[5], KEYS[4] .. ':' .. head, ARGV[1])
+  end
+  redis.call('set', KEYS[5], 1, 'px', ARGV[6])
+  return 1
+end
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+  return nil
+end
+local count = redis.call('hincrby', KEYS[1], ARGV[3], -1)
+if count > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('set', KEYS[5], 0, 'px', ARGV[6])
+  return 0
+end
+redis.call('del', KEYS[1])
+redis.call('set', KEYS[5], 1, 'px', ARGV[6])
+local head = redis.call('lindex', KEYS[2], 0)
+if head ~= false then
+  redis.call(ARGV[5], KEYS[4] .. ':' .. head, ARGV[1])
+end
+return 1

@@ -1,0 +1,11 @@
+-- Read or write force release (wire spec §5.6): delete the lock if it is in the given mode,
+-- whoever holds it, and wake waiters.
+-- KEYS[1] lock hash N; KEYS[2] channel "redisson_rwlock:TAG(N)";
+-- ARGV[1] mode "read" or "write"; ARGV[2] message ("0" read, "1" write); ARGV[3] publish command.
+-- Returns 1 if the lock was in that mode and is now deleted, else 0.
+if redis.call('hget', KEYS[1], 'mode') == ARGV[1] then
+  redis.call('del', KEYS[1])
+  redis.call(ARGV[3], KEYS[2], ARGV[2])
+  return 1
+end
+return 0

@@ -1,0 +1,39 @@
+-- Write lock release (wire spec §5.5).
+-- KEYS[1] lock hash N; KEYS[2] channel "redisson_rwlock:TAG(N)";
+-- KEYS[3] release record "redisson_unlock_latch:TAG(N):R".
+-- ARGV[1] message "1" (wake every waiter); ARGV[2] lease for the remaining holds (ms);
+-- ARGV[3] writer field W; ARGV[4] release record expiry (ms); ARGV[5] publish command.
+-- Returns nil: caller is not the writer; 0: still held (reentrant); 1: write hold released
+-- (the lock is free, or still read-held by the same thread after a downgrade).
+local recorded = redis.call('get', KEYS[3])
+if recorded ~= false then
+  return tonumber(recorded)
+end
+local mode = redis.call('hget', KEYS[1], 'mode')
+if mode == false then
+  redis.call(ARGV[5], KEYS[2], ARGV[1])
+  redis.call('set', KEYS[3], 1, 'px', ARGV[4])
+  return nil
+end
+if mode == 'write' then
+  if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+    return nil
+  end
+  local count = redis.call('hincrby', KEYS[1], ARGV[3], -1)
+  if count > 0 then
+    redis.call('pexpire', KEYS[1], ARGV[2])
+    redis.call('set', KEYS[3], 0, 'px', ARGV[4])
+    return 0
+  end
+  redis.call('hdel', KEYS[1], ARGV[3])
+  if redis.call('hlen', KEYS[1]) == 1 then
+    redis.call('del', KEYS[1])
+    redis.call(ARGV[5], KEYS[2], ARGV[1])
+  else
+    -- The same thread still reads (downgrade): the lock stays, in read mode.
+    redis.call('hset', KEYS[1], 'mode', 'read')
+  end
+  redis.call('set', KEYS[3], 1, 'px', ARGV[4])
+  return 1
+end
+return nil

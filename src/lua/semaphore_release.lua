@@ -1,0 +1,8 @@
+-- Counting semaphore: release n permits, or add n (any sign; the count may go negative)
+-- (wire spec §7). Anybody may release.
+-- KEYS[1] permits string N; KEYS[2] channel "redisson_sc:TAG(N)";
+-- ARGV[1] n (release: >= 1; add: any sign); ARGV[2] publish command (PUBLISH or SPUBLISH).
+-- Creates N when absent; publishes the new available count. Returns the new count.
+local value = redis.call('incrby', KEYS[1], ARGV[1])
+redis.call(ARGV[2], KEYS[2], value)
+return value

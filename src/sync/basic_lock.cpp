@@ -1,0 +1,128 @@
+// redisync::BasicLock: the blocking API over the shared flows of sync/lock_kind.h.
+#include "redisync/basic_lock.h"
+
+#include "sync/identity.h"
+#include "sync/lock_kind.h"
+
+namespace redisync {
+
+BasicLock::BasicLock(std::shared_ptr<detail::ClientCore> core, std::string name,
+                     std::shared_ptr<const detail::LockKind> kind)
+    : core_(std::move(core)), name_(std::move(name)), kind_(std::move(kind)) {
+  if (name_.empty())
+    throw InvalidArgument("redisync: " + kind_->noun() + " name must not be empty");
+}
+
+asio::io_context& BasicLock::io() const { return core_->io(); }
+
+void BasicLock::start_acquire(std::int64_t owner, Duration lease, Duration wait,
+                              std::function<void(std::exception_ptr, bool)> done) const {
+  detail::run_acquire(core_, kind_, name_, owner, lease, wait, std::move(done));
+}
+
+void BasicLock::start_release(std::int64_t owner,
+                              std::function<void(std::exception_ptr)> done) const {
+  const std::string what = kind_->describe(*core_, name_);
+  detail::run_release(core_, kind_, name_, owner,
+                      [done, what, owner](ReleaseOutcome outcome, std::exception_ptr error) {
+                        done(error ? error : detail::outcome_error(outcome, what, owner));
+                      });
+}
+
+void BasicLock::check_lease(Duration lease) const {
+  if (lease <= Duration{0}) {
+    throw InvalidArgument("redisync: lease for " + kind_->noun() + " '" + name_ +
+                          "' must be > 0 (got " + std::to_string(lease.count()) + " ms)");
+  }
+}
+
+std::string BasicLock::owner_field(std::int64_t owner) const {
+  return core_->owner_field(owner) + kind_->field_suffix();
+}
+
+void BasicLock::lock() {
+  const auto owner = sync::thread_owner_id();
+  core_->call<bool>([&](auto done) { start_acquire(owner, Duration{0}, Duration{-1}, done); });
+}
+
+void BasicLock::lock(Duration lease) {
+  check_lease(lease);
+  const auto owner = sync::thread_owner_id();
+  core_->call<bool>([&](auto done) { start_acquire(owner, lease, Duration{-1}, done); });
+}
+
+bool BasicLock::try_lock() { return try_acquire(Duration{0}, Duration{0}); }
+
+bool BasicLock::try_lock_for(Duration wait, Duration lease) {
+  check_lease(lease);
+  return try_acquire(wait < Duration{0} ? Duration{0} : wait, lease);
+}
+
+bool BasicLock::try_acquire(Duration wait, Duration lease) {
+  const auto owner = sync::thread_owner_id();
+  return core_->call<bool>([&](auto done) { start_acquire(owner, lease, wait, done); });
+}
+
+ReleaseOutcome BasicLock::release_outcome() {
+  const auto owner = sync::thread_owner_id();
+  return core_->call<ReleaseOutcome>([&](auto done) {
+    detail::run_release(core_, kind_, name_, owner,
+                        [done](ReleaseOutcome outcome, std::exception_ptr e) { done(e, outcome); });
+  });
+}
+
+ReleaseResult BasicLock::release() noexcept {
+  try {
+    return ReleaseResult{release_outcome(), {}};
+  } catch (const std::exception& e) {
+    return ReleaseResult{ReleaseOutcome::failed, e.what()};
+  } catch (...) {
+    return ReleaseResult{ReleaseOutcome::failed, "unknown error"};
+  }
+}
+
+void BasicLock::unlock() {
+  const std::string what = kind_->describe(*core_, name_);
+  if (std::uncaught_exceptions() > 0) {
+    // Unwinding (e.g. a guard's destructor during an exception): throwing would terminate.
+    return detail::log_unwinding_release(release(), what);
+  }
+  const ReleaseOutcome outcome = release_outcome();  // throws when the server is unreachable
+  if (auto error = detail::outcome_error(outcome, what, sync::thread_owner_id())) {
+    std::rethrow_exception(error);
+  }
+}
+
+bool BasicLock::force_unlock() {
+  return core_->call<bool>(
+      [&](auto done) { detail::run_force_release(core_, kind_, name_, done); });
+}
+
+using detail::query;
+
+bool BasicLock::is_locked() const {
+  return core_->call<bool>([&](auto done) { kind_->is_locked(core_, name_, done); });
+}
+
+bool BasicLock::is_held_by_current_thread() const {
+  return is_held_by_thread(sync::thread_owner_id());
+}
+
+bool BasicLock::is_held_by_thread(std::int64_t owner) const {
+  return query(core_, {"HEXISTS", name_, owner_field(owner)},
+               "querying " + kind_->describe(*core_, name_))
+             .integer == 1;
+}
+
+int BasicLock::hold_count() const {
+  auto r = query(core_, {"HGET", name_, owner_field(sync::thread_owner_id())},
+                 "querying " + kind_->describe(*core_, name_));
+  return r.is_nil() ? 0 : std::stoi(r.str);
+}
+
+Duration BasicLock::remaining_lease() const {
+  return Duration{
+      query(core_, {"PTTL", name_}, "querying " + kind_->describe(*core_, name_)).integer};
+}
+
+}  // namespace redisync

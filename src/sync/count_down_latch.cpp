@@ -1,0 +1,169 @@
+// redisync::CountDownLatch: Redisson's RCountDownLatch (wire spec §9, §13).
+#include "redisync/count_down_latch.h"
+
+#include <charconv>
+
+#include "lua/scripts.h"
+#include "redisync/errors.h"
+#include "sync/acquire_loop.h"
+#include "sync/client_core.h"
+
+namespace redisync {
+
+namespace {
+
+// Spec §9: braces are always added around N, even when N contains braces (unlike TAG(N)).
+std::string latch_channel(const std::string& name) {
+  return "redisson_countdownlatch__channel__{" + name + "}";
+}
+
+// "0" = the latch opened; "1" = a new count was set or the latch was deleted. Every message
+// makes all local waiters re-check the count: a delete opens the latch too (Redisson's own
+// waiters only re-check on "0"), and a new count is never set while anybody waits (it needs
+// the key to be absent, i.e. the latch open), so "1" costs nothing in practice.
+void latch_message_policy(net::Channel& channel, const std::string&) { channel.wake_all(); }
+
+std::string describe_latch(const detail::ClientCore& core, const std::string& name) {
+  return "count-down latch '" + name + "' on " + core.config().describe();
+}
+
+// The count from a GET reply (absent = 0), or the error to report. Never throws, so the I/O
+// thread hands errors over without passing them through a catch block.
+std::int64_t parse_count(const net::Reply& reply, const std::string& what,
+                         std::exception_ptr& error) {
+  if (reply.is_error()) {
+    error = std::make_exception_ptr(
+        ServerError(what + ": server replied " + reply.str, reply.str));
+    return 0;
+  }
+  if (reply.is_nil()) return 0;
+  long long value = 0;
+  const char* first = reply.str.data();
+  const char* last = first + reply.str.size();
+  auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec == std::errc{} && ptr == last && first != last) return value;
+  error = std::make_exception_ptr(
+      ServerError(what + ": the key holds '" + reply.str + "', not a count", reply.str));
+  return 0;
+}
+
+std::int64_t parse_count(const net::Reply& reply, const std::string& what) {
+  std::exception_ptr error;
+  const auto value = parse_count(reply, what, error);
+  if (error) std::rethrow_exception(error);
+  return value;
+}
+
+net::Reply run(const std::shared_ptr<detail::ClientCore>& core,
+               std::function<void(net::ReplyHandler)> send, const std::string& what) {
+  auto reply = core->call<net::Reply>([&](auto done) { send(done); });
+  if (reply.is_error()) net::throw_server_error(reply, what);
+  return reply;
+}
+
+}  // namespace
+
+namespace detail {
+
+void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                      Duration wait, std::function<void(std::exception_ptr, bool)> done) {
+  asio::post(core->io(), [core, name, wait, done = std::move(done)]() mutable {
+    const std::string what = "waiting on " + describe_latch(*core, name);
+    sync::AcquireLoop::Params params;
+    params.channel = latch_channel(name);
+    params.policy = latch_message_policy;
+    if (wait >= Duration{0}) params.deadline = sync::Clock::now() + wait;
+    params.attempt = [core, name, what](sync::AcquireLoop::AttemptDone cb) {
+      core->executor().execute(
+          {"GET", name},
+          [cb, what](std::exception_ptr error, net::Reply reply) {
+            // Open when the count is 0 (absent); no lease bounds the wait: a message (or the
+            // deadline) ends it. Errors are passed on outside the catch block.
+            bool open = false;
+            if (!error) open = parse_count(reply, what, error) <= 0;
+            if (error) return cb(std::move(error), {});
+            cb(nullptr, {open, -1});
+          },
+          net::Retry::always);
+    };
+    // Reading the count is idempotent: connection errors and timeouts are simply retried.
+    params.retry_attempts = core->config().retry_attempts;
+    params.retry_interval = core->config().retry_interval;
+    sync::AcquireLoop::start(core->executor(), std::move(params), std::move(done));
+  });
+}
+
+}  // namespace detail
+
+CountDownLatch::CountDownLatch(std::shared_ptr<detail::ClientCore> core, std::string name)
+    : core_(std::move(core)), name_(std::move(name)) {
+  if (name_.empty()) throw InvalidArgument("redisync: count-down latch name must not be empty");
+}
+
+void CountDownLatch::count_down(std::int64_t n) {
+  if (n < 0) {
+    throw InvalidArgument("redisync: n for count_down of " + describe_latch(*core_, name_) +
+                          " must be >= 0 (got " + std::to_string(n) + ")");
+  }
+  if (n == 0) return;
+  run(
+      core_,
+      [&](net::ReplyHandler done) {
+        core_->executor().eval(lua::count_down_latch_count_down,
+                               {name_, latch_channel(name_)},
+                               {std::to_string(n), core_->publish_command()}, std::move(done));
+      },
+      "counting down " + describe_latch(*core_, name_));
+}
+
+void CountDownLatch::wait() {
+  core_->call<bool>(
+      [&](auto done) { detail::start_latch_wait(core_, name_, Duration{-1}, done); });
+}
+
+bool CountDownLatch::wait_ms(Duration wait) {
+  return core_->call<bool>(
+      [&](auto done) { detail::start_latch_wait(core_, name_, wait, done); });
+}
+
+bool CountDownLatch::try_wait() const { return count() <= 0; }
+
+bool CountDownLatch::try_set_count(std::int64_t count) {
+  if (count < 1) {
+    throw InvalidArgument("redisync: count for try_set_count of " +
+                          describe_latch(*core_, name_) + " must be >= 1 (got " +
+                          std::to_string(count) + "; a latch with count 0 is simply open)");
+  }
+  return run(
+             core_,
+             [&](net::ReplyHandler done) {
+               core_->executor().eval(lua::count_down_latch_try_set_count,
+                                      {name_, latch_channel(name_)},
+                                      {std::to_string(count), core_->publish_command()},
+                                      std::move(done));
+             },
+             "setting the count of " + describe_latch(*core_, name_))
+             .integer == 1;
+}
+
+std::int64_t CountDownLatch::count() const {
+  const std::string what = "querying " + describe_latch(*core_, name_);
+  auto reply = core_->call<net::Reply>([&](auto done) {
+    core_->executor().execute({"GET", name_}, done, net::Retry::always);
+  });
+  return parse_count(reply, what);
+}
+
+bool CountDownLatch::remove() {
+  return run(
+             core_,
+             [&](net::ReplyHandler done) {
+               core_->executor().eval(lua::count_down_latch_delete,
+                                      {name_, latch_channel(name_)},
+                                      {core_->publish_command()}, std::move(done));
+             },
+             "removing " + describe_latch(*core_, name_))
+             .integer == 1;
+}
+
+}  // namespace redisync

@@ -1,0 +1,131 @@
+// redisync::FairLock: Redisson's fair lock (wire spec §4).
+#include "redisync/fair_lock.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "lua/scripts.h"
+#include "sync/fair_poll.h"
+#include "sync/identity.h"
+#include "sync/lock_kind.h"
+
+namespace redisync {
+
+namespace sync {
+
+long long fair_poll_ms(long long reply, int idle_polls) {
+  if (reply > 0) return reply;
+  constexpr long long kFirst = 10;
+  constexpr long long kMax = 1000;
+  const int doublings = std::clamp(idle_polls, 0, 7);
+  return std::min(kMax, kFirst << doublings);
+}
+
+}  // namespace sync
+
+namespace {
+
+// The fair lock's scripts run with the shared "drop dead heads" sub-step (§4.2) in front.
+template <const lua::Script& Body>
+const lua::Script& with_dead_heads() {
+  static const std::string source =
+      std::string(lua::fair_lock_dead_heads.source) + "\n" + std::string(Body.source);
+  static const lua::Script script{Body.name, source};
+  return script;
+}
+
+// Unix epoch ms from this machine's wall clock: queue deadlines are absolute (spec §1.4).
+std::string epoch_ms() {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count());
+}
+
+std::string queue_key(const std::string& name) {
+  return "redisson_lock_queue:" + sync::hash_tag(name);
+}
+std::string timeout_key(const std::string& name) {
+  return "redisson_lock_timeout:" + sync::hash_tag(name);
+}
+
+class FairKind final : public detail::LockKind {
+ public:
+  std::string noun() const override { return "fair lock"; }
+  detail::ReleaseReply release_reply() const override {
+    return detail::ReleaseReply::own_or_absent;
+  }
+
+  void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                  std::int64_t owner, Duration effective_lease, Duration wait,
+                  std::optional<sync::Clock::time_point> deadline,
+                  detail::AcquireDone done) const override {
+    const std::string field = core->owner_field(owner);
+    const bool queueing = wait != Duration{0};
+    // Wait allowance A (§4.1): the caller's wait, else the configured default.
+    const Duration allowance = wait > Duration{0} ? wait : core->config().fair_lock_wait_timeout;
+    const std::string lease = std::to_string(effective_lease.count());
+    const std::string allow = std::to_string(allowance.count());
+    auto idle_polls = std::make_shared<int>(0);
+    auto attempt = detail::script_attempt(
+        core, with_dead_heads<lua::fair_lock_acquire>(), {name, queue_key(name), timeout_key(name)},
+        [lease, field, allow, queueing] {
+          return std::vector<std::string>{lease, field, allow, epoch_ms(), queueing ? "1" : "0"};
+        },
+        describe(*core, name),
+        [idle_polls](const net::Reply& reply) {
+          auto result = detail::parse_nil_or_ttl(reply);
+          if (!result.acquired) {
+            result.ttl_ms = sync::fair_poll_ms(result.ttl_ms, *idle_polls);
+            *idle_polls = reply.integer > 0 ? 0 : *idle_polls + 1;
+          }
+          return result;
+        });
+    if (!queueing) {
+      // §4.4: one attempt, never queued; nothing to subscribe to or clean up.
+      return attempt([done](std::exception_ptr error, sync::AttemptResult r) {
+        done(error, !error && r.acquired);
+      });
+    }
+    // A waiter that stops waiting (timed out, failed) leaves the queue (§4.5) before the
+    // caller hears about it, so nothing of it is left behind once try_lock_for() returns.
+    auto gave_up = std::make_shared<bool>(false);
+    auto finish = [core, name, field, allow, gave_up, done](std::exception_ptr error,
+                                                            bool acquired) {
+      if (acquired || (!*gave_up && !error)) return done(error, acquired);
+      core->executor().eval(
+          lua::fair_lock_give_up, {queue_key(name), timeout_key(name)}, {field, allow},
+          [error, done](std::exception_ptr, net::Reply) { done(error, false); },
+          net::Retry::always);
+    };
+    // Each waiter listens on its own channel: a release wakes only the head (§4.8).
+    detail::start_pubsub_loop(core, detail::lock_channel(name) + ":" + field, deadline,
+                              std::move(attempt), std::move(finish),
+                              [gave_up] { *gave_up = true; });
+  }
+
+  void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                    const detail::HoldRef& hold, Duration lease, const std::string& record,
+                    net::ReplyHandler handler) const override {
+    core->executor().eval(
+        with_dead_heads<lua::fair_lock_release>(),
+        {name, queue_key(name), timeout_key(name), detail::lock_channel(name), record},
+        {"0", std::to_string(lease.count()), hold.field, epoch_ms(), core->publish_command(),
+         std::to_string(core->release_record_ttl_ms())},
+        std::move(handler), net::Retry::always);
+  }
+
+  void force_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                  net::ReplyHandler handler) const override {
+    core->executor().eval(with_dead_heads<lua::fair_lock_force_release>(),
+                          {name, queue_key(name), timeout_key(name), detail::lock_channel(name)},
+                          {"0", epoch_ms(), core->publish_command()}, std::move(handler),
+                          net::Retry::always);
+  }
+};
+
+}  // namespace
+
+FairLock::FairLock(std::shared_ptr<detail::ClientCore> core, std::string name)
+    : BasicLock(std::move(core), std::move(name), std::make_shared<const FairKind>()) {}
+
+}  // namespace redisync

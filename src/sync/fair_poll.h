@@ -1,0 +1,14 @@
+// The fair lock's re-poll bound (wire spec §4.8). Pure, for unit tests.
+#pragma once
+
+namespace redisync::sync {
+
+/// How long a queued fair-lock waiter sleeps before re-polling (unless its own channel wakes
+/// it first) after the acquire step answered `reply` (§4.3).
+/// A positive answer is the step's own estimate and is used as it is. 0 (the lock is free but
+/// another waiter is at the head, or the holder set no expiry) carries no estimate: instead of
+/// re-polling at once (a busy loop until a dead head's deadline), the waiter backs off 10, 20,
+/// 40 ... up to 1000 ms as `idle_polls` (consecutive answers <= 0 before this one) grows.
+long long fair_poll_ms(long long reply, int idle_polls);
+
+}  // namespace redisync::sync

@@ -1,0 +1,119 @@
+// redisync::FencedLock: Redisson's fenced lock (wire spec §11).
+#include "redisync/fenced_lock.h"
+
+#include "lua/scripts.h"
+#include "sync/identity.h"
+#include "sync/lock_kind.h"
+
+namespace redisync {
+
+namespace {
+
+std::string token_key(const std::string& name) {
+  return "redisson_lock_token:" + sync::hash_tag(name);
+}
+
+class FencedKind final : public detail::LockKind {
+ public:
+  std::string noun() const override { return "fenced lock"; }
+
+  /// The acquire loop; with `token` set, the step is acquire-with-token and the token of the
+  /// successful attempt is stored there.
+  void start_token_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                        std::int64_t owner, Duration effective_lease,
+                        std::optional<sync::Clock::time_point> deadline,
+                        std::shared_ptr<std::optional<std::uint64_t>> token,
+                        detail::AcquireDone done) const {
+    detail::ReplyParser parse;  // ordinary acquire: nil / PTTL
+    if (token) {
+      // Acquire-with-token: {-1, token} or {PTTL, -1}.
+      parse = [token](const net::Reply& reply) -> sync::AttemptResult {
+        if (!reply.is_array() || reply.elements.size() != 2) {
+          throw ServerError("unexpected reply " + reply.to_string(), reply.to_string());
+        }
+        const long long ttl = reply.elements[0].integer;
+        if (ttl != -1) return {false, ttl};
+        *token = static_cast<std::uint64_t>(reply.elements[1].integer);
+        return {true, 0};
+      };
+    }
+    detail::start_pubsub_loop(
+        core, detail::lock_channel(name), deadline,
+        detail::script_attempt(core, lua::fenced_lock_acquire, {name, token_key(name)},
+                               detail::fixed_args({std::to_string(effective_lease.count()),
+                                                   core->owner_field(owner), token ? "1" : "0"}),
+                               describe(*core, name), std::move(parse)),
+        std::move(done));
+  }
+
+  void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                  std::int64_t owner, Duration effective_lease, Duration /*wait*/,
+                  std::optional<sync::Clock::time_point> deadline,
+                  detail::AcquireDone done) const override {
+    start_token_loop(core, name, owner, effective_lease, deadline, nullptr, std::move(done));
+  }
+
+  void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                    const detail::HoldRef& hold, Duration lease, const std::string& record,
+                    net::ReplyHandler handler) const override {
+    detail::hash_release_step(core, name, hold, lease, record, true, std::move(handler));
+  }
+
+  void force_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                  net::ReplyHandler handler) const override {
+    detail::hash_force_step(core, name, true, std::move(handler));
+  }
+};
+
+}  // namespace
+
+FencedLock::FencedLock(std::shared_ptr<detail::ClientCore> core, std::string name)
+    : BasicLock(std::move(core), std::move(name), std::make_shared<const FencedKind>()) {}
+
+void FencedLock::start_token_acquire(std::int64_t owner, Duration lease, Duration wait,
+                                     TokenDone done) const {
+  auto token = std::make_shared<std::optional<std::uint64_t>>();
+  auto kind = std::static_pointer_cast<const FencedKind>(kind_);
+  detail::run_acquire(
+      core_, kind_, name_, owner, lease, wait,
+      [token, done](std::exception_ptr error, bool acquired) {
+        done(error, acquired ? *token : std::nullopt);
+      },
+      [core = core_, name = name_, owner, token, kind](
+          Duration effective, std::optional<sync::Clock::time_point> deadline,
+          sync::AcquireLoop::Done loop_done) {
+        kind->start_token_loop(core, name, owner, effective, deadline, token, std::move(loop_done));
+      });
+}
+
+std::optional<std::uint64_t> FencedLock::acquire_token(Duration wait, Duration lease) {
+  const auto owner = sync::thread_owner_id();
+  return core_->call<std::optional<std::uint64_t>>(
+      [&](auto done) { start_token_acquire(owner, lease, wait, done); });
+}
+
+std::uint64_t FencedLock::lock_and_get_token() {
+  return acquire_token(Duration{-1}, Duration{0}).value_or(0);
+}
+
+std::uint64_t FencedLock::lock_and_get_token(Duration lease) {
+  check_lease(lease);
+  return acquire_token(Duration{-1}, lease).value_or(0);
+}
+
+std::optional<std::uint64_t> FencedLock::try_lock_and_get_token_for(Duration wait) {
+  return acquire_token(wait < Duration{0} ? Duration{0} : wait, Duration{0});
+}
+
+std::optional<std::uint64_t> FencedLock::try_lock_and_get_token_for(Duration wait, Duration lease) {
+  check_lease(lease);
+  return acquire_token(wait < Duration{0} ? Duration{0} : wait, lease);
+}
+
+std::uint64_t FencedLock::token() const {
+  const auto reply = detail::query(core_, {"GET", token_key(name_)},
+                                   "reading the token of " + kind_->describe(*core_, name_));
+  return reply.is_nil() ? 0 : std::stoull(reply.str);
+}
+
+}  // namespace redisync

@@ -1,0 +1,265 @@
+#include "sync/lock_kind.h"
+
+#include <asio/post.hpp>
+#include <iostream>
+
+#include "lua/scripts.h"
+#include "sync/identity.h"
+
+namespace redisync::detail {
+
+HoldRef LockKind::hold_ref(const ClientCore& core, const std::string& name,
+                           std::int64_t owner) const {
+  HoldRef h;
+  h.hold_key = name + hold_suffix();
+  h.owner = owner;
+  const std::string owner_field = core.owner_field(owner);
+  h.field = owner_field + field_suffix();
+  h.renewal = sync::RenewalKey{name, h.field, renewal_kind()};
+  // The Client's lost handler reads the owner from "<client id>:<owner>".
+  h.report = sync::RenewalKey{h.hold_key, owner_field};
+  return h;
+}
+
+std::string LockKind::describe(const ClientCore& core, const std::string& name) const {
+  return noun() + " '" + name + "' on " + core.config().describe();
+}
+
+void LockKind::is_locked(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                         BoolDone done) const {
+  const std::string what = "querying " + describe(*core, name);
+  core->executor().execute(
+      {"EXISTS", name},
+      [done, what](std::exception_ptr error, net::Reply reply) {
+        error = reply_error(error, reply, what);
+        done(error, !error && reply.integer == 1);
+      },
+      net::Retry::always);
+}
+
+std::exception_ptr reply_error(std::exception_ptr error, const net::Reply& reply,
+                               const std::string& what) {
+  if (error || !reply.is_error()) return error;
+  try {
+    net::throw_server_error(reply, what);
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
+std::exception_ptr outcome_error(ReleaseOutcome outcome, const std::string& what,
+                                 std::int64_t owner) {
+  const std::string by = " owner " + std::to_string(owner);
+  if (outcome == ReleaseOutcome::not_held) {
+    return std::make_exception_ptr(NotOwnerError("redisync: " + what + " is not held by" + by));
+  }
+  if (outcome == ReleaseOutcome::lost) {
+    return std::make_exception_ptr(LockLostError("redisync: " + what + " was lost by" + by +
+                                                 " before release (lease expired or key removed)"));
+  }
+  return nullptr;
+}
+
+void log_unwinding_release(const ReleaseResult& result, const std::string& what) {
+  if (result) return;
+  const char* why = result.outcome == ReleaseOutcome::lost       ? "lock was lost"
+                    : result.outcome == ReleaseOutcome::not_held ? "not held"
+                                                                 : result.error.c_str();
+  std::cerr << "redisync: unlock of " << what << " during stack unwinding failed: " << why << "\n";
+}
+
+net::Reply query(const std::shared_ptr<ClientCore>& core, std::vector<std::string> args,
+                 const std::string& what) {
+  return core->call<net::Reply>([&](auto done) {
+    core->executor().execute(
+        std::move(args),
+        [done, what](std::exception_ptr error, net::Reply reply) {
+          done(reply_error(error, reply, what), std::move(reply));
+        },
+        net::Retry::always);
+  });
+}
+
+void lock_message_policy(net::Channel& channel, const std::string& payload) {
+  if (payload == "0") {
+    channel.wake_one();
+  } else {
+    channel.wake_all();
+  }
+}
+
+std::string lock_channel(const std::string& name) {
+  return "redisson_lock__channel:" + sync::hash_tag(name);
+}
+
+ArgsFn fixed_args(std::vector<std::string> args) {
+  return [args = std::move(args)] { return args; };
+}
+
+sync::AttemptResult parse_nil_or_ttl(const net::Reply& reply) {
+  if (reply.is_nil()) return {true, 0};
+  if (reply.is_integer()) return {false, reply.integer};
+  throw ServerError("unexpected reply " + reply.to_string(), reply.to_string());
+}
+
+sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& core,
+                                            const lua::Script& script,
+                                            std::vector<std::string> keys, ArgsFn args,
+                                            std::string what, ReplyParser parse) {
+  if (!parse) parse = parse_nil_or_ttl;
+  return [core, script = &script, keys = std::move(keys), args = std::move(args),
+          what = "acquiring " + what, parse](sync::AcquireLoop::AttemptDone cb) {
+    core->executor().eval(
+        *script, keys, args(), [cb, what, parse](std::exception_ptr error, net::Reply reply) {
+          error = reply_error(error, reply, what);
+          if (error) return cb(error, {});
+          sync::AttemptResult result;
+          try {
+            result = parse(reply);
+          } catch (const Error&) {
+            error = std::current_exception();
+          } catch (const std::exception& e) {
+            error = std::make_exception_ptr(ServerError(what + ": " + e.what(), reply.to_string()));
+          }
+          // Outside the handler: the loop's continuation must not run inside a catch block.
+          cb(std::move(error), result);
+        });
+  };
+}
+
+void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
+                       std::optional<sync::Clock::time_point> deadline,
+                       sync::AcquireLoop::AttemptFn attempt, AcquireDone done,
+                       std::function<void()> on_give_up) {
+  sync::AcquireLoop::Params params;
+  params.channel = std::move(channel);
+  params.policy = lock_message_policy;
+  params.deadline = deadline;
+  params.attempt = std::move(attempt);
+  params.on_give_up = std::move(on_give_up);
+  sync::AcquireLoop::start(core->executor(), std::move(params), std::move(done));
+}
+
+void hash_release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                       const HoldRef& hold, Duration lease, const std::string& record, bool publish,
+                       net::ReplyHandler handler) {
+  core->executor().eval(
+      lua::lock_release, {name, lock_channel(name), record},
+      {"0", std::to_string(lease.count()), hold.field,
+       std::to_string(core->release_record_ttl_ms()), core->publish_command(), publish ? "1" : "0"},
+      std::move(handler), net::Retry::always);
+}
+
+void hash_force_step(const std::shared_ptr<ClientCore>& core, const std::string& name, bool publish,
+                     net::ReplyHandler handler) {
+  core->executor().eval(lua::lock_force_release, {name, lock_channel(name)},
+                        {"0", core->publish_command(), publish ? "1" : "0"}, std::move(handler),
+                        net::Retry::always);
+}
+
+void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                 const std::string& name, std::int64_t owner, Duration lease, Duration wait,
+                 AcquireDone done, LoopStarter start) {
+  asio::post(core->io(), [core, kind, name, owner, lease, wait, done = std::move(done),
+                          start = std::move(start)]() mutable {
+    const bool watchdog = lease <= Duration{0};
+    const Duration effective = watchdog ? core->config().lock_watchdog_timeout : lease;
+    std::optional<sync::Clock::time_point> deadline;
+    if (wait >= Duration{0}) deadline = sync::Clock::now() + wait;
+    auto finished = [core, kind, name, owner, watchdog, effective, done](std::exception_ptr error,
+                                                                         bool acquired) {
+      if (!error && acquired) {
+        const HoldRef ref = kind->hold_ref(*core, name, owner);
+        auto& hold = core->holds()[{ref.hold_key, owner}];
+        if (hold.lost) hold = Hold{};  // a new hold after a lost one starts afresh
+        ++hold.count;
+        hold.lease = effective;
+        hold.watchdog = hold.watchdog || watchdog;
+        if (watchdog) core->watchdog().add(ref.renewal, ref.report);
+      }
+      done(error, acquired);
+    };
+    if (start) {
+      start(effective, deadline, std::move(finished));
+    } else {
+      kind->start_loop(core, name, owner, effective, wait, deadline, std::move(finished));
+    }
+  });
+}
+
+ReleaseOutcome settle_release(ClientCore& core, const HoldRef& ref, const net::Reply& reply,
+                              ReleaseReply kind) {
+  auto& holds = core.holds();
+  auto it = holds.find({ref.hold_key, ref.owner});
+  const bool believed = it != holds.end() && it->second.count > 0;
+  auto drop = [&] {
+    if (it != holds.end()) holds.erase(it);
+    core.watchdog().forget(ref.renewal);
+  };
+  if (reply.is_nil()) {
+    // Not the owner on the server. If we believed we held it, it was lost.
+    drop();
+    return believed ? ReleaseOutcome::lost : ReleaseOutcome::not_held;
+  }
+  if (kind == ReleaseReply::own_or_absent && reply.integer == 1 && (!believed || it->second.lost)) {
+    // The lock was already gone: ours expired (lost), or we never held it.
+    drop();
+    return believed ? ReleaseOutcome::lost : ReleaseOutcome::not_held;
+  }
+  core.watchdog().remove(ref.renewal);
+  bool last = reply.integer == 1;
+  if (kind == ReleaseReply::whole_lock) last = !believed || it->second.count <= 1;
+  if (last) {
+    drop();
+    return ReleaseOutcome::released;
+  }
+  if (it != holds.end() && --it->second.count <= 0) holds.erase(it);
+  return ReleaseOutcome::still_held;
+}
+
+void run_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                 const std::string& name, std::int64_t owner, ReleaseDone done) {
+  asio::post(core->io(), [core, kind, name, owner, done = std::move(done)] {
+    const HoldRef ref = kind->hold_ref(*core, name, owner);
+    auto it = core->holds().find({ref.hold_key, owner});
+    const Duration lease = it != core->holds().end() && it->second.lease.count() > 0
+                               ? it->second.lease
+                               : core->config().lock_watchdog_timeout;
+    // The release record makes a resend after a dropped connection safe (spec §1.8).
+    const std::string record =
+        "redisson_unlock_latch:" + sync::hash_tag(name) + ":" + sync::random_request_id();
+    const std::string what = "releasing " + kind->describe(*core, name);
+    kind->release_step(
+        core, name, ref, lease, record,
+        [core, kind, ref, record, what, done](std::exception_ptr error, net::Reply reply) {
+          error = reply_error(error, reply, what);
+          if (error) return done(ReleaseOutcome::failed, error);
+          core->executor().execute({"DEL", record}, [](std::exception_ptr, net::Reply) {});
+          done(settle_release(*core, ref, reply, kind->release_reply()), nullptr);
+        });
+  });
+}
+
+void run_force_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                       const std::string& name, BoolDone done) {
+  asio::post(core->io(), [core, kind, name, done = std::move(done)] {
+    const std::string what = "force-unlocking " + kind->describe(*core, name);
+    kind->force_step(core, name,
+                     [core, kind, name, what, done](std::exception_ptr error, net::Reply reply) {
+                       error = reply_error(error, reply, what);
+                       if (error) return done(error, false);
+                       if (reply.integer == 1) {
+                         core->watchdog().remove_all(name);
+                         for (const auto& key : kind->force_hold_keys(name)) {
+                           auto& holds = core->holds();
+                           for (auto it = holds.begin(); it != holds.end();) {
+                             it = it->first.first == key ? holds.erase(it) : std::next(it);
+                           }
+                         }
+                       }
+                       done(nullptr, reply.integer == 1);
+                     });
+  });
+}
+
+}  // namespace redisync::detail

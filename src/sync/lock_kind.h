@@ -1,0 +1,168 @@
+// What distinguishes one lock kind from another (its atomic steps, its waiting strategy, how
+// its release reply reads), and the flows every kind shares: acquire -> hold bookkeeping ->
+// watchdog registration, release -> outcome, force release, queries.
+//
+// A kind describes; the flows in lock_kind.cpp do the bookkeeping, so each kind's file only
+// says which script runs with which keys.
+//
+// Threading: the step functions and the flows' callbacks run on the I/O thread.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "net/executor.h"
+#include "net/subscriber.h"
+#include "redisync/lock.h"
+#include "sync/acquire_loop.h"
+#include "sync/client_core.h"
+#include "sync/watchdog.h"
+
+namespace redisync::detail {
+
+using AcquireDone = std::function<void(std::exception_ptr, bool acquired)>;
+using ReleaseDone = std::function<void(ReleaseOutcome, std::exception_ptr)>;
+using BoolDone = std::function<void(std::exception_ptr, bool)>;
+
+/// How a kind's release step answers (every kind: nil = the caller holds nothing).
+enum class ReleaseReply {
+  own_count,      ///< 0 = the caller still holds it (reentrant), 1 = the caller's last hold
+                  ///< was released (lock, fenced, spin, write lock)
+  own_or_absent,  ///< as own_count, but 1 also answers a release of a lock that no longer
+                  ///< existed (fair lock §4.6)
+  whole_lock,     ///< 0/1 say whether the lock as a whole is still held, not whether the
+                  ///< caller is (read lock §5.3): the caller's own count is kept locally
+};
+
+/// Who holds what, as the bookkeeping sees one (kind, name, owner).
+struct HoldRef {
+  std::string hold_key;  ///< key in ClientCore::holds(); the name a LockLostEvent carries
+  std::int64_t owner = 0;
+  std::string field;         ///< the owner's field in the hash (O, or W for a writer)
+  sync::RenewalKey renewal;  ///< the watchdog registration
+  sync::RenewalKey report;   ///< what the watchdog reports when it finds the hold lost
+};
+
+/// Starts the waiting loop of one acquisition (pub/sub AcquireLoop, spin loop...).
+using LoopStarter =
+    std::function<void(Duration effective_lease, std::optional<sync::Clock::time_point> deadline,
+                       sync::AcquireLoop::Done done)>;
+
+class LockKind {
+ public:
+  virtual ~LockKind() = default;
+
+  /// "fair lock", "spin lock"... for messages.
+  virtual std::string noun() const = 0;
+  /// Appended to the lock name for the hold bookkeeping and LockLostEvent::name
+  /// (" (read lock)"); empty for kinds whose hash is the lock itself.
+  virtual std::string hold_suffix() const { return {}; }
+  /// Appended to "<client id>:<owner>" to make the hash field (":write").
+  virtual std::string field_suffix() const { return {}; }
+  virtual sync::RenewalKind renewal_kind() const { return sync::RenewalKind::hash_field; }
+  virtual ReleaseReply release_reply() const { return ReleaseReply::own_count; }
+  /// Every hold key a successful force release ends (a read-write lock: both sides).
+  virtual std::vector<std::string> force_hold_keys(const std::string& name) const {
+    return {name + hold_suffix()};
+  }
+
+  /// Starts the waiting loop of one acquisition of `name` by `owner` (I/O thread): the kind
+  /// picks its step and its way of waiting. `wait` as given by the caller (< 0: no limit).
+  virtual void start_loop(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                          std::int64_t owner, Duration effective_lease, Duration wait,
+                          std::optional<sync::Clock::time_point> deadline,
+                          AcquireDone done) const = 0;
+  /// Runs the release step of `field` with release record key `record` (§1.8); `lease` is
+  /// the lease of the remaining holds.
+  virtual void release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                            const HoldRef& hold, Duration lease, const std::string& record,
+                            net::ReplyHandler handler) const = 0;
+  /// Runs the force release step; the reply is 1 when something was released.
+  virtual void force_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                          net::ReplyHandler handler) const = 0;
+  /// Answers "is it locked" (default: EXISTS name).
+  virtual void is_locked(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                         BoolDone done) const;
+
+  HoldRef hold_ref(const ClientCore& core, const std::string& name, std::int64_t owner) const;
+  /// "<noun> '<name>' on <server>", for messages.
+  std::string describe(const ClientCore& core, const std::string& name) const;
+};
+
+using KindPtr = std::shared_ptr<const LockKind>;
+
+// --- The flows every kind shares ---
+
+/// Acquires on the I/O thread: picks the lease (watchdog when lease <= 0), runs the kind's
+/// loop via `start` (default: kind->start_loop), and on success counts the hold and registers
+/// it with the watchdog. wait < 0: no limit; wait == 0: one attempt.
+void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                 const std::string& name, std::int64_t owner, Duration lease, Duration wait,
+                 AcquireDone done, LoopStarter start = nullptr);
+/// Releases one hold of `owner` on the I/O thread and reports the outcome.
+void run_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                 const std::string& name, std::int64_t owner, ReleaseDone done);
+/// Force release on the I/O thread; on success forgets every local hold it ended.
+void run_force_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                       const std::string& name, BoolDone done);
+
+/// Interprets a release reply (nil / 0 / 1), updates the holds and the watchdog. I/O thread.
+ReleaseOutcome settle_release(ClientCore& core, const HoldRef& hold, const net::Reply& reply,
+                              ReleaseReply kind);
+/// NotOwnerError / LockLostError for those outcomes, else nullptr.
+std::exception_ptr outcome_error(ReleaseOutcome outcome, const std::string& what,
+                                 std::int64_t owner);
+/// For unlock() during stack unwinding (where it must not throw): says on stderr what went
+/// wrong, if anything.
+void log_unwinding_release(const ReleaseResult& result, const std::string& what);
+/// The error of a failed request: `error` itself, a ServerError for an error reply naming
+/// `what`, or nullptr.
+std::exception_ptr reply_error(std::exception_ptr error, const net::Reply& reply,
+                               const std::string& what);
+
+/// Runs one command from a user thread and returns its reply (error replies thrown as
+/// ServerError naming `what`). Blocks; not on the I/O thread.
+net::Reply query(const std::shared_ptr<ClientCore>& core, std::vector<std::string> args,
+                 const std::string& what);
+
+/// Lock channel messages (spec §13): "0" wakes one local waiter, anything else all of them.
+void lock_message_policy(net::Channel& channel, const std::string& payload);
+
+/// The arguments of one attempt (built per attempt: the fair lock passes the current time).
+using ArgsFn = std::function<std::vector<std::string>()>;
+ArgsFn fixed_args(std::vector<std::string> args);
+/// Reads an acquire reply; throws for an unexpected one.
+using ReplyParser = std::function<sync::AttemptResult(const net::Reply&)>;
+/// The §2.2 reading: nil = acquired, integer = the holder's PTTL.
+sync::AttemptResult parse_nil_or_ttl(const net::Reply& reply);
+
+/// One attempt step: runs `script` and reads the reply with `parse` (parse_nil_or_ttl when
+/// empty). Error replies and parser exceptions become the attempt's error, naming `what`.
+sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& core,
+                                            const lua::Script& script,
+                                            std::vector<std::string> keys, ArgsFn args,
+                                            std::string what, ReplyParser parse = nullptr);
+
+/// The pub/sub waiting loop of spec §13 for `attempt`, on `channel`.
+void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
+                       std::optional<sync::Clock::time_point> deadline,
+                       sync::AcquireLoop::AttemptFn attempt, AcquireDone done,
+                       std::function<void()> on_give_up = nullptr);
+
+/// The reentrant-hash release of spec §2.3 (lock_release.lua); `publish` false for the spin
+/// lock (§10). Shared by kinds that use the hash N of §2.1.
+void hash_release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                       const HoldRef& hold, Duration lease, const std::string& record, bool publish,
+                       net::ReplyHandler handler);
+/// The force release of spec §2.4 (lock_force_release.lua).
+void hash_force_step(const std::shared_ptr<ClientCore>& core, const std::string& name, bool publish,
+                     net::ReplyHandler handler);
+/// "redisson_lock__channel:TAG(N)".
+std::string lock_channel(const std::string& name);
+
+}  // namespace redisync::detail

@@ -1,0 +1,318 @@
+// redisync::PermitExpirableSemaphore: Redisson's RPermitExpirableSemaphore (wire spec §8, §13).
+#include "redisync/permit_expirable_semaphore.h"
+
+#include <set>
+
+#include "lua/scripts.h"
+#include "sync/acquire_loop.h"
+#include "sync/client_core.h"
+#include "sync/identity.h"
+#include "sync/permit_expirable_semaphore_ids.h"
+#include "sync/semaphore_gate.h"
+
+namespace redisync {
+
+namespace {
+
+std::string describe_pes(const detail::ClientCore& core, const std::string& name) {
+  return "permit-expirable semaphore '" + name + "' on " + core.config().describe();
+}
+
+std::string timeout_key(const std::string& name) { return sync::hash_tag(name) + ":timeout"; }
+
+// KEYS of every script: N, TAG(N):timeout, channel.
+std::vector<std::string> pes_keys(const std::string& name) {
+  return {name, timeout_key(name), sync::semaphore_channel(name)};
+}
+
+// ARGV of every script begins with: now (client epoch ms), publish command.
+std::vector<std::string> pes_args(const detail::ClientCore& core,
+                                  std::initializer_list<std::string> more = {}) {
+  std::vector<std::string> args{std::to_string(sync::epoch_ms()), core.publish_command()};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+std::string deadline_score(Duration lease) {
+  if (lease == PermitExpirableSemaphore::no_expiry) return std::to_string(sync::kNoExpiryScore);
+  return std::to_string(sync::epoch_ms() + lease.count());
+}
+
+void check_lease(const std::string& name, Duration lease) {
+  if (lease <= Duration{0}) {
+    throw InvalidArgument("redisync: lease for permit-expirable semaphore '" + name +
+                          "' must be > 0 or no_expiry (got " + std::to_string(lease.count()) +
+                          " ms)");
+  }
+  // Scores are epoch ms below the no-expiry constant (about year 31197): refuse leases that
+  // would reach it instead of overflowing.
+  constexpr Duration kLongest = std::chrono::hours(24 * 365 * 1000);
+  if (lease != PermitExpirableSemaphore::no_expiry && lease > kLongest) {
+    throw InvalidArgument("redisync: lease for permit-expirable semaphore '" + name +
+                          "' is too long (" + std::to_string(lease.count()) +
+                          " ms); use PermitExpirableSemaphore::no_expiry for no expiry");
+  }
+}
+
+void check_count(const std::string& name, std::int64_t permits) {
+  if (permits < 0) {
+    throw InvalidArgument("redisync: permits for permit-expirable semaphore '" + name +
+                          "' must be >= 0 (got " + std::to_string(permits) + ")");
+  }
+}
+
+std::exception_ptr unknown_permit(const std::string& hex, const detail::ClientCore& core,
+                                  const std::string& name) {
+  return std::make_exception_ptr(UnknownPermitError(
+      "redisync: permit " + hex + " of " + describe_pes(core, name) +
+      " is not held (never issued, already released, or its lease expired)"));
+}
+
+// The ServerError of an error reply, made without throwing: the exception is created and
+// handed to the caller's thread without passing through a catch block on the I/O thread.
+std::exception_ptr server_error(const net::Reply& reply, const std::string& what) {
+  return std::make_exception_ptr(ServerError(what + ": server replied " + reply.str, reply.str));
+}
+
+// Runs one script on the I/O thread and blocks for its reply (error replies thrown). The
+// arguments are made on the I/O thread (the publish command and "now" are read there).
+using MakeArgs = std::function<std::vector<std::string>(const detail::ClientCore&)>;
+net::Reply run_script(const std::shared_ptr<detail::ClientCore>& core, const lua::Script& script,
+                      std::vector<std::string> keys, const MakeArgs& make_args,
+                      const std::string& what) {
+  return core->call<net::Reply>([&](auto done) {
+    core->executor().eval(script, std::move(keys), make_args(*core),
+                          [done, what](std::exception_ptr error, net::Reply reply) {
+                            if (!error && reply.is_error()) error = server_error(reply, what);
+                            done(error, std::move(reply));
+                          });
+  });
+}
+
+}  // namespace
+
+namespace detail {
+
+void check_permit_args(const std::string& name, std::int64_t permits, Duration lease) {
+  if (permits < 1) {
+    throw InvalidArgument("redisync: permits to acquire from permit-expirable semaphore '" +
+                          name + "' must be >= 1 (got " + std::to_string(permits) + ")");
+  }
+  check_lease(name, lease);
+}
+
+void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                          std::int64_t permits, Duration lease, Duration wait,
+                          std::function<void(std::exception_ptr, std::vector<std::string>)> done) {
+  check_permit_args(name, permits, lease);
+  // The ids are chosen once; every attempt offers the same ones.
+  auto raw_ids = std::make_shared<std::vector<std::string>>();
+  for (std::int64_t i = 0; i < permits; ++i) raw_ids->push_back(sync::random_permit_id());
+  asio::post(core->io(), [core, name, raw_ids, lease, wait, done = std::move(done)]() mutable {
+    std::optional<sync::Clock::time_point> deadline;
+    if (wait >= Duration{0}) deadline = sync::Clock::now() + wait;
+    auto gate = sync::SemaphoreGate::of(core.get(), "permit_expirable_semaphore:" + name,
+                                        core->io());
+    gate->enqueue(
+        static_cast<std::int64_t>(raw_ids->size()), deadline,
+        [core, name, raw_ids, lease](std::optional<sync::Clock::time_point> until,
+                                     sync::SemaphoreGate::Done finished) {
+          const std::string what = "acquiring " + describe_pes(*core, name);
+          sync::AcquireLoop::Params params;
+          params.channel = sync::semaphore_channel(name);
+          params.policy = sync::semaphore_message_policy;
+          params.deadline = until;
+          params.attempt = [core, name, raw_ids, lease, what](sync::AcquireLoop::AttemptDone cb) {
+            const long long now = sync::epoch_ms();
+            std::vector<std::string> args{std::to_string(now), core->publish_command(),
+                                          std::to_string(raw_ids->size()),
+                                          deadline_score(lease)};
+            args.insert(args.end(), raw_ids->begin(), raw_ids->end());
+            core->executor().eval(
+                lua::permit_expirable_semaphore_acquire, pes_keys(name), std::move(args),
+                [cb, what, now](std::exception_ptr error, net::Reply reply) {
+                  if (!error && reply.is_error()) error = server_error(reply, what);
+                  if (error) return cb(error, {});
+                  // Not enough permits: wait for a message, or at most until the earliest
+                  // lease ends (then this retry reclaims that permit).
+                  cb(nullptr, sync::decode_acquire_reply(reply, now));
+                });
+          };
+          // After a timeout or a dropped connection the attempt may have run: our ids in the
+          // sorted set tell (they are added all at once, and only by us).
+          params.recheck = [core, name, raw_ids, attempt = params.attempt](
+                               sync::AcquireLoop::AttemptDone cb) {
+            core->executor().execute(
+                {"ZSCORE", timeout_key(name), raw_ids->front()},
+                [cb, attempt](std::exception_ptr error, net::Reply reply) {
+                  if (!error && reply.is_string()) return cb(nullptr, {true, 0});
+                  attempt(cb);
+                },
+                net::Retry::always);
+          };
+          params.retry_attempts = core->config().retry_attempts;
+          params.retry_interval = core->config().retry_interval;
+          sync::AcquireLoop::start(core->executor(), std::move(params), std::move(finished));
+        },
+        [raw_ids, done](std::exception_ptr error, bool acquired) {
+          std::vector<std::string> ids;
+          if (!error && acquired) {
+            for (const auto& raw : *raw_ids) ids.push_back(sync::permit_id_to_hex(raw));
+          }
+          done(error, std::move(ids));
+        });
+  });
+}
+
+namespace {
+
+// Runs the single-id release step; `done(error, released)`.
+void release_one(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                 const std::string& raw, std::function<void(std::exception_ptr, bool)> done) {
+  asio::post(core->io(), [core, name, raw, done = std::move(done)] {
+    const std::string what = "releasing a permit of " + describe_pes(*core, name);
+    core->executor().eval(lua::permit_expirable_semaphore_release, pes_keys(name),
+                          pes_args(*core, {raw}),
+                          [done, what](std::exception_ptr error, net::Reply reply) {
+                            if (!error && reply.is_error()) error = server_error(reply, what);
+                            done(error, !error && reply.integer == 1);
+                          });
+  });
+}
+
+}  // namespace
+
+void start_permit_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                          const std::string& id, std::function<void(std::exception_ptr)> done) {
+  const std::string raw = sync::permit_id_from_hex(id, name);  // InvalidArgument: thrown here
+  release_one(core, name, raw, [core, name, id, done](std::exception_ptr error, bool released) {
+    if (!error && !released) error = unknown_permit(id, *core, name);
+    done(error);
+  });
+}
+
+}  // namespace detail
+
+PermitExpirableSemaphore::PermitExpirableSemaphore(std::shared_ptr<detail::ClientCore> core,
+                                                   std::string name)
+    : core_(std::move(core)), name_(std::move(name)) {
+  if (name_.empty()) {
+    throw InvalidArgument("redisync: permit-expirable semaphore name must not be empty");
+  }
+}
+
+std::string PermitExpirableSemaphore::acquire(Duration lease) {
+  return acquire(1, lease).front();
+}
+
+std::vector<std::string> PermitExpirableSemaphore::acquire(std::int64_t permits, Duration lease) {
+  detail::check_permit_args(name_, permits, lease);
+  return core_->call<std::vector<std::string>>([&](auto done) {
+    detail::start_permit_acquire(core_, name_, permits, lease, Duration{-1}, done);
+  });
+}
+
+std::optional<std::string> PermitExpirableSemaphore::try_acquire_for(Duration wait,
+                                                                     Duration lease) {
+  auto ids = try_acquire_for(1, wait, lease);
+  if (ids.empty()) return std::nullopt;
+  return ids.front();
+}
+
+std::vector<std::string> PermitExpirableSemaphore::try_acquire_for(std::int64_t permits,
+                                                                   Duration wait,
+                                                                   Duration lease) {
+  detail::check_permit_args(name_, permits, lease);
+  return core_->call<std::vector<std::string>>([&](auto done) {
+    detail::start_permit_acquire(core_, name_, permits, lease,
+                                 wait < Duration{0} ? Duration{0} : wait, done);
+  });
+}
+
+void PermitExpirableSemaphore::release(const std::string& id) {
+  if (!try_release(id)) std::rethrow_exception(unknown_permit(id, *core_, name_));
+}
+
+bool PermitExpirableSemaphore::try_release(const std::string& id) {
+  const std::string raw = sync::permit_id_from_hex(id, name_);
+  return core_->call<bool>(
+      [&](auto done) { detail::release_one(core_, name_, raw, done); });
+}
+
+void PermitExpirableSemaphore::release(const std::vector<std::string>& ids) {
+  if (ids.empty()) return;
+  std::vector<std::string> raws;
+  std::set<std::string> seen;
+  for (const auto& id : ids) {
+    std::string raw = sync::permit_id_from_hex(id, name_);
+    if (!seen.insert(raw).second) {
+      throw InvalidArgument("redisync: permit id " + id + " appears twice in a release of " +
+                            describe_pes(*core_, name_));
+    }
+    raws.push_back(std::move(raw));
+  }
+  const auto reply = run_script(
+      core_, lua::permit_expirable_semaphore_release_many, pes_keys(name_),
+      [&raws](const detail::ClientCore& core) {
+        auto args = pes_args(core);
+        args.insert(args.end(), raws.begin(), raws.end());
+        return args;
+      },
+      "releasing permits of " + describe_pes(*core_, name_));
+  if (reply.integer < 0) {
+    const auto bad = static_cast<std::size_t>(-reply.integer) - 1;
+    const std::string& id = bad < ids.size() ? ids[bad] : ids.front();
+    throw UnknownPermitError("redisync: permit " + id + " of " + describe_pes(*core_, name_) +
+                             " is not held (never issued, already released, or its lease "
+                             "expired); none of the " + std::to_string(ids.size()) +
+                             " permits was released");
+  }
+}
+
+bool PermitExpirableSemaphore::update_lease(const std::string& id, Duration lease) {
+  check_lease(name_, lease);
+  const std::string raw = sync::permit_id_from_hex(id, name_);
+  return run_script(core_, lua::permit_expirable_semaphore_update_lease, pes_keys(name_),
+                    [&](const detail::ClientCore& c) { return pes_args(c, {raw, deadline_score(lease)}); },
+                    "updating a lease of " + describe_pes(*core_, name_))
+             .integer == 1;
+}
+
+Duration PermitExpirableSemaphore::remaining_lease(const std::string& id) {
+  const std::string raw = sync::permit_id_from_hex(id, name_);
+  const auto reply = run_script(core_, lua::permit_expirable_semaphore_remaining_lease,
+                                pes_keys(name_),
+                                [&](const detail::ClientCore& c) { return pes_args(c, {raw}); },
+                                "querying a lease of " + describe_pes(*core_, name_));
+  if (reply.integer == 0) std::rethrow_exception(unknown_permit(id, *core_, name_));
+  return Duration{reply.integer};
+}
+
+std::int64_t PermitExpirableSemaphore::available_permits() const {
+  return run_script(core_, lua::permit_expirable_semaphore_available, pes_keys(name_),
+                    [](const detail::ClientCore& c) { return pes_args(c); }, "querying " + describe_pes(*core_, name_))
+      .integer;
+}
+
+bool PermitExpirableSemaphore::try_set_permits(std::int64_t permits) {
+  check_count(name_, permits);
+  return run_script(core_, lua::permit_expirable_semaphore_try_set_permits, pes_keys(name_),
+                    [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
+                    "setting the permits of " + describe_pes(*core_, name_))
+             .integer == 1;
+}
+
+void PermitExpirableSemaphore::set_permits(std::int64_t permits) {
+  check_count(name_, permits);
+  run_script(core_, lua::permit_expirable_semaphore_set_permits, pes_keys(name_),
+             [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
+             "setting the permits of " + describe_pes(*core_, name_));
+}
+
+void PermitExpirableSemaphore::add_permits(std::int64_t permits) {
+  run_script(core_, lua::permit_expirable_semaphore_add_permits, pes_keys(name_),
+             [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
+             "adding permits to " + describe_pes(*core_, name_));
+}
+
+}  // namespace redisync

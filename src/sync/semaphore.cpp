@@ -1,0 +1,210 @@
+// redisync::Semaphore: Redisson's RSemaphore (wire spec §7, §13).
+#include "redisync/semaphore.h"
+
+#include "lua/scripts.h"
+#include "redisync/errors.h"
+#include "sync/acquire_loop.h"
+#include "sync/client_core.h"
+#include "sync/semaphore_gate.h"
+
+namespace redisync {
+
+namespace {
+
+std::string describe_semaphore(const detail::ClientCore& core, const std::string& name) {
+  return "semaphore '" + name + "' on " + core.config().describe();
+}
+
+// The ServerError of an error reply, made without throwing: the exception is created and
+// handed to the caller's thread without passing through a catch block on the I/O thread.
+std::exception_ptr server_error(const net::Reply& reply, const std::string& what) {
+  return std::make_exception_ptr(ServerError(what + ": server replied " + reply.str, reply.str));
+}
+
+// Runs one script on the I/O thread and blocks for its reply (error replies thrown, naming
+// `what`). `args` may end with the publish command: kPublish is replaced on the I/O thread.
+const std::string kPublish = std::string("\0publish", 8);
+net::Reply run_script(const std::shared_ptr<detail::ClientCore>& core, const lua::Script& script,
+                      std::vector<std::string> keys, std::vector<std::string> args,
+                      const std::string& what, net::Retry retry = net::Retry::if_unsent) {
+  return core->call<net::Reply>([&](auto done) {
+    for (auto& a : args) {
+      if (a == kPublish) a = core->publish_command();
+    }
+    core->executor().eval(
+        script, std::move(keys), std::move(args),
+        [done, what](std::exception_ptr error, net::Reply reply) {
+          if (!error && reply.is_error()) error = server_error(reply, what);
+          done(error, std::move(reply));
+        },
+        retry);
+  });
+}
+
+}  // namespace
+
+namespace detail {
+
+void check_permits(std::int64_t permits, const char* what, const std::string& name) {
+  if (permits < 0) {
+    throw InvalidArgument(std::string("redisync: ") + what + " for semaphore '" + name +
+                          "' must be >= 0 (got " + std::to_string(permits) + ")");
+  }
+}
+
+void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                             std::int64_t permits, Duration wait,
+                             std::function<void(std::exception_ptr, bool)> done) {
+  check_permits(permits, "permits", name);
+  asio::post(core->io(), [core, name, permits, wait, done = std::move(done)]() mutable {
+    if (permits == 0) return done(nullptr, true);  // acquire(0): no server call
+    std::optional<sync::Clock::time_point> deadline;
+    if (wait >= Duration{0}) deadline = sync::Clock::now() + wait;
+    auto gate = sync::SemaphoreGate::of(core.get(), "semaphore:" + name, core->io());
+    gate->enqueue(
+        permits, deadline,
+        [core, name, permits](std::optional<sync::Clock::time_point> until,
+                              sync::SemaphoreGate::Done finished) {
+          const std::string what = "acquiring " + describe_semaphore(*core, name);
+          sync::AcquireLoop::Params params;
+          params.channel = sync::semaphore_channel(name);
+          params.policy = sync::semaphore_message_policy;
+          params.deadline = until;
+          params.attempt = [core, name, permits, what](sync::AcquireLoop::AttemptDone cb) {
+            core->executor().eval(
+                lua::semaphore_try_acquire, {name}, {std::to_string(permits)},
+                [cb, what](std::exception_ptr error, net::Reply reply) {
+                  if (!error && reply.is_error()) error = server_error(reply, what);
+                  if (error) return cb(std::move(error), {});
+                  // No lease to wait out: sleep until a release message (or the deadline).
+                  cb(nullptr, {reply.integer == 1, -1});
+                });
+          };
+          sync::AcquireLoop::start(core->executor(), std::move(params), std::move(finished));
+        },
+        std::move(done));
+  });
+}
+
+void start_semaphore_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                             std::int64_t permits, std::function<void(std::exception_ptr)> done) {
+  check_permits(permits, "permits", name);
+  asio::post(core->io(), [core, name, permits, done = std::move(done)] {
+    if (permits == 0) return done(nullptr);
+    const std::string what = "releasing " + describe_semaphore(*core, name);
+    core->executor().eval(lua::semaphore_release, {name, sync::semaphore_channel(name)},
+                          {std::to_string(permits), core->publish_command()},
+                          [done, what](std::exception_ptr error, net::Reply reply) {
+                            if (!error && reply.is_error()) error = server_error(reply, what);
+                            done(std::move(error));
+                          });
+  });
+}
+
+}  // namespace detail
+
+Semaphore::Semaphore(std::shared_ptr<detail::ClientCore> core, std::string name)
+    : core_(std::move(core)), name_(std::move(name)) {
+  if (name_.empty()) throw InvalidArgument("redisync: semaphore name must not be empty");
+}
+
+void Semaphore::acquire(std::int64_t permits) {
+  detail::check_permits(permits, "permits", name_);
+  if (permits == 0) return;
+  core_->call<bool>([&](auto done) {
+    detail::start_semaphore_acquire(core_, name_, permits, Duration{-1}, done);
+  });
+}
+
+bool Semaphore::try_acquire(std::int64_t permits) { return try_acquire_wait(permits, Duration{0}); }
+
+bool Semaphore::try_acquire_wait(std::int64_t permits, Duration wait) {
+  detail::check_permits(permits, "permits", name_);
+  if (permits == 0) return true;
+  return core_->call<bool>([&](auto done) {
+    detail::start_semaphore_acquire(core_, name_, permits,
+                                    wait < Duration{0} ? Duration{0} : wait, done);
+  });
+}
+
+void Semaphore::release(std::int64_t permits) {
+  detail::check_permits(permits, "permits", name_);
+  if (permits == 0) return;
+  core_->call<bool>([&](auto done) {
+    detail::start_semaphore_release(core_, name_, permits,
+                                    [done](std::exception_ptr e) { done(e, true); });
+  });
+}
+
+bool Semaphore::release_if_exists(std::int64_t permits) {
+  detail::check_permits(permits, "permits", name_);
+  if (permits == 0) return core_->call<net::Reply>([&](auto done) {
+      core_->executor().execute({"EXISTS", name_}, done, net::Retry::always);
+    }).integer == 1;
+  return run_script(core_, lua::semaphore_release_if_exists,
+                    {name_, sync::semaphore_channel(name_)},
+                    {std::to_string(permits), kPublish},
+                    "releasing " + describe_semaphore(*core_, name_))
+             .integer == 1;
+}
+
+bool Semaphore::try_set_permits(std::int64_t permits) {
+  detail::check_permits(permits, "permits", name_);
+  return run_script(core_, lua::semaphore_try_set_permits,
+                    {name_, sync::semaphore_channel(name_)},
+                    {std::to_string(permits), kPublish, "0"},
+                    "setting the permits of " + describe_semaphore(*core_, name_))
+             .integer == 1;
+}
+
+bool Semaphore::try_set_permits(std::int64_t permits, Duration ttl) {
+  detail::check_permits(permits, "permits", name_);
+  if (ttl <= Duration{0}) {
+    throw InvalidArgument("redisync: ttl for semaphore '" + name_ + "' must be > 0 (got " +
+                          std::to_string(ttl.count()) + " ms)");
+  }
+  return run_script(core_, lua::semaphore_try_set_permits,
+                    {name_, sync::semaphore_channel(name_)},
+                    {std::to_string(permits), kPublish, std::to_string(ttl.count())},
+                    "setting the permits of " + describe_semaphore(*core_, name_))
+             .integer == 1;
+}
+
+void Semaphore::add_permits(std::int64_t permits) {
+  run_script(core_, lua::semaphore_release, {name_, sync::semaphore_channel(name_)},
+             {std::to_string(permits), kPublish},
+             "adding permits to " + describe_semaphore(*core_, name_));
+}
+
+std::int64_t Semaphore::available_permits() const {
+  const std::string what = "querying " + describe_semaphore(*core_, name_);
+  auto reply = core_->call<net::Reply>([&](auto done) {
+    core_->executor().execute({"GET", name_}, done, net::Retry::always);
+  });
+  if (reply.is_error()) net::throw_server_error(reply, what);
+  if (reply.is_nil()) return 0;
+  try {
+    return std::stoll(reply.str);
+  } catch (const std::exception&) {
+    throw ServerError(what + ": the key holds '" + reply.str + "', not a permit count",
+                      reply.str);
+  }
+}
+
+std::int64_t Semaphore::drain_permits() {
+  return run_script(core_, lua::semaphore_drain, {name_}, {},
+                    "draining " + describe_semaphore(*core_, name_))
+      .integer;
+}
+
+bool Semaphore::remove() {
+  auto reply = core_->call<net::Reply>([&](auto done) {
+    core_->executor().execute({"DEL", name_}, done);
+  });
+  if (reply.is_error()) {
+    net::throw_server_error(reply, "removing " + describe_semaphore(*core_, name_));
+  }
+  return reply.integer == 1;
+}
+
+}  // namespace redisync

@@ -1,0 +1,143 @@
+// redisync::SpinLock: Redisson's spin lock (wire spec §10).
+#include "redisync/spin_lock.h"
+
+#include <algorithm>
+
+#include "lua/scripts.h"
+#include "sync/lock_kind.h"
+#include "sync/spin_backoff.h"
+
+namespace redisync {
+
+void SpinBackoff::validate() const {
+  auto fail = [](const std::string& what) {
+    throw InvalidArgument("redisync: spin lock backoff: " + what);
+  };
+  if (kind == Kind::constant) {
+    if (delay <= Duration{0}) fail("delay must be > 0");
+    return;
+  }
+  if (first <= Duration{0}) fail("first must be > 0");
+  if (cap < first) fail("cap must be >= first");
+  if (multiplier < 1) fail("multiplier must be >= 1");
+}
+
+namespace sync {
+
+BackoffSequence::BackoffSequence(const SpinBackoff& settings, std::uint64_t seed)
+    : settings_(settings), rng_(seed) {}
+
+Duration BackoffSequence::next() {
+  Duration sleep = settings_.delay;
+  if (settings_.kind == SpinBackoff::Kind::exponential) {
+    if (sleeps_ == 0) {
+      sleep = settings_.first;
+    } else if (previous_ >= settings_.cap) {
+      sleep = settings_.cap;
+    } else {
+      // After the k-th sleep: previous * multiplier + a random integer in [0, k).
+      std::uniform_int_distribution<long long> jitter(0, sleeps_ - 1);
+      sleep = std::min(settings_.cap, previous_ * settings_.multiplier + Duration{jitter(rng_)});
+    }
+  }
+  ++sleeps_;
+  previous_ = sleep;
+  return sleep;
+}
+
+void SpinLoop::start(asio::io_context& io, std::optional<Clock::time_point> deadline,
+                     AcquireLoop::AttemptFn attempt, BackoffSequence backoff,
+                     AcquireLoop::Done done) {
+  std::shared_ptr<SpinLoop> loop(
+      new SpinLoop(io, deadline, std::move(attempt), std::move(backoff), std::move(done)));
+  loop->attempt();
+}
+
+SpinLoop::SpinLoop(asio::io_context& io, std::optional<Clock::time_point> deadline,
+                   AcquireLoop::AttemptFn attempt, BackoffSequence backoff, AcquireLoop::Done done)
+    : timer_(io),
+      deadline_(deadline),
+      attempt_(std::move(attempt)),
+      backoff_(std::move(backoff)),
+      done_(std::move(done)) {}
+
+void SpinLoop::attempt() {
+  // The pending callback (attempt in flight, or timer) keeps the loop alive.
+  attempt_([self = shared_from_this()](std::exception_ptr error, AttemptResult result) {
+    self->on_attempt(error, result);
+  });
+}
+
+void SpinLoop::on_attempt(std::exception_ptr error, const AttemptResult& result) {
+  if (error || result.acquired) return done_(error, !error);
+  Duration sleep = backoff_.next();
+  if (deadline_) {
+    const auto now = Clock::now();
+    if (now >= *deadline_) return done_(nullptr, false);
+    sleep = std::min(sleep, std::chrono::ceil<Duration>(*deadline_ - now));
+  }
+  timer_.expires_after(sleep);
+  timer_.async_wait([self = shared_from_this()](std::error_code ec) {
+    if (ec) return self->done_(nullptr, false);  // cancelled: the Client is shutting down
+    self->attempt();
+  });
+}
+
+}  // namespace sync
+
+namespace {
+
+std::uint64_t random_seed() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+class SpinKind final : public detail::LockKind {
+ public:
+  explicit SpinKind(const SpinBackoff& backoff) : backoff_(backoff) {}
+
+  std::string noun() const override { return "spin lock"; }
+
+  void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                  std::int64_t owner, Duration effective_lease, Duration /*wait*/,
+                  std::optional<sync::Clock::time_point> deadline,
+                  detail::AcquireDone done) const override {
+    // The acquire step of the reentrant lock (§2.2); the returned PTTL is not used to wait.
+    sync::SpinLoop::start(
+        core->io(), deadline,
+        detail::script_attempt(
+            core, lua::lock_acquire, {name},
+            detail::fixed_args({std::to_string(effective_lease.count()), core->owner_field(owner)}),
+            describe(*core, name)),
+        sync::BackoffSequence(backoff_, random_seed()), std::move(done));
+  }
+
+  void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                    const detail::HoldRef& hold, Duration lease, const std::string& record,
+                    net::ReplyHandler handler) const override {
+    detail::hash_release_step(core, name, hold, lease, record, false, std::move(handler));
+  }
+
+  void force_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                  net::ReplyHandler handler) const override {
+    detail::hash_force_step(core, name, false, std::move(handler));
+  }
+
+ private:
+  SpinBackoff backoff_;
+};
+
+SpinBackoff validated(const SpinBackoff& b) {
+  b.validate();
+  return b;
+}
+
+}  // namespace
+
+SpinLock::SpinLock(std::shared_ptr<detail::ClientCore> core, std::string name,
+                   const Backoff& backoff)
+    : BasicLock(std::move(core), std::move(name),
+                std::make_shared<const SpinKind>(validated(backoff))),
+      backoff_(backoff) {}
+
+}  // namespace redisync

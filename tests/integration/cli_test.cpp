@@ -1,0 +1,372 @@
+// End-to-end tests of the `redisync` command-line tool (tools/redisync) against real
+// redis-servers. The binary is $REDISYNC_CLI, else <dir of this test>/../tools/redisync/redisync
+// (the build tree layout).
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/redis_server.h"
+#include "support/test_util.h"
+
+namespace redisync::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string cli_path() {
+  if (const char* env = std::getenv("REDISYNC_CLI"); env != nullptr && *env != '\0') return env;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe");
+  return (self.parent_path() / ".." / "tools" / "redisync" / "redisync")
+      .lexically_normal()
+      .string();
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cli_ = cli_path();
+    ASSERT_TRUE(std::filesystem::exists(cli_))
+        << "redisync CLI not found at " << cli_
+        << " (build target redisync_cli, or set REDISYNC_CLI)";
+  }
+
+  // Runs the CLI to completion (bounded) and returns its status and output.
+  ProcessResult cli(std::vector<std::string> args, std::chrono::milliseconds timeout = 30s) {
+    args.insert(args.begin(), cli_);
+    return run_process(args, timeout);
+  }
+
+  // Starts the CLI in the background, output to a temp file; reap with finish().
+  pid_t start_cli(std::vector<std::string> args, std::string* output_path) {
+    args.insert(args.begin(), cli_);
+    *output_path = temp_file("cli.out");
+    const int fd = ::open(output_path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    EXPECT_GE(fd, 0);
+    const pid_t pid = detail::spawn_process(args, fd);
+    ::close(fd);
+    return pid;
+  }
+
+  // Waits (bounded) for a background CLI; its exit code (128+signal), or -1 if it hung.
+  static int finish(pid_t pid, std::chrono::milliseconds limit = 20s) {
+    int status = 0;
+    if (!detail::reap_within(pid, limit, &status)) {
+      ::kill(pid, SIGKILL);
+      detail::reap_within(pid, 5s, &status);
+      return -1;
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    return 128 + WTERMSIG(status);
+  }
+
+  static std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  static bool file_exists(const std::string& path) { return std::filesystem::exists(path); }
+
+  bool key_exists(const std::string& key) {
+    return server_.command({"EXISTS", key}).as_integer() == 1;
+  }
+
+  RedisServer server_;
+  std::string cli_;
+};
+
+// A loopback port nothing listens on (bound to 0, read back, closed).
+std::uint16_t unused_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+TEST_F(CliTest, RunPassesTheCommandsExitStatus) {
+  const std::string name = unique_name("cli:status:");
+  auto r = cli({"run", "--redis", server_.url(), name, "--", "sh", "-c", "exit 7"});
+  EXPECT_EQ(r.exit_code, 7) << r.output;
+  EXPECT_EQ(r.output, "");  // nothing of its own without -v
+  r = cli({"run", "--redis", server_.url(), name, "--", "sh", "-c", "kill -9 $$"});
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL) << r.output;
+  r = cli({"run", "--redis", server_.url(), "-v", name, "--", "true"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("acquired lock " + name), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("released lock " + name), std::string::npos) << r.output;
+  EXPECT_FALSE(key_exists(name));
+}
+
+TEST_F(CliTest, RunCommandNotFoundExits127WithoutTakingTheLock) {
+  const std::string name = unique_name("cli:nf:");
+  const auto r = cli({"run", "--redis", server_.url(), name, "--", "no-such-command-xyz"});
+  EXPECT_EQ(r.exit_code, 127) << r.output;
+  EXPECT_NE(r.output.find("no-such-command-xyz: command not found"), std::string::npos) << r.output;
+  EXPECT_FALSE(key_exists(name));
+}
+
+TEST_F(CliTest, RunHoldersNeverOverlap) {
+  const std::string name = unique_name("cli:excl:");
+  const std::string log = temp_file("intervals.txt");
+  const std::string script =
+      "echo \"S $(date +%s%N)\" >> " + log + "; sleep 0.2; echo \"E $(date +%s%N)\" >> " + log;
+  std::vector<pid_t> pids;
+  std::vector<std::string> outputs(4);
+  for (int i = 0; i < 4; ++i) {
+    pids.push_back(start_cli({"run", "--redis", server_.url(), name, "--", "sh", "-c", script},
+                             &outputs[static_cast<std::size_t>(i)]));
+  }
+  for (std::size_t i = 0; i < pids.size(); ++i) {
+    EXPECT_EQ(finish(pids[i]), 0) << read_file(outputs[i]);
+  }
+  // Mutual exclusion: starts and ends strictly alternate, in time order.
+  std::istringstream lines(read_file(log));
+  std::string kind;
+  long long ts = 0;
+  long long last = 0;
+  int count = 0;
+  while (lines >> kind >> ts) {
+    EXPECT_EQ(kind, count % 2 == 0 ? "S" : "E") << "line " << count << ":\n" << read_file(log);
+    EXPECT_GE(ts, last);
+    last = ts;
+    ++count;
+  }
+  EXPECT_EQ(count, 8) << read_file(log);
+  EXPECT_FALSE(key_exists(name));
+}
+
+TEST_F(CliTest, RunWaitZeroOnAHeldLockExits75) {
+  const std::string name = unique_name("cli:held:");
+  server_.command({"HSET", name, "someone-else:1", "1"});
+  auto r = cli({"run", "--redis", server_.url(), "--wait", "0", name, "--", "true"});
+  EXPECT_EQ(r.exit_code, 75) << r.output;
+  EXPECT_NE(r.output.find("not acquired"), std::string::npos) << r.output;
+
+  const auto start = std::chrono::steady_clock::now();
+  r = cli({"run", "--redis", server_.url(), "--wait", "300ms", name, "--", "true"});
+  EXPECT_EQ(r.exit_code, 75) << r.output;
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+  EXPECT_EQ(server_.command({"HGET", name, "someone-else:1"}).as_string(), "1");
+}
+
+TEST_F(CliTest, RunForwardsSigtermAndReleasesTheLock) {
+  const std::string name = unique_name("cli:term:");
+  const std::string marker = temp_file("started");
+  std::string out;
+  const pid_t pid = start_cli({"run", "--redis", server_.url(), name, "--", "sh", "-c",
+                               "touch " + marker + "; exec sleep 30"},
+                              &out);
+  ASSERT_TRUE(wait_until([&] { return file_exists(marker); }, 10s)) << read_file(out);
+  EXPECT_TRUE(key_exists(name));
+  ::kill(pid, SIGTERM);
+  EXPECT_EQ(finish(pid, 10s), 128 + SIGTERM) << read_file(out);  // sleep died of the SIGTERM
+  EXPECT_FALSE(key_exists(name));
+}
+
+TEST_F(CliTest, RunLostLockTerminatesTheCommandAndExits76) {
+  const std::string name = unique_name("cli:lost:");
+  const std::string marker = temp_file("started");
+  std::string out;
+  const pid_t pid = start_cli({"run", "--redis", server_.url(), "--watchdog-timeout", "900ms", name,
+                               "--", "sh", "-c", "touch " + marker + "; exec sleep 30"},
+                              &out);
+  ASSERT_TRUE(wait_until([&] { return file_exists(marker); }, 10s)) << read_file(out);
+  server_.command({"DEL", name});
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(finish(pid, 15s), 76) << read_file(out);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);  // renewal every 300 ms notices
+  EXPECT_NE(read_file(out).find("redisync: lock " + name + " lost: "), std::string::npos)
+      << read_file(out);
+}
+
+TEST_F(CliTest, StatusJsonMatchesTheState) {
+  const std::string name = unique_name("cli:st:");
+  const std::string marker = temp_file("started");
+  std::string out;
+  const pid_t pid = start_cli({"run", "--redis", server_.url(), name, "--", "sh", "-c",
+                               "touch " + marker + "; exec sleep 30"},
+                              &out);
+  ASSERT_TRUE(wait_until([&] { return file_exists(marker); }, 10s)) << read_file(out);
+
+  auto r = cli({"status", "--redis", server_.url(), "--json", name});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.front(), '{') << r.output;
+  EXPECT_NE(r.output.find("\"name\":\"" + name + "\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"kind\":\"lock\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"state\":\"held\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"count\":1}"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"lease_ms\":"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"queue\":[]"), std::string::npos) << r.output;
+
+  r = cli({"status", "--redis", server_.url(), name});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("(hold count 1)"), std::string::npos) << r.output;
+
+  ::kill(pid, SIGTERM);
+  EXPECT_EQ(finish(pid, 10s), 128 + SIGTERM);
+  r = cli({"status", "--redis", server_.url(), "--json", name});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"kind\":\"none\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"state\":\"free\""), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, StatusReadsOtherKinds) {
+  const std::string sem = unique_name("cli:sem:");
+  server_.command({"SET", sem, "3"});
+  auto r = cli({"status", "--redis", server_.url(), "--json", sem});
+  EXPECT_NE(r.output.find("\"kind\":\"semaphore\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"permits\":3"), std::string::npos) << r.output;
+
+  const std::string rw = unique_name("cli:rw:");
+  server_.command({"HSET", rw, "mode", "read", "uuid-a:1", "2", "uuid-b:7", "1"});
+  r = cli({"status", "--redis", server_.url(), "--json", rw});
+  EXPECT_NE(r.output.find("\"kind\":\"read-write\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"mode\":\"read\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("{\"owner\":\"uuid-a:1\",\"count\":2}"), std::string::npos) << r.output;
+
+  const std::string fair = unique_name("cli:fair:");
+  server_.command({"HSET", fair, "uuid-a:1", "1"});
+  server_.command({"RPUSH", "redisson_lock_queue:{" + fair + "}", "uuid-b:2"});
+  server_.command({"ZADD", "redisson_lock_timeout:{" + fair + "}", "99999999999999", "uuid-b:2"});
+  r = cli({"status", "--redis", server_.url(), "--json", fair});
+  EXPECT_NE(r.output.find("\"queue\":[{\"owner\":\"uuid-b:2\",\"deadline_ms\":99999999999999"),
+            std::string::npos)
+      << r.output;
+
+  const std::string odd = "cli:\"quote\"\n";
+  server_.command({"SET", odd, "x"});
+  r = cli({"status", "--redis", server_.url(), "--json", odd});
+  EXPECT_NE(r.output.find("\"name\":\"cli:\\\"quote\\\"\\n\""), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, UnlockForce) {
+  const std::string name = unique_name("cli:unlock:");
+  server_.command({"HSET", name, "someone-else:1", "1"});
+  auto r = cli({"unlock", "--redis", server_.url(), name});
+  EXPECT_EQ(r.exit_code, 64) << r.output;
+  EXPECT_NE(r.output.find("--force"), std::string::npos) << r.output;
+  EXPECT_TRUE(key_exists(name));
+
+  r = cli({"unlock", "--redis", server_.url(), "--force", name});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "released\n");
+  EXPECT_FALSE(key_exists(name));
+  r = cli({"unlock", "--redis", server_.url(), "--force", name});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "was not locked\n");
+}
+
+TEST_F(CliTest, BenchDriverWritesEventsAndOneJsonLine) {
+  const std::string key = unique_name("cli:bench:");
+  const std::string events = temp_file("events.txt");
+  const auto r = cli({"bench",       "driver",     "--host",
+                      "127.0.0.1",   "--port",     std::to_string(server_.port()),
+                      "--key",       key,          "--iterations",
+                      "25",          "--warmup",   "3",
+                      "--cs",        "counter",    "--counter-key",
+                      key + ":n",    "--events",   events,
+                      "--worker-id", "4",          "--retry-delay-ms",
+                      "5",           "--think-us", "100"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << "exactly one line:\n" << r.output;
+  EXPECT_EQ(
+      r.output.rfind("{\"driver\":\"redisync\",\"library\":\"redisync\",\"library_version\":", 0),
+      0u)
+      << r.output;
+  for (const char* part : {"\"settings\":{", "\"worker_id\":4", "\"completed\":25",
+                           "\"acquire_failures\":0", "\"errors\":0", "\"warmup\":3"}) {
+    EXPECT_NE(r.output.find(part), std::string::npos) << part << " in " << r.output;
+  }
+  std::istringstream lines(read_file(events));
+  long long t0, t1, t2, t3;
+  int count = 0;
+  while (lines >> t0 >> t1 >> t2 >> t3) {
+    EXPECT_LE(t0, t1);
+    EXPECT_LE(t1, t2);
+    EXPECT_LE(t2, t3);
+    ++count;
+  }
+  EXPECT_EQ(count, 25);
+  EXPECT_EQ(server_.command({"GET", key + ":n"}).as_string(), "25");
+  EXPECT_FALSE(key_exists(key));
+
+  const auto fair =
+      cli({"bench", "driver", "--port", std::to_string(server_.port()), "--kind", "fair"});
+  EXPECT_NE(fair.exit_code, 0);
+  EXPECT_NE(fair.output.find("kind fair not available yet"), std::string::npos) << fair.output;
+}
+
+TEST_F(CliTest, BenchDriverStopsAtTheDeadline) {
+  const std::string key = unique_name("cli:deadline:");
+  const auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  const auto start = std::chrono::steady_clock::now();
+  const auto r =
+      cli({"bench", "driver", "--port", std::to_string(server_.port()), "--key", key,
+           "--iterations", "100000000", "--start-at-ns", std::to_string(now_ns + 200'000'000),
+           "--deadline-ns", std::to_string(now_ns + 700'000'000)});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_NE(r.output.find("\"errors\":0"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, DemoLosesNoUpdates) {
+  // Uses its own private redis-server (the fixture's stays idle).
+  const auto r = cli({"demo", "--workers", "3", "--seconds", "4"}, 60s);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\nlost updates: 0\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("killed (SIGKILL inside its critical section)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("recovery after kill"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("not observed"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, UnreachableServerExits69) {
+  const std::string url = "redis://127.0.0.1:" + std::to_string(unused_port());
+  auto r = cli({"status", "--redis", url, "x"});
+  EXPECT_EQ(r.exit_code, 69) << r.output;
+  EXPECT_NE(r.output.find("cannot reach Redis"), std::string::npos) << r.output;
+  // An acquire retries whole attempts on top of the executor's resends (about 22 s with the
+  // defaults); no retries keeps this test short.
+  r = cli({"run", "--redis", url + "?retry_attempts=0", "x", "--", "true"});
+  EXPECT_EQ(r.exit_code, 69) << r.output;
+  EXPECT_NE(r.output.find("cannot reach Redis"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, UsageErrorsExit64) {
+  EXPECT_EQ(cli({}).exit_code, 64);
+  EXPECT_EQ(cli({"no-such-subcommand"}).exit_code, 64);
+  EXPECT_EQ(cli({"run", "--redis", server_.url(), "name"}).exit_code, 64);
+  auto r = cli({"run", "--redis", server_.url(), "--wait", "5x", "name", "--", "true"});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.output.find("--wait"), std::string::npos) << r.output;
+  r = cli({"status", "--redis", "redis://host:notaport", "x"});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.output.find("--redis"), std::string::npos) << r.output;
+  EXPECT_EQ(cli({"demo", "--workers", "0"}).exit_code, 64);
+  r = cli({"run", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--wait"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace redisync::test

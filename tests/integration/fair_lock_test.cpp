@@ -1,0 +1,182 @@
+// redisync::FairLock against a real redis-server: Redisson's layout (§4), FIFO order, queue
+// hygiene after timeouts and crashed waiters, exclusion across processes.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "lock_kinds_util.h"
+
+using namespace std::chrono_literals;
+using redisync::test::RedisServer;
+using redisync::test::unique_name;
+using redisync::test::wait_until;
+using namespace redisync::test::kinds;
+
+namespace {
+
+std::string queue_of(const std::string& name) { return "redisson_lock_queue:{" + name + "}"; }
+std::string timeouts_of(const std::string& name) { return "redisson_lock_timeout:{" + name + "}"; }
+
+long long queue_length(RedisServer& server, const std::string& name) {
+  return server.command({"LLEN", queue_of(name)}).as_integer();
+}
+
+void expect_empty_queue(RedisServer& server, const std::string& name) {
+  EXPECT_EQ(queue_length(server, name), 0);
+  EXPECT_EQ(server.command({"ZCARD", timeouts_of(name)}).as_integer(), 0);
+}
+
+}  // namespace
+
+TEST(FairLockTest, LayoutReentrancyAndSingleAttemptNeverQueues) {
+  RedisServer server;
+  redisync::Client a(config_for(server)), b(config_for(server));
+  auto lock = a.fair_lock(unique_name("fair:"));
+  lock.lock();
+  EXPECT_TRUE(lock.try_lock());
+  EXPECT_EQ(lock.hold_count(), 2);
+  const std::string field = a.id() + ":" + std::to_string(redisync::Client::current_thread_id());
+  EXPECT_EQ(server.command({"HGET", lock.name(), field}).as_string(), "2");
+  EXPECT_TRUE(lock.is_locked());
+
+  auto other = b.fair_lock(lock.name());
+  EXPECT_FALSE(other.try_lock());  // §4.4: one attempt, never queued
+  expect_empty_queue(server, lock.name());
+  EXPECT_THROW(other.unlock(), redisync::NotOwnerError);
+
+  EXPECT_EQ(lock.release().outcome, redisync::ReleaseOutcome::still_held);
+  EXPECT_EQ(lock.release().outcome, redisync::ReleaseOutcome::released);
+  EXPECT_FALSE(lock.is_locked());
+  // Releasing a fair lock that no longer exists is not an ownership error on the server
+  // (§4.6 returns 1); the client still knows this owner held nothing.
+  EXPECT_THROW(lock.unlock(), redisync::NotOwnerError);
+
+  lock.lock(5s);
+  EXPECT_GT(lock.remaining_lease(), 4s);
+  EXPECT_TRUE(other.force_unlock());
+  EXPECT_FALSE(lock.is_locked());
+  EXPECT_THROW(lock.lock(0ms), redisync::InvalidArgument);
+  EXPECT_THROW(a.fair_lock(""), redisync::InvalidArgument);
+}
+
+TEST(FairLockTest, WaitersAcquireInTheOrderTheyStarted) {
+  RedisServer server;
+  redisync::Client holder(config_for(server)), waiters(config_for(server));
+  const auto name = unique_name("fair:");
+  auto lock = holder.fair_lock(name);
+  lock.lock(60s);  // only releases hand the lock on
+  std::mutex m;
+  std::vector<int> order;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      auto l = waiters.fair_lock(name);
+      if (!l.try_lock_for(30s)) return;
+      {
+        std::lock_guard g(m);
+        order.push_back(i);
+      }
+      l.unlock();
+    });
+    // Started 100 ms apart; each is in the queue before the next starts.
+    std::this_thread::sleep_for(100ms);
+    ASSERT_TRUE(wait_until([&] { return queue_length(server, name) == i + 1; }, 5s));
+  }
+  lock.unlock();
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  expect_empty_queue(server, name);
+  EXPECT_FALSE(lock.is_locked());
+}
+
+TEST(FairLockTest, TwoHundredWaitersInFourProcessesEachAcquireOnce) {
+  RedisServer server;
+  const auto name = unique_name("fair:");
+  std::vector<pid_t> pids;
+  for (int p = 0; p < 4; ++p) {
+    pids.push_back(spawn_worker({"fair-once", server.url(), name, "50", "acquired"}));
+  }
+  for (pid_t pid : pids) expect_clean_exit(pid);
+  const auto list = server.command({"LRANGE", "acquired", "0", "-1"});
+  ASSERT_EQ(list.elements.size(), 200u);
+  std::set<std::string> unique;
+  for (const auto& e : list.elements) unique.insert(e.as_string());
+  EXPECT_EQ(unique.size(), 200u);
+  expect_empty_queue(server, name);
+  EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);
+}
+
+TEST(FairLockTest, KilledQueuedWaiterBlocksTheQueueOnlyForItsAllowance) {
+  RedisServer server;
+  redisync::Client holder(config_for(server)), next(config_for(server));
+  const auto name = unique_name("fair:");
+  holder.fair_lock(name).lock(1500ms);  // never released: its lease runs out
+  int out = -1;
+  // The worker queues with a 2 s wait, i.e. a 2 s allowance, and dies there.
+  const pid_t pid = spawn_worker({"fair-wait", server.url(), name, "2000"}, &out);
+  ASSERT_TRUE(read_word(out, "waiting"));
+  close(out);
+  ASSERT_TRUE(wait_until([&] { return queue_length(server, name) == 1; }, 5s));
+  kill_worker(pid);
+  // The dead head is dropped once its deadline (holder's lease + its allowance, ~3.5 s)
+  // passes; the next waiter then gets the lock well within its own 20 s.
+  auto lock = next.fair_lock(name);
+  EXPECT_TRUE(lock.try_lock_for(20s));
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+  expect_empty_queue(server, name);
+  lock.unlock();
+}
+
+TEST(FairLockTest, TimedOutWaitLeavesNoQueueEntry) {
+  RedisServer server;
+  redisync::Client a(config_for(server)), b(config_for(server));
+  const auto name = unique_name("fair:");
+  a.fair_lock(name).lock(10s);
+  EXPECT_FALSE(b.fair_lock(name).try_lock_for(200ms));
+  expect_empty_queue(server, name);
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return server.command({"PUBSUB", "CHANNELS"}).elements.empty();
+      },
+      3s));
+  EXPECT_TRUE(a.fair_lock(name).force_unlock());
+}
+
+TEST(FairLockTest, GivingUpMovesTheWaitersBehindForward) {
+  RedisServer server;
+  redisync::Client holder(config_for(server)), waiters(config_for(server));
+  const auto name = unique_name("fair:");
+  holder.fair_lock(name).lock(30s);
+  // First waiter: queued with a 1 s allowance; second behind it with a long wait.
+  std::thread quitter([&] { EXPECT_FALSE(waiters.fair_lock(name).try_lock_for(1s)); });
+  ASSERT_TRUE(wait_until([&] { return queue_length(server, name) == 1; }, 5s));
+  std::atomic<bool> got{false};
+  std::thread patient([&] {
+    auto l = waiters.fair_lock(name);
+    if (l.try_lock_for(30s)) {
+      got = true;
+      l.unlock();
+    }
+  });
+  ASSERT_TRUE(wait_until([&] { return queue_length(server, name) == 2; }, 5s));
+  const auto second_field = server.command({"LINDEX", queue_of(name), "1"}).as_string();
+  const double before =
+      std::stod(server.command({"ZSCORE", timeouts_of(name), second_field}).as_string());
+  quitter.join();  // gives up after 1 s: §4.5 subtracts its allowance from those behind it
+  EXPECT_EQ(queue_length(server, name), 1);
+  const double after =
+      std::stod(server.command({"ZSCORE", timeouts_of(name), second_field}).as_string());
+  EXPECT_EQ(before - after, 1000.0);
+  EXPECT_TRUE(holder.fair_lock(name).force_unlock());  // wakes the new head at once
+  patient.join();
+  EXPECT_TRUE(got.load());
+  expect_empty_queue(server, name);
+}
+
+TEST(FairLockTest, ExclusionAcrossEightProcesses) {
+  RedisServer server;
+  expect_exclusion_across_processes(server, "fair", 8, 50);
+}

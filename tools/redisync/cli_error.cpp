@@ -1,0 +1,49 @@
+#include "cli_error.h"
+
+#include <iostream>
+#include <string_view>
+
+#include "redisync/errors.h"
+
+namespace redisync::cli {
+namespace {
+
+// Library messages often start with "redisync: " or "redisync config: "; we add our own prefix.
+std::string strip_prefix(std::string_view text) {
+  for (std::string_view prefix : {"redisync: ", "redisync "}) {
+    if (text.substr(0, prefix.size()) == prefix) return std::string(text.substr(prefix.size()));
+  }
+  return std::string(text);
+}
+
+}  // namespace
+
+void print_diagnostic(const std::string& message) {
+  std::cerr << "redisync: " << message << std::endl;
+}
+
+int report_current_exception() noexcept {
+  try {
+    throw;
+  } catch (const CliError& e) {
+    print_diagnostic(e.what());
+    return e.exit_code();
+  } catch (const ConfigError& e) {
+    print_diagnostic(strip_prefix(e.what()));
+    return kExitUsage;
+  } catch (const ConnectionError& e) {
+    print_diagnostic("cannot reach Redis: " + strip_prefix(e.what()));
+    return kExitUnavailable;
+  } catch (const TimeoutError& e) {
+    print_diagnostic("Redis did not answer in time: " + strip_prefix(e.what()));
+    return kExitUnavailable;
+  } catch (const std::exception& e) {
+    print_diagnostic(strip_prefix(e.what()));
+    return kExitFailure;
+  } catch (...) {
+    print_diagnostic("unknown error");
+    return kExitFailure;
+  }
+}
+
+}  // namespace redisync::cli

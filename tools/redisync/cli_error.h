@@ -1,0 +1,46 @@
+// Exit codes of the redisync CLI and the exception that carries one to main().
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace redisync::cli {
+
+// sysexits.h values where one fits, so scripts can tell the cases apart.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 64;        // EX_USAGE: bad flags or arguments
+inline constexpr int kExitUnavailable = 69;  // EX_UNAVAILABLE: Redis (or redis-server) unreachable
+inline constexpr int kExitOsError = 71;      // EX_OSERR: fork, pipe, signalfd failed
+inline constexpr int kExitNotAcquired = 75;  // EX_TEMPFAIL: lock not acquired within --wait
+inline constexpr int kExitLockLost = 76;     // EX_PROTOCOL: the lock was lost while held
+inline constexpr int kExitCannotExecute = 126;
+inline constexpr int kExitNotFound = 127;
+
+/// Ends the current command: main() prints "redisync: <what>" on stderr and exits with
+/// exit_code().
+class CliError : public std::runtime_error {
+ public:
+  CliError(int exit_code, const std::string& what)
+      : std::runtime_error(what), exit_code_(exit_code) {}
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
+/// A usage error (exit 64).
+class UsageError : public CliError {
+ public:
+  explicit UsageError(const std::string& what) : CliError(kExitUsage, what) {}
+};
+
+/// Call inside a catch block: prints the in-flight exception as "redisync: <message>" on
+/// stderr and returns the exit code it maps to (CliError: its own; ConfigError: 64;
+/// ConnectionError / TimeoutError: 69; anything else: 1).
+int report_current_exception() noexcept;
+
+/// Prints "redisync: <message>" on stderr.
+void print_diagnostic(const std::string& message);
+
+}  // namespace redisync::cli

@@ -1,0 +1,100 @@
+// redisync: command-line tool for Redisson-compatible locks on Redis.
+//   run      run a command while holding a lock
+//   status   show a lock's (or synchronizer's) state
+//   unlock   force-release a lock
+//   bench    benchmark driver (one worker process)
+//   demo     contention + crash demo with a summary
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "bench_driver.h"
+#include "cli_error.h"
+#include "demo_command.h"
+#include "demo_worker.h"
+#include "run_command.h"
+#include "status_command.h"
+#include "unlock_command.h"
+
+#ifndef REDISYNC_VERSION
+#define REDISYNC_VERSION "unknown"
+#endif
+
+namespace {
+
+using namespace redisync::cli;
+
+// `run NAME -- CMD ARGS...`: everything after the first "--" is the command, verbatim (its own
+// flags must not be parsed as ours), so it is split off before CLI11 sees the arguments.
+struct SplitArgs {
+  std::vector<std::string> ours;  // in reverse order, as CLI11's parse(vector) wants
+  std::vector<std::string> command;
+  bool has_separator = false;
+};
+
+SplitArgs split_command(int argc, char** argv) {
+  SplitArgs split;
+  std::vector<std::string> ours;
+  const bool is_run = argc > 1 && std::string(argv[1]) == "run";
+  for (int i = 1; i < argc; ++i) {
+    if (is_run && !split.has_separator && std::string(argv[i]) == "--") {
+      split.has_separator = true;
+      continue;
+    }
+    (split.has_separator ? split.command : ours).emplace_back(argv[i]);
+  }
+  split.ours.assign(ours.rbegin(), ours.rend());
+  return split;
+}
+
+int run_main(int argc, char** argv) {
+  CLI::App app(
+      "redisync: Redisson-compatible distributed locks on Redis.\n"
+      "Exit codes: 64 usage error, 69 Redis unreachable, 75 lock not acquired,\n"
+      "76 lock lost; `run` otherwise passes on the command's status.",
+      "redisync");
+  app.set_version_flag("--version", REDISYNC_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  RunOptions run_options;
+  StatusOptions status_options;
+  UnlockOptions unlock_options;
+  BenchDriverOptions bench_options;
+  DemoOptions demo_options;
+  DemoWorkerOptions demo_worker_options;
+  CLI::App* run = add_run_command(app, run_options);
+  CLI::App* status = add_status_command(app, status_options);
+  CLI::App* unlock = add_unlock_command(app, unlock_options);
+  CLI::App* bench_driver = add_bench_driver_command(app, bench_options);
+  CLI::App* demo = add_demo_command(app, demo_options);
+  CLI::App* demo_worker = add_demo_worker_command(app, demo_worker_options);
+
+  SplitArgs args = split_command(argc, argv);
+  try {
+    app.parse(args.ours);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help (exit 0) or the error message
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+
+  try {
+    if (run->parsed()) {
+      for (auto& word : args.command) run_options.command.push_back(std::move(word));
+      return run_command(run_options);
+    }
+    if (status->parsed()) return status_command(status_options);
+    if (unlock->parsed()) return unlock_command(unlock_options);
+    if (bench_driver->parsed()) return bench_driver_command(bench_options);
+    if (demo->parsed()) return demo_command(demo_options);
+    if (demo_worker->parsed()) return demo_worker_command(demo_worker_options);
+    throw UsageError("no subcommand given (see redisync --help)");
+  } catch (...) {
+    return report_current_exception();
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return run_main(argc, argv); }

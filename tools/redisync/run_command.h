@@ -1,0 +1,28 @@
+// `redisync run NAME -- CMD ARGS...`: run a command while holding a distributed lock.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace redisync::cli {
+
+struct RunOptions {
+  std::string redis_url;
+  std::string wait;              ///< empty: wait forever
+  std::string lease;             ///< empty: watchdog lease (renewed while the command runs)
+  std::string watchdog_timeout;  ///< empty: the Config default (30 s)
+  bool verbose = false;
+  std::string name;
+  std::vector<std::string> command;  ///< CMD ARGS...: the words after "--"
+};
+
+/// Adds the `run` subcommand with its flags bound to `options`.
+CLI::App* add_run_command(CLI::App& app, RunOptions& options);
+
+/// Runs it. Returns the command's exit status (128+signal if it was killed), or 75 (not
+/// acquired within --wait), 76 (lock lost), 69 (Redis unreachable), 64 (usage), 127.
+/// Throws CliError / redisync::Error for the caller to report.
+int run_command(const RunOptions& options);
+
+}  // namespace redisync::cli

@@ -1,0 +1,167 @@
+#include "status_command.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <iostream>
+
+#include "redis_option.h"
+#include "redisync/errors.h"
+
+namespace redisync::cli {
+namespace {
+
+// Redisson's "never expires" permit score (wire spec §8).
+constexpr long long kNoExpiryScore = 922337203685477LL;
+
+std::optional<long long> to_integer(const std::string& text) {
+  long long value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// Sorted-set scores come back as text and may be written as doubles ("1.7e12").
+std::optional<long long> score_of(const Reply& reply) {
+  if (!reply.is_string()) return std::nullopt;
+  if (auto exact = to_integer(reply.str)) return exact;
+  try {
+    return static_cast<long long>(std::stod(reply.str));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+long long epoch_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string hex(const std::string& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
+}
+
+bool ends_with(const std::string& text, std::string_view suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void inspect_hash(Client& client, StatusReport& r) {
+  const Reply all = client.execute({"HGETALL", r.name});
+  std::vector<std::pair<std::string, std::string>> fields;
+  for (std::size_t i = 0; i + 1 < all.elements.size(); i += 2) {
+    fields.emplace_back(all.elements[i].str, all.elements[i + 1].str);
+  }
+  const auto mode =
+      std::find_if(fields.begin(), fields.end(), [](const auto& f) { return f.first == "mode"; });
+  if (mode != fields.end()) {
+    r.kind = "read-write";
+    r.mode = mode->second;
+    for (const auto& [field, value] : fields) {
+      if (field == "mode") continue;
+      Holder h{field, to_integer(value).value_or(0)};
+      (ends_with(field, ":write") ? r.writers : r.readers).push_back(h);
+    }
+    r.state = r.mode == "write" ? "write-locked" : "read-locked";
+  } else {
+    r.kind = "lock";
+    for (const auto& [field, value] : fields) {
+      r.holders.push_back(Holder{field, to_integer(value).value_or(0)});
+    }
+    r.state = r.holders.empty() ? "free" : "held";
+    r.lock_family = true;
+  }
+}
+
+void inspect_string(Client& client, StatusReport& r) {
+  r.value = client.execute({"GET", r.name}).str;
+  r.permits = to_integer(*r.value);
+  r.kind = "semaphore";
+  const std::string timeouts = hash_tag(r.name) + ":timeout";
+  if (client.execute({"TYPE", timeouts}).str != "zset") return;
+  r.kind = "permit-expirable-semaphore";
+  const Reply permits = client.execute({"ZRANGE", timeouts, "0", "-1", "WITHSCORES"});
+  const long long now = epoch_ms_now();
+  for (std::size_t i = 0; i + 1 < permits.elements.size(); i += 2) {
+    const std::string& raw = permits.elements[i].str;
+    Permit p;
+    p.id = raw.size() == 16 ? hex(raw) : raw;  // Redisson < 3.17 stored hex text
+    const auto score = score_of(permits.elements[i + 1]);
+    if (score && *score != kNoExpiryScore) p.remaining_ms = *score - now;
+    r.acquired_permits.push_back(p);
+  }
+}
+
+void inspect_lock_extras(Client& client, StatusReport& r) {
+  const std::string tag = hash_tag(r.name);
+  const std::string queue_key = "redisson_lock_queue:" + tag;
+  const std::string timeout_key = "redisson_lock_timeout:" + tag;
+  if (client.execute({"TYPE", queue_key}).str == "list") {
+    const Reply waiters = client.execute({"LRANGE", queue_key, "0", "-1"});
+    const bool has_deadlines = client.execute({"TYPE", timeout_key}).str == "zset";
+    const long long now = epoch_ms_now();
+    for (const auto& w : waiters.elements) {
+      Waiter waiter{w.str, std::nullopt, std::nullopt};
+      if (has_deadlines) {
+        waiter.deadline_ms = score_of(client.execute({"ZSCORE", timeout_key, w.str}));
+        if (waiter.deadline_ms) waiter.remaining_ms = *waiter.deadline_ms - now;
+      }
+      r.queue.push_back(waiter);
+    }
+  }
+  const std::string token_key = "redisson_lock_token:" + tag;
+  if (client.execute({"TYPE", token_key}).str == "string") {
+    r.fence_token = client.execute({"GET", token_key}).str;
+  }
+}
+
+}  // namespace
+
+StatusReport inspect(Client& client, const std::string& name) {
+  StatusReport r;
+  r.name = name;
+  r.type = client.execute({"TYPE", name}).str;
+  if (r.type == "none") {
+    r.kind = "none";
+    r.state = "free";
+    r.lock_family = true;
+  } else if (r.type == "hash") {
+    inspect_hash(client, r);
+  } else if (r.type == "string") {
+    inspect_string(client, r);
+  } else {
+    r.kind = "other";
+  }
+  if (r.type != "none") r.pttl_ms = client.execute({"PTTL", name}).integer;
+  if (r.lock_family) inspect_lock_extras(client, r);
+  return r;
+}
+
+CLI::App* add_status_command(CLI::App& app, StatusOptions& o) {
+  CLI::App* status = app.add_subcommand("status", "Show a lock's or synchronizer's state in Redis");
+  status->footer(
+      "Show what Redis holds under NAME: lock holders and hold counts, read-write mode,\n"
+      "remaining lease, fair-lock queue, fencing token, semaphore permits. Exit 0 (also\n"
+      "when free); 69 if Redis is unreachable.");
+  add_redis_option(*status, o.redis_url);
+  status->add_flag("--json", o.json, "Print one JSON object instead of aligned lines");
+  status->add_option("name", o.name, "Lock or synchronizer name")->required();
+  return status;
+}
+
+int status_command(const StatusOptions& o) {
+  Client client(config_from_url(o.redis_url));
+  const StatusReport report = inspect(client, o.name);
+  std::cout << (o.json ? render_json(report) + "\n" : render_text(report)) << std::flush;
+  return 0;
+}
+
+}  // namespace redisync::cli

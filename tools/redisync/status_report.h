@@ -1,0 +1,56 @@
+// What `redisync status NAME` found under a name, and its two renderings (aligned text, JSON).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redisync::cli {
+
+/// An owner field of a lock hash and its hold count.
+struct Holder {
+  std::string owner;  ///< "<client uuid>:<thread id>" (writers: ":write" appended)
+  long long count = 0;
+};
+
+/// A fair-lock waiter: its owner field and the deadline (epoch ms) by which it must retry.
+struct Waiter {
+  std::string owner;
+  std::optional<long long> deadline_ms;
+  std::optional<long long> remaining_ms;  ///< deadline minus our clock now
+};
+
+/// An acquired permit of a permit-expirable semaphore.
+struct Permit {
+  std::string id;                         ///< 32 hex chars (16 raw bytes on the wire)
+  std::optional<long long> remaining_ms;  ///< nullopt: no expiry; <= 0: expired, not reclaimed
+};
+
+struct StatusReport {
+  std::string name;
+  std::string type;   ///< Redis TYPE: none, hash, string, ...
+  std::string kind;   ///< none, lock, read-write, semaphore, permit-expirable-semaphore, other
+  std::string state;  ///< free, held, read-locked, write-locked, ...
+  std::optional<long long> pttl_ms;  ///< remaining lease (PTTL; -1 = no expiry)
+
+  std::vector<Holder> holders;  ///< kind lock
+  std::string mode;             ///< kind read-write: "read" or "write"
+  std::vector<Holder> writers;
+  std::vector<Holder> readers;
+
+  std::optional<std::string> value;      ///< string keys: the raw value
+  std::optional<long long> permits;      ///< string keys holding an integer
+  std::vector<Permit> acquired_permits;  ///< permit-expirable semaphore
+
+  std::vector<Waiter> queue;               ///< fair-lock queue (lock kinds and none)
+  std::optional<std::string> fence_token;  ///< fenced-lock counter, if present
+  bool lock_family = false;                ///< queue / fence token apply
+};
+
+/// "key: value" lines, values aligned in one column.
+std::string render_text(const StatusReport& report);
+/// One JSON object (no trailing newline).
+std::string render_json(const StatusReport& report);
+
+}  // namespace redisync::cli

@@ -1,0 +1,20 @@
+// `redisync unlock --force NAME`: delete a lock whoever holds it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace redisync::cli {
+
+struct UnlockOptions {
+  std::string redis_url;
+  std::string name;
+  bool force = false;
+};
+
+CLI::App* add_unlock_command(CLI::App& app, UnlockOptions& options);
+
+/// Prints "released" or "was not locked"; 0. Without --force: usage error (64).
+int unlock_command(const UnlockOptions& options);
+
+}  // namespace redisync::cli
