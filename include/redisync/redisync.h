@@ -5,6 +5,7 @@
 #include "redisync/config.h"
 #include "redisync/count_down_latch.h"
 #include "redisync/errors.h"
+#include "redisync/guard.h"
 #include "redisync/fair_lock.h"
 #include "redisync/fenced_lock.h"
 #include "redisync/lock.h"

@@ -448,3 +448,21 @@ TEST(LockTest, NamesWithBracesSpacesAndBinaryBytes) {
     EXPECT_FALSE(lock.is_locked());
   }
 }
+
+TEST(LockTest, GuardNeverThrowsWhenTheLockWasLost) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  auto lock = client.lock(unique_name("lock:"));
+  {
+    redisync::Guard guard(lock);
+    EXPECT_TRUE(lock.is_held_by_current_thread());
+    server.command({"DEL", lock.name()});  // lost behind the holder's back
+  }  // the destructor reports instead of throwing (std::lock_guard would terminate here)
+  EXPECT_FALSE(lock.is_locked());
+  {
+    redisync::Guard guard(lock);
+    EXPECT_EQ(guard.release().outcome, redisync::ReleaseOutcome::released);
+    EXPECT_EQ(guard.release().outcome, redisync::ReleaseOutcome::not_held);
+  }
+  EXPECT_FALSE(lock.is_locked());
+}

@@ -1,0 +1,68 @@
+// redisync::Guard: a scoped hold whose destructor never throws.
+//
+// std::lock_guard and std::unique_lock call unlock() from their destructors, which are
+// noexcept; Lock::unlock() throws LockLostError when the lock was lost while held, so with a
+// std guard that would end the program. Guard releases with release() instead (never throws)
+// and hands a failed release to `on_release_failure` (default: a line on stderr).
+#pragma once
+
+#include <functional>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "redisync/lock.h"
+
+namespace redisync {
+
+/// Holds any redisync lock kind with lock() and release() (Lock, FairLock, FencedLock,
+/// SpinLock, a ReadWriteLock's read_lock()/write_lock()) for a scope.
+/// Not copyable; movable. Not thread-safe (the owning thread's hold).
+template <class L>
+class Guard {
+ public:
+  /// Blocks until acquired (the kind's lock()); throws what lock() throws.
+  explicit Guard(L& lock) : lock_(&lock) { lock_->lock(); }
+  /// Adopts a hold the calling thread already took.
+  Guard(L& lock, std::adopt_lock_t) noexcept : lock_(&lock) {}
+  Guard(Guard&& other) noexcept : lock_(std::exchange(other.lock_, nullptr)) {}
+  Guard& operator=(Guard&&) = delete;
+  Guard(const Guard&) = delete;
+  Guard& operator=(const Guard&) = delete;
+
+  /// Releases now and reports the outcome (released, still_held, not_held, lost, failed).
+  /// Afterwards the destructor does nothing.
+  ReleaseResult release() noexcept {
+    L* lock = std::exchange(lock_, nullptr);
+    if (!lock) return ReleaseResult{ReleaseOutcome::not_held, "guard already released"};
+    return lock->release();
+  }
+
+  /// Never throws: a release that did not succeed is reported, not raised.
+  ~Guard() {
+    if (!lock_) return;
+    const ReleaseResult r = release();
+    if (!r) {
+      try {
+        std::cerr << "redisync: scoped release of '" << name_ << "' did not succeed: "
+                  << describe(r) << "\n";
+      } catch (...) {
+      }
+    }
+  }
+
+ private:
+  static const char* describe(const ReleaseResult& r) {
+    switch (r.outcome) {
+      case ReleaseOutcome::lost: return "the lock was lost while held";
+      case ReleaseOutcome::not_held: return "not held by this owner";
+      case ReleaseOutcome::failed: return r.error.c_str();
+      default: return "ok";
+    }
+  }
+  L* lock_;
+  std::string name_ = lock_ ? lock_->name() : std::string();
+};
+
+}  // namespace redisync
