@@ -80,8 +80,8 @@ void Channel::wake(int n) {
     w->wake();
   }
   // Wake-ups for waiters whose attempt is still in flight: they retry instead of sleeping.
-  const int awake = refs_ - static_cast<int>(sleepers_.size());
-  wakeups_ = std::min(wakeups_ + n, std::max(awake, 0));
+  const int awake = std::max(refs_ - static_cast<int>(sleepers_.size()), 0);
+  wakeups_ = static_cast<int>(std::min<long long>(static_cast<long long>(wakeups_) + n, awake));
 }
 
 void Channel::wake_all() {
@@ -108,11 +108,14 @@ void Subscriber::close() {
   if (closed_) return;
   closed_ = true;
   auto error = std::make_exception_ptr(ClientClosedError("client closed"));
+  connection_->close();
   for (auto& [name, ch] : channels_) {
     ch->linger_.cancel();
     ch->fail_pending(error);
+    // Sleeping waiters retry now; with the connections closed their attempt fails with
+    // ClientClosedError instead of hanging until a timer that will never run.
+    ch->wake_all();
   }
-  connection_->close();
 }
 
 std::shared_ptr<Channel> Subscriber::join(const std::string& name, MessagePolicy policy) {

@@ -141,6 +141,9 @@ TEST(ClientTest, RetriesBridgeAShortOutage) {
   redisync::Client client(cfg);
   client.execute({"PING"});
   server.kill();
+  // Let the client see the connection drop first: a request written to the dying socket may
+  // have reached the server, and such requests are (rightly) not resent.
+  std::this_thread::sleep_for(200ms);
   std::jthread restarter([&] {
     std::this_thread::sleep_for(300ms);
     server.restart();

@@ -466,3 +466,27 @@ TEST(LockTest, GuardNeverThrowsWhenTheLockWasLost) {
   }
   EXPECT_FALSE(lock.is_locked());
 }
+
+TEST(LockTest, WaiterFailsWithClientClosedWhenItsClientIsDestroyed) {
+  RedisServer server;
+  redisync::Client holder(config_for(server));
+  const auto name = unique_name("lock:");
+  holder.lock(name).lock(60s);
+  auto client = std::make_unique<redisync::Client>(config_for(server));
+  auto lock = client->lock(name);
+  auto waiter = std::async(std::launch::async, [&] {
+    try {
+      lock.lock();
+      return std::string("acquired");
+    } catch (const redisync::ClientClosedError&) {
+      return std::string("closed");
+    } catch (const std::exception& e) {
+      return std::string("other: ") + e.what();
+    }
+  });
+  ASSERT_TRUE(wait_until([&] { return !no_channels(server); }, 3s));
+  std::this_thread::sleep_for(100ms);
+  client.reset();
+  ASSERT_EQ(waiter.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(waiter.get(), "closed");
+}
