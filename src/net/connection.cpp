@@ -1,5 +1,6 @@
 #include "net/connection.h"
 
+#include <fcntl.h>
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
@@ -84,6 +85,8 @@ void tcp_connect(asio::io_context& io, Socket& socket, const ConnectionOptions& 
         asio::async_connect(socket, results,
                             [&socket, h](std::error_code ec2, const asio::ip::tcp::endpoint&) {
                               if (!ec2) {
+                                // Not inherited by programs the application forks and execs.
+                                ::fcntl(socket.native_handle(), F_SETFD, FD_CLOEXEC);
                                 std::error_code ignored;
                                 socket.set_option(asio::ip::tcp::no_delay(true), ignored);
                                 socket.set_option(asio::socket_base::keep_alive(true), ignored);
@@ -156,7 +159,11 @@ class UnixStream final : public Connection::Stream {
  public:
   explicit UnixStream(asio::io_context& io) : socket_(io) {}
   void async_connect(const ConnectionOptions& o, ConnectHandler h) override {
-    socket_.async_connect(asio::local::stream_protocol::endpoint(o.unix_socket), std::move(h));
+    socket_.async_connect(asio::local::stream_protocol::endpoint(o.unix_socket),
+                          [this, h = std::move(h)](std::error_code ec) {
+                            if (!ec) ::fcntl(socket_.native_handle(), F_SETFD, FD_CLOEXEC);
+                            h(ec);
+                          });
   }
   void async_read_some(asio::mutable_buffer b, IoHandler h) override {
     socket_.async_read_some(b, std::move(h));

@@ -1,6 +1,7 @@
 // redisync::Lock: Redisson's reentrant RLock (wire spec §2, §3, §13).
 #include "redisync/lock.h"
 
+#include <charconv>
 #include <iostream>
 
 #include "lua/scripts.h"
@@ -88,7 +89,8 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
             } catch (...) {
               cb(std::current_exception(), {});
             }
-          });
+          },
+          net::Retry::never);  // the acquire loop retries; one layer of retries only
     };
     // After a timeout or a dropped connection the attempt may have run: the owner's hold
     // count on the server tells (only this owner ever changes its own field).
@@ -99,12 +101,16 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
       core->executor().execute(
           {"HGET", name, field},
           [cb, attempt, local](std::exception_ptr error, net::Reply reply) {
-            if (!error && reply.is_string() && std::stoll(reply.str) == local + 1) {
+            long long count = -1;
+            if (!error && reply.is_string()) {
+              std::from_chars(reply.str.data(), reply.str.data() + reply.str.size(), count);
+            }
+            if (count == local + 1) {
               return cb(nullptr, {true, 0});
             }
             attempt(cb);
           },
-          net::Retry::always);
+          net::Retry::never);
     };
     params.retry_attempts = core->config().retry_attempts;
     params.retry_interval = core->config().retry_interval;
