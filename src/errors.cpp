@@ -35,6 +35,8 @@ class Category final : public std::error_category {
         return "the client was closed";
       case errc::unknown_permit:
         return "unknown or expired permit id";
+      case errc::multi_lock_failed:
+        return "too many members of a multi-lock failed";
     }
     // Not a switch default, so -Wswitch flags an errc added without a message.
     return "unknown redisync error " + std::to_string(value);

@@ -26,6 +26,7 @@ enum class errc {
   upgrade_would_deadlock,  ///< a read holder asked for the write lock of the same ReadWriteLock
   client_closed,           ///< the Client was shut down while the call was pending
   unknown_permit,          ///< a permit id that is not (or no longer) held
+  multi_lock_failed,       ///< a MultiLock / RedLock could not reach enough members (see MultiLockError)
 };
 
 /// The category of redisync::errc; name() is "redisync".

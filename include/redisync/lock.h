@@ -18,6 +18,7 @@ namespace redisync {
 
 namespace detail {
 class ClientCore;
+struct LockAccess;  // MultiLock's access to a member's internals (src/sync/multi_lock_member.cpp)
 /// Starts an acquisition on the I/O thread; `done(error, acquired)`.
 /// lease <= 0: watchdog mode. wait < 0: no limit; wait == 0: one attempt.
 void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
@@ -157,6 +158,7 @@ class Lock {
   }
 
  private:
+  friend struct detail::LockAccess;
   template <class Rep, class Period>
   static Duration to_wait(const std::chrono::duration<Rep, Period>& d) {
     if (d <= d.zero()) return Duration{0};

@@ -25,6 +25,11 @@
 //       print "waiting", then try_lock_for(WAIT_MS) on the fair lock (tests kill it queued).
 //   test_worker rw-read-hold URL NAME WATCHDOG_MS
 //       lock_shared() (watchdog mode), print "held", then sleep until killed.
+// MultiLock / RedLock (multi_lock_test, red_lock_test):
+//   test_worker redlock-counter COUNTER_URL NAME ITERATIONS LEASE_MS URL1 URL2 ...
+//       ITERATIONS critical sections under a RedLock of lock NAME on the servers URL1..N
+//       (lock(LEASE_MS), or lock() when LEASE_MS is 0): GET, SET counter+1 on COUNTER_URL's
+//       key "counter", unlock. Prints one line per MultiLockError it rode out.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -33,6 +38,7 @@
 #include <cstdio>
 #include <vector>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -139,6 +145,41 @@ int run_lock_kind_mode(const std::string& mode, int argc, char** argv) {
     auto lock = client.fair_lock(argv[3]);
     std::cout << "waiting" << std::endl;
     return lock.try_lock_for(std::chrono::milliseconds(std::stol(argv[4]))) ? 0 : 2;
+  }
+  if (mode == "redlock-counter" && argc >= 8) {
+    redisync::Client counter(redisync::Config::from_url(argv[2]));
+    const std::string name = argv[3];
+    const int iterations = std::stoi(argv[4]);
+    const redisync::Duration lease{std::stol(argv[5])};
+    std::vector<std::unique_ptr<redisync::Client>> clients;
+    std::vector<redisync::AnyLock> members;
+    for (int i = 6; i < argc; ++i) {
+      auto cfg = redisync::Config::from_url(argv[i]);
+      cfg.reconnection_delay_min = std::chrono::milliseconds(20);
+      cfg.reconnection_delay_max = std::chrono::milliseconds(200);
+      clients.push_back(std::make_unique<redisync::Client>(cfg));
+      members.emplace_back(clients.back()->lock(name));
+    }
+    redisync::RedLock lock(members);
+    for (int i = 0; i < iterations;) {
+      try {
+        if (lease.count() > 0) {
+          lock.lock(lease);
+        } else {
+          lock.lock();
+        }
+      } catch (const redisync::MultiLockError& e) {
+        std::cout << "ride-out: " << e.what() << std::endl;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        continue;
+      }
+      auto value = counter.execute({"GET", "counter"});
+      const long long n = value.is_nil() ? 0 : std::stoll(value.str);
+      counter.execute({"SET", "counter", std::to_string(n + 1)});
+      lock.unlock();
+      ++i;
+    }
+    return 0;
   }
   if (mode == "rw-read-hold" && argc >= 5) {
     redisync::Client client(make_config(argv[2], argc, argv, 4));

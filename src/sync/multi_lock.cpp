@@ -1,0 +1,218 @@
+// redisync::MultiLock: the blocking API over the state machine of sync/multi_lock_attempt.h.
+#include "redisync/multi_lock.h"
+
+#include <future>
+#include <iostream>
+#include <set>
+
+#include "sync/client_core.h"
+#include "sync/identity.h"
+#include "sync/multi_lock_attempt.h"
+
+namespace redisync {
+
+namespace {
+
+// Runs `start(done)` and blocks until `done(error, value)`; rethrows the error.
+template <class T, class Start>
+T wait_for(Start&& start) {
+  auto promise = std::make_shared<std::promise<T>>();
+  auto future = promise->get_future();
+  start([promise](std::exception_ptr error, T value) {
+    if (error) {
+      promise->set_exception(error);
+    } else {
+      promise->set_value(std::move(value));
+    }
+  });
+  return future.get();
+}
+
+// Throws ClientClosedError if a member's Client is gone (its I/O thread would never answer).
+void check_open(const detail::MultiLockState& state) {
+  std::set<detail::ClientCore*> seen;
+  for (const auto& member : state.members) {
+    if (!seen.insert(member->core().get()).second) continue;
+    member->core()->call<bool>([](auto done) { done(nullptr, true); });
+  }
+}
+
+}  // namespace
+
+const char* to_string(MemberOutcome outcome) {
+  switch (outcome) {
+    case MemberOutcome::acquired:
+      return "acquired";
+    case MemberOutcome::held_by_another:
+      return "held by another";
+    case MemberOutcome::timed_out:
+      return "timed out";
+    case MemberOutcome::unreachable:
+      return "unreachable";
+    case MemberOutcome::error:
+      return "error";
+    case MemberOutcome::not_attempted:
+      return "not attempted";
+  }
+  return "?";
+}
+
+int AttemptReport::contended() const {
+  int n = 0;
+  for (const auto& m : members) n += m.outcome == MemberOutcome::held_by_another ? 1 : 0;
+  return n;
+}
+
+int AttemptReport::failed() const {
+  int n = 0;
+  for (const auto& m : members) {
+    n += m.outcome == MemberOutcome::timed_out || m.outcome == MemberOutcome::unreachable ||
+                 m.outcome == MemberOutcome::error
+             ? 1
+             : 0;
+  }
+  return n;
+}
+
+std::string AttemptReport::describe() const {
+  std::string out;
+  for (const auto& m : members) {
+    if (!out.empty()) out += "\n";
+    out += "  " + m.member + ": " + to_string(m.outcome);
+    if (!m.detail.empty()) out += " (" + m.detail + ")";
+  }
+  return out;
+}
+
+MultiLock::MultiLock(std::initializer_list<AnyLock> members)
+    : MultiLock(std::vector<AnyLock>(members), MultiLockOptions{}) {}
+
+MultiLock::MultiLock(std::vector<AnyLock> members, MultiLockOptions options)
+    : MultiLock(std::move(members), options, detail::MultiLockPolicy{}) {}
+
+MultiLock::MultiLock(std::vector<AnyLock> members, MultiLockOptions options,
+                     detail::MultiLockPolicy policy)
+    : state_(std::make_shared<detail::MultiLockState>()) {
+  if (members.empty()) throw InvalidArgument("redisync: a multi-lock needs at least one member");
+  if (options.reply_timeout <= Duration{0}) {
+    throw InvalidArgument("redisync: multi-lock reply_timeout must be > 0 (got " +
+                          std::to_string(options.reply_timeout.count()) + " ms)");
+  }
+  for (auto& m : members) state_->members.push_back(std::move(m.impl_));
+  state_->options = options;
+  state_->policy = policy;
+}
+
+std::string MultiLock::name() const {
+  std::string out = "multi[";
+  for (std::size_t i = 0; i < state_->members.size(); ++i) {
+    out += (i ? ", " : "") + state_->members[i]->name();
+  }
+  return out + "]";
+}
+
+std::size_t MultiLock::size() const { return state_->members.size(); }
+
+std::vector<std::string> MultiLock::members() const {
+  std::vector<std::string> out;
+  for (const auto& m : state_->members) out.push_back(m->describe());
+  return out;
+}
+
+asio::io_context& MultiLock::io() const { return state_->members.front()->core()->io(); }
+
+void MultiLock::check_lease(Duration lease) const {
+  if (lease <= Duration{0}) {
+    throw InvalidArgument("redisync: lease for " + name() + " must be > 0 (got " +
+                          std::to_string(lease.count()) + " ms)");
+  }
+}
+
+void MultiLock::start_try(std::int64_t owner, Duration wait, Duration lease, TryDone done) const {
+  detail::start_multi_try(state_, owner, wait < Duration{0} ? Duration{0} : wait, lease,
+                          std::move(done));
+}
+
+void MultiLock::start_lock(std::int64_t owner, Duration lease,
+                           std::function<void(std::exception_ptr)> done) const {
+  detail::start_multi_lock(state_, owner, lease, std::move(done));
+}
+
+void MultiLock::start_unlock(std::int64_t owner, UnlockDone done) const {
+  detail::start_multi_unlock(state_, owner, std::move(done));
+}
+
+void MultiLock::lock() {
+  check_open(*state_);
+  const auto owner = sync::thread_owner_id();
+  wait_for<bool>([&](auto done) {
+    start_lock(owner, Duration{0}, [done](std::exception_ptr e) { done(e, true); });
+  });
+}
+
+void MultiLock::lock(Duration lease) {
+  check_lease(lease);
+  check_open(*state_);
+  const auto owner = sync::thread_owner_id();
+  wait_for<bool>([&](auto done) {
+    start_lock(owner, lease, [done](std::exception_ptr e) { done(e, true); });
+  });
+}
+
+bool MultiLock::try_lock() { return try_acquire(Duration{0}, Duration{0}).acquired; }
+
+bool MultiLock::try_lock_for(Duration wait, Duration lease) {
+  check_lease(lease);
+  return try_acquire(wait, lease).acquired;
+}
+
+AttemptReport MultiLock::try_acquire(Duration wait, Duration lease) {
+  check_open(*state_);
+  const auto owner = sync::thread_owner_id();
+  return wait_for<AttemptReport>([&](auto done) { start_try(owner, wait, lease, done); });
+}
+
+AttemptReport MultiLock::last_attempt() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->last;
+}
+
+ReleaseResult MultiLock::release() noexcept {
+  try {
+    check_open(*state_);
+    const auto owner = sync::thread_owner_id();
+    return wait_for<ReleaseResult>([&](auto done) {
+      start_unlock(owner, [done](ReleaseResult r, std::exception_ptr) { done(nullptr, r); });
+    });
+  } catch (const std::exception& e) {
+    return ReleaseResult{ReleaseOutcome::failed, e.what()};
+  } catch (...) {
+    return ReleaseResult{ReleaseOutcome::failed, "unknown error"};
+  }
+}
+
+void MultiLock::unlock() {
+  if (std::uncaught_exceptions() > 0) {
+    // Unwinding (e.g. a guard's destructor during an exception): throwing would terminate.
+    const ReleaseResult r = release();
+    if (!r)
+      std::cerr << "redisync: unlock of " << name() << " during unwinding: " << r.error << "\n";
+    return;
+  }
+  check_open(*state_);
+  const auto owner = sync::thread_owner_id();
+  wait_for<bool>([&](auto done) {
+    start_unlock(owner, [done](ReleaseResult, std::exception_ptr e) { done(e, true); });
+  });
+}
+
+bool MultiLock::is_held_by_current_thread() const {
+  return is_held_by_thread(sync::thread_owner_id());
+}
+
+bool MultiLock::is_held_by_thread(std::int64_t owner) const {
+  check_open(*state_);
+  return wait_for<bool>([&](auto done) { detail::start_multi_is_held(state_, owner, done); });
+}
+
+}  // namespace redisync

@@ -1,0 +1,64 @@
+// The MultiLock / RedLock acquisition as one asynchronous state machine (wire spec §6):
+// walk the members in order, each with its own wait and a timer bounding how long its answer
+// is awaited; tolerate the policy's failures; release what was taken when a walk fails;
+// restart while the wait lasts; on success set each key's expiry to the lease (step 5) and
+// compute the validity time.
+//
+// Threading: members may live on different Clients (different I/O threads). Every callback
+// takes the attempt's mutex; completions are called without it held.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "redisync/multi_lock.h"
+#include "sync/multi_lock_member.h"
+
+namespace redisync::detail {
+
+using MemberPtr = std::shared_ptr<const MultiLockMember>;
+
+/// What a MultiLock handle and its copies share.
+struct MultiLockState {
+  std::vector<MemberPtr> members;
+  MultiLockOptions options;
+  MultiLockPolicy policy;
+
+  std::mutex mutex;  // guards what follows
+  /// Per owner, the members each of its (reentrant) acquisitions took, newest last.
+  std::map<std::int64_t, std::vector<std::vector<std::size_t>>> holds;
+  AttemptReport last;
+
+  std::size_t required() const {
+    return members.size() - static_cast<std::size_t>(policy.tolerated_failures);
+  }
+};
+
+using AttemptDone = std::function<void(std::exception_ptr, AttemptReport)>;
+
+/// One "try lock (wait, lease)" of spec §6. wait <= 0: one attempt per member; lease <= 0:
+/// watchdog leases. `done` always gets a report (the exception is for internal failures
+/// only; member failures are outcomes in the report).
+void start_multi_try(const std::shared_ptr<MultiLockState>& state, std::int64_t owner,
+                     Duration wait, Duration lease, AttemptDone done);
+
+/// Blocking-lock semantics over start_multi_try: repeats tries with the internal wait of
+/// spec §6 until acquired; fails with MultiLockError when a try finds more members failing
+/// (not merely held by others) than the policy tolerates.
+void start_multi_lock(const std::shared_ptr<MultiLockState>& state, std::int64_t owner,
+                      Duration lease, std::function<void(std::exception_ptr)> done);
+
+/// Releases what `owner`'s newest acquisition took (every member when none is recorded).
+void start_multi_unlock(const std::shared_ptr<MultiLockState>& state, std::int64_t owner,
+                        std::function<void(ReleaseResult, std::exception_ptr)> done);
+
+/// Is `owner` holding it (all members; a majority under a tolerant policy)?
+void start_multi_is_held(const std::shared_ptr<MultiLockState>& state, std::int64_t owner,
+                         std::function<void(std::exception_ptr, bool)> done);
+
+}  // namespace redisync::detail

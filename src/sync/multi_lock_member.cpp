@@ -1,0 +1,201 @@
+// MultiLock members over redisync::Lock and the BasicLock kinds (wire spec §6).
+#include "sync/multi_lock_member.h"
+
+#include <asio/post.hpp>
+#include <charconv>
+
+#include "redisync/multi_lock.h"
+#include "redisync/read_write_lock.h"
+#include "sync/client_core.h"
+#include "sync/identity.h"
+#include "sync/lock_kind.h"
+
+namespace redisync::detail {
+
+/// The one door into Lock's and BasicLock's internals (friend of both).
+struct LockAccess {
+  static const std::shared_ptr<ClientCore>& core(const Lock& lock) { return lock.core_; }
+  static const std::shared_ptr<ClientCore>& core(const BasicLock& lock) { return lock.core_; }
+  static const KindPtr& kind(const BasicLock& lock) { return lock.kind_; }
+};
+
+namespace {
+
+std::string record_key(const std::string& name) {
+  return "redisson_unlock_latch:" + sync::hash_tag(name) + ":" + sync::random_request_id();
+}
+
+// redisync::Lock (wire spec §2): its own flows in lock.cpp.
+class PlainMember final : public MultiLockMember {
+ public:
+  explicit PlainMember(const Lock& lock) : MultiLockMember(LockAccess::core(lock), lock.name()) {}
+
+  std::string describe() const override {
+    return "lock '" + name() + "' on " + core()->config().describe();
+  }
+  std::string noun() const override { return "lock"; }
+
+  void acquire(std::int64_t owner, Duration lease, Duration wait, AcquireDone done) const override {
+    start_lock_acquire(core(), name(), owner, lease, wait, std::move(done));
+  }
+  // Lock's release step (spec §2.3) with the shared bookkeeping of lock_kind.h, so the
+  // outcome (released / still held / not held / lost) is reported as by Lock::release().
+  void release(std::int64_t owner, ReleaseDone done) const override {
+    auto self = std::static_pointer_cast<const PlainMember>(shared_from_this());
+    asio::post(core()->io(), [self, owner, done = std::move(done)] {
+      const auto& core = self->core();
+      const HoldRef ref = self->hold_ref(owner);
+      auto it = core->holds().find({ref.hold_key, owner});
+      const Duration lease = it != core->holds().end() && it->second.lease.count() > 0
+                                 ? it->second.lease
+                                 : core->config().lock_watchdog_timeout;
+      const std::string record = record_key(self->name());
+      const std::string what = "releasing " + self->describe();
+      hash_release_step(
+          core, self->name(), ref, lease, record, true,
+          [core, ref, record, what, done](std::exception_ptr error, net::Reply reply) {
+            error = reply_error(error, reply, what);
+            if (error) return done(ReleaseOutcome::failed, error);
+            core->executor().execute({"DEL", record}, [](std::exception_ptr, net::Reply) {});
+            done(settle_release(*core, ref, reply, ReleaseReply::own_count), nullptr);
+          });
+    });
+  }
+
+ protected:
+  std::string hold_key() const override { return name(); }
+  std::string field(std::int64_t owner) const override { return core()->owner_field(owner); }
+  void raw_release_io(std::int64_t owner, Duration lease, const std::string& record,
+                      ReplyDone done) const override {
+    hash_release_step(core(), name(), hold_ref(owner), lease, record, true, std::move(done));
+  }
+
+ private:
+  // As Lock registers its holds: hold key and renewal key are the name, field "<id>:<owner>".
+  HoldRef hold_ref(std::int64_t owner) const {
+    HoldRef ref;
+    ref.hold_key = name();
+    ref.owner = owner;
+    ref.field = core()->owner_field(owner);
+    ref.renewal = sync::RenewalKey{name(), ref.field};
+    ref.report = ref.renewal;
+    return ref;
+  }
+};
+
+// Any BasicLock kind (fair, fenced, spin, read, write): the shared flows of lock_kind.h.
+class KindMember final : public MultiLockMember {
+ public:
+  explicit KindMember(const BasicLock& lock)
+      : MultiLockMember(LockAccess::core(lock), lock.name()), kind_(LockAccess::kind(lock)) {}
+
+  std::string describe() const override { return kind_->describe(*core(), name()); }
+  std::string noun() const override { return kind_->noun(); }
+
+  void acquire(std::int64_t owner, Duration lease, Duration wait, AcquireDone done) const override {
+    run_acquire(core(), kind_, name(), owner, lease, wait, std::move(done));
+  }
+  void release(std::int64_t owner, ReleaseDone done) const override {
+    run_release(core(), kind_, name(), owner, std::move(done));
+  }
+
+ protected:
+  std::string hold_key() const override { return name() + kind_->hold_suffix(); }
+  std::string field(std::int64_t owner) const override {
+    return core()->owner_field(owner) + kind_->field_suffix();
+  }
+  void raw_release_io(std::int64_t owner, Duration lease, const std::string& record,
+                      ReplyDone done) const override {
+    kind_->release_step(core(), name(), kind_->hold_ref(*core(), name(), owner), lease, record,
+                        std::move(done));
+  }
+
+ private:
+  KindPtr kind_;
+};
+
+}  // namespace
+
+void MultiLockMember::probe(ReplyDone done) const {
+  auto core = core_;
+  asio::post(core->io(), [core, name = name_, done = std::move(done)] {
+    core->executor().execute({"PTTL", name}, done, net::Retry::never);
+  });
+}
+
+void MultiLockMember::set_expiry(std::int64_t owner, Duration lease,
+                                 std::function<void(bool)> done) const {
+  auto core = core_;
+  const std::string key = hold_key();
+  asio::post(core->io(), [core, name = name_, key, owner, lease, done = std::move(done)] {
+    core->executor().execute(
+        {"PEXPIRE", name, std::to_string(lease.count())},
+        [core, key, owner, lease, done](std::exception_ptr error, net::Reply reply) {
+          const bool ok = !error && reply.is_integer() && reply.integer == 1;
+          if (ok) {
+            auto it = core->holds().find({key, owner});
+            if (it != core->holds().end()) it->second.lease = lease;
+          }
+          done(ok);
+        },
+        net::Retry::always);
+  });
+}
+
+void MultiLockMember::undo_possible_hold(std::int64_t owner) const {
+  auto core = core_;
+  asio::post(core->io(), [self = shared_from_this(), this, core, owner] {
+    const auto& holds = core->holds();
+    auto it = holds.find({hold_key(), owner});
+    const long long local = it == holds.end() || it->second.lost ? 0 : it->second.count;
+    if (local == 0) return run_raw_release_io(owner);
+    core->executor().execute(
+        {"HGET", name_, field(owner)},
+        [self, this, owner, local](std::exception_ptr error, net::Reply reply) {
+          long long count = -1;
+          if (!error && reply.is_string()) {
+            std::from_chars(reply.str.data(), reply.str.data() + reply.str.size(), count);
+          }
+          if (count == local + 1) run_raw_release_io(owner);
+        },
+        net::Retry::always);
+  });
+}
+
+void MultiLockMember::run_raw_release_io(std::int64_t owner) const {
+  auto core = core_;
+  const std::string record = record_key(name_);
+  auto it = core->holds().find({hold_key(), owner});
+  const Duration lease = it != core->holds().end() && it->second.lease.count() > 0
+                             ? it->second.lease
+                             : core->config().lock_watchdog_timeout;
+  raw_release_io(owner, lease, record, [core, record](std::exception_ptr error, net::Reply) {
+    if (!error) core->executor().execute({"DEL", record}, [](std::exception_ptr, net::Reply) {});
+  });
+}
+
+void MultiLockMember::is_held(std::int64_t owner, AcquireDone done) const {
+  auto core = core_;
+  asio::post(core->io(), [self = shared_from_this(), this, core, owner, done = std::move(done)] {
+    core->executor().execute(
+        {"HEXISTS", name_, field(owner)},
+        [done](std::exception_ptr error, net::Reply reply) {
+          done(error, !error && reply.is_integer() && reply.integer == 1);
+        },
+        net::Retry::never);  // a query: a dead member must not hold the answer up
+  });
+}
+
+}  // namespace redisync::detail
+
+namespace redisync {
+
+AnyLock::AnyLock(const Lock& lock) : impl_(std::make_shared<detail::PlainMember>(lock)) {}
+AnyLock::AnyLock(const BasicLock& lock) : impl_(std::make_shared<detail::KindMember>(lock)) {}
+AnyLock::AnyLock(const ReadWriteLock& lock)
+    : AnyLock(static_cast<const BasicLock&>(lock.write_lock())) {}
+
+const std::string& AnyLock::name() const { return impl_->name(); }
+std::string AnyLock::describe() const { return impl_->describe(); }
+
+}  // namespace redisync
