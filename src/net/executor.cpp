@@ -6,18 +6,44 @@
 #include <map>
 #include <mutex>
 
+#include "net/cluster_slot.h"
 #include "redisync/errors.h"
 
 namespace redisync::net {
 
+namespace {
+
+constexpr int kMaxRedirects = 5;  // MOVED/ASK per request before giving up
+
+// Where a request ran: the connection (for a pipelined WAIT) and its master's replicas.
+struct Target {
+  std::shared_ptr<Connection> connection;
+  int replicas = 0;
+};
+using RoutedHandler = std::function<void(std::exception_ptr, Reply, const Target&)>;
+
+RoutedHandler plain(ReplyHandler handler) {
+  return [handler = std::move(handler)](std::exception_ptr e, Reply r, const Target&) {
+    handler(e, std::move(r));
+  };
+}
+
+}  // namespace
+
 // One request with its retry budget; lives until the handler has been called.
 struct Attempt {
   std::vector<std::string> args;
-  ReplyHandler handler;
+  RoutedHandler handler;
   Retry retry;
   int retries_left;
   std::string_view eval_source;  // set for EVALSHA: the script text to send after NOSCRIPT
   bool reloaded = false;
+  // Cluster topology:
+  int slot = -1;                      // the routing key's slot; -1: keyless (any master)
+  std::shared_ptr<ClusterNode> ask;   // ASK target: send ASKING + the request there next
+  int redirects = 0;
+  Clock::time_point started = Clock::now();
+  Duration try_again_delay{10};
 };
 
 ConnectionOptions connection_options(const Config& config, bool pubsub) {
@@ -85,10 +111,25 @@ const std::string& Executor::sha1_of(const lua::Script& script) {
 }
 
 Executor::Executor(asio::io_context& io, const Config& config) : io_(io), config_(config) {
-  if (config_.topology == Topology::cluster) {
-    throw ConfigError("redisync config: topology cluster is not supported by this version");
-  }
   if (config_.tls) tls_context_ = make_tls_context(config_);
+  if (config_.topology == Topology::cluster) {
+    // Commands go to the master of each key's slot; channels to the master of theirs.
+    router_ = std::make_unique<ClusterRouter>(io_, config_, tls_context_.get());
+    auto route = [this](const std::string& channel) -> std::shared_ptr<Connection> {
+      auto node = router_->node_for_slot(key_slot(channel));
+      if (!node) return nullptr;
+      if (!node->pubsub) {
+        node->pubsub = Connection::create(io_, router_->node_options(node->host, node->port, true),
+                                          tls_context_.get());
+      }
+      return node->pubsub;
+    };
+    subscriber_ = std::make_unique<Subscriber>(
+        io_, route, [this] { router_->request_refresh(); }, config_.subscription_linger,
+        config_.subscription_timeout);
+    router_->on_map_change([this] { subscriber_->reroute(); });
+    return;
+  }
   auto command_options = connection_options(config_, false);
   auto pubsub_options = connection_options(config_, true);
   if (config_.topology == Topology::sentinel) {
@@ -133,6 +174,14 @@ Executor::Executor(asio::io_context& io, const Config& config) : io_(io), config
 
 Executor::~Executor() = default;
 
+void Executor::start(std::function<void(std::exception_ptr)> done) {
+  if (!router_) return done(nullptr);
+  router_->refresh([this, done = std::move(done)](std::exception_ptr error) {
+    if (!error) subscriber_->set_sharded(router_->sharded_pubsub());
+    done(error);
+  });
+}
+
 void Executor::refresh_replicas() {
   if (closed_) return;
   execute({"INFO", "replication"}, [this](std::exception_ptr error, Reply reply) {
@@ -152,21 +201,35 @@ void Executor::refresh_replicas() {
 void Executor::eval_acked(const lua::Script& script, std::vector<std::string> keys,
                           std::vector<std::string> args,
                           std::function<void(std::exception_ptr, Reply, int)> done, Retry retry) {
-  eval(script, std::move(keys), std::move(args),
-       [this, done = std::move(done)](std::exception_ptr error, Reply reply) {
-         // Read the count now: an INFO sent ahead of the script has been answered by now.
-         const int replicas = config_.check_lock_synced_slaves ? replicas_ : 0;
-         if (error || replicas == 0 || reply.is_error()) return done(error, std::move(reply), -1);
-         auto step = std::make_shared<Reply>(std::move(reply));
-         execute({"WAIT", std::to_string(replicas),
-                  std::to_string(config_.slaves_sync_timeout.count())},
-                 [step, done](std::exception_ptr wait_error, Reply acked) {
-                   // A failed WAIT counts as "not acknowledged".
-                   done(nullptr, std::move(*step),
-                        wait_error || !acked.is_integer() ? 0 : static_cast<int>(acked.integer));
-                 });
-       },
-       retry);
+  auto a = std::make_shared<Attempt>();
+  a->args.reserve(3 + keys.size() + args.size());
+  a->args.push_back("EVALSHA");
+  a->args.push_back(sha1_of(script));
+  a->args.push_back(std::to_string(keys.size()));
+  if (router_ && !keys.empty()) a->slot = key_slot(keys[0]);
+  for (auto& k : keys) a->args.push_back(std::move(k));
+  for (auto& v : args) a->args.push_back(std::move(v));
+  a->eval_source = script.source;
+  a->retry = retry;
+  a->retries_left = retry == Retry::never ? 0 : config_.retry_attempts;
+  a->handler = [this, done = std::move(done)](std::exception_ptr error, Reply reply,
+                                              const Target& target) {
+    // The count is read now: an INFO sent ahead of the script has been answered by now.
+    const int replicas = config_.check_lock_synced_slaves ? target.replicas : 0;
+    if (error || replicas == 0 || reply.is_error() || !target.connection) {
+      return done(error, std::move(reply), -1);
+    }
+    // WAIT goes to the server that ran the step (in a cluster: that slot's master).
+    auto step = std::make_shared<Reply>(std::move(reply));
+    target.connection->execute(
+        {"WAIT", std::to_string(replicas), std::to_string(config_.slaves_sync_timeout.count())},
+        [step, done](std::exception_ptr wait_error, Reply acked) {
+          // A failed WAIT counts as "not acknowledged".
+          done(nullptr, std::move(*step),
+               wait_error || !acked.is_integer() ? 0 : static_cast<int>(acked.integer));
+        });
+  };
+  run(std::move(a));
 }
 
 void Executor::close() {
@@ -174,14 +237,19 @@ void Executor::close() {
   if (replica_timer_) replica_timer_->cancel();
   if (sentinel_) sentinel_->close();
   subscriber_->close();
-  connection_->close();
+  if (router_) router_->close();
+  if (connection_) connection_->close();
 }
 
 void Executor::execute(std::vector<std::string> args, ReplyHandler handler, Retry retry,
-                       const std::string&) {
+                       const std::string& key) {
   auto a = std::make_shared<Attempt>();
+  if (router_) {
+    std::string_view routing = key;
+    if (!routing.empty() || routing_key(args, routing)) a->slot = key_slot(routing);
+  }
   a->args = std::move(args);
-  a->handler = std::move(handler);
+  a->handler = plain(std::move(handler));
   a->retry = retry;
   a->retries_left = retry == Retry::never ? 0 : config_.retry_attempts;
   run(std::move(a));
@@ -194,38 +262,47 @@ void Executor::eval(const lua::Script& script, std::vector<std::string> keys,
   a->args.push_back("EVALSHA");
   a->args.push_back(sha1_of(script));
   a->args.push_back(std::to_string(keys.size()));
+  // The first key routes the script (every key of one primitive shares its slot, spec §1.1).
+  if (router_ && !keys.empty()) a->slot = key_slot(keys[0]);
   for (auto& k : keys) a->args.push_back(std::move(k));
   for (auto& v : args) a->args.push_back(std::move(v));
   a->eval_source = script.source;
-  a->handler = std::move(handler);
+  a->handler = plain(std::move(handler));
   a->retry = retry;
   a->retries_left = retry == Retry::never ? 0 : config_.retry_attempts;
   run(std::move(a));
 }
 
+bool Executor::retry_after_error(const std::shared_ptr<Attempt>& a, std::exception_ptr error) {
+  bool retryable = false;
+  try {
+    std::rethrow_exception(error);
+  } catch (const AuthError&) {
+  } catch (const ConnectionError& e) {
+    retryable = a->retry == Retry::always || (a->retry == Retry::if_unsent && !e.maybe_sent());
+    // A node that cannot be reached may have been failed over: learn the new map.
+    if (router_) router_->request_refresh();
+  } catch (...) {
+  }
+  if (!retryable || a->retries_left <= 0 || closed_) return false;
+  --a->retries_left;
+  a->ask.reset();
+  auto timer = std::make_shared<asio::steady_timer>(io_, config_.retry_interval);
+  timer->async_wait([this, a, timer](std::error_code ec) {
+    if (ec || closed_) {
+      return a->handler(std::make_exception_ptr(ClientClosedError("client closed")), {}, {});
+    }
+    run(a);
+  });
+  return true;
+}
+
 void Executor::run(std::shared_ptr<Attempt> a) {
+  if (router_) return run_cluster(std::move(a));
   connection_->execute(a->args, [this, a](std::exception_ptr error, Reply reply) {
     if (error) {
-      bool retryable = false;
-      try {
-        std::rethrow_exception(error);
-      } catch (const AuthError&) {
-      } catch (const ConnectionError& e) {
-        retryable = a->retry == Retry::always || (a->retry == Retry::if_unsent && !e.maybe_sent());
-      } catch (...) {
-      }
-      if (retryable && a->retries_left > 0) {
-        --a->retries_left;
-        auto timer = std::make_shared<asio::steady_timer>(io_, config_.retry_interval);
-        timer->async_wait([this, a, timer](std::error_code ec) {
-          if (ec) {
-            return a->handler(std::make_exception_ptr(ClientClosedError("client closed")), {});
-          }
-          run(a);
-        });
-        return;
-      }
-      return a->handler(error, {});
+      if (retry_after_error(a, error)) return;
+      return a->handler(error, {}, {});
     }
     // The server lost its script cache (restart, SCRIPT FLUSH): send the source once.
     if (reply.is_error() && !a->eval_source.empty() && !a->reloaded &&
@@ -235,8 +312,88 @@ void Executor::run(std::shared_ptr<Attempt> a) {
       a->args[1] = std::string(a->eval_source);
       return run(a);
     }
-    a->handler(nullptr, std::move(reply));
+    a->handler(nullptr, std::move(reply), Target{connection_, replicas_});
   });
+}
+
+void Executor::run_cluster(std::shared_ptr<Attempt> a) {
+  auto node = a->ask ? a->ask : router_->node_for_slot(a->slot < 0 ? 0 : a->slot);
+  if (!node) {
+    return a->handler(std::make_exception_ptr(ConnectionError(
+                          "redis " + config_.describe() + ": the cluster slot map is not loaded")),
+                      {}, {});
+  }
+  Connection& connection = router_->commands(*node);
+  // ASKING and the request go out back to back on one connection (pipelined).
+  if (a->ask) connection.execute({"ASKING"}, nullptr);
+  connection.execute(a->args, [this, a, node](std::exception_ptr error, Reply reply) {
+    if (error) {
+      if (retry_after_error(a, error)) return;
+      return a->handler(error, {}, {});
+    }
+    if (reply.is_error() && handle_cluster_reply(a, reply, node->host)) return;
+    // This node lost its script cache (restart, failover, SCRIPT FLUSH): send the source.
+    if (reply.is_error() && !a->eval_source.empty() && !a->reloaded &&
+        reply.str.rfind("NOSCRIPT", 0) == 0) {
+      a->reloaded = true;
+      a->args[0] = "EVAL";
+      a->args[1] = std::string(a->eval_source);
+      return run(a);  // to the same node (an ASK target stays the target)
+    }
+    a->handler(nullptr, std::move(reply), Target{node->commands, node->replicas});
+  });
+}
+
+bool Executor::handle_cluster_reply(const std::shared_ptr<Attempt>& a, const Reply& reply,
+                                    const std::string& node_host) {
+  bool ask = false;
+  int slot = 0;
+  std::string host;
+  std::uint16_t port = 0;
+  if (parse_redirect(reply.str, ask, slot, host, port)) {
+    if (host.empty()) host = node_host;  // "MOVED 3999 :6381": same host as the sender
+    if (++a->redirects > kMaxRedirects) {
+      a->handler(std::make_exception_ptr(ServerError(
+                     "redis " + config_.describe() + ": gave up after " +
+                         std::to_string(kMaxRedirects) + " cluster redirects for slot " +
+                         std::to_string(slot) + "; last: " + reply.str,
+                     reply.str)),
+                 {}, {});
+      return true;
+    }
+    if (ask) {
+      // The slot is being migrated and the key is on the target: this request only.
+      ++stats_.ask;
+      a->ask = router_->node_at(host, port);
+    } else {
+      ++stats_.moved;
+      a->ask.reset();
+      router_->set_slot_owner(slot, host, port);
+      router_->request_refresh();
+    }
+    run(a);
+    return true;
+  }
+  const bool try_again = reply.str.rfind("TRYAGAIN", 0) == 0;
+  const bool down = reply.str.rfind("CLUSTERDOWN", 0) == 0;
+  if (!try_again && !down) return false;
+  // TRYAGAIN: a multi-key step during a slot migration (keys split between the nodes);
+  // CLUSTERDOWN: a failover in progress. Neither ran the request: wait a little and resend,
+  // within the time the caller would have waited for a reply plus its retries.
+  const auto budget = config_.timeout * std::max(1, config_.retry_attempts + 1);
+  if (Clock::now() - a->started > budget) return false;
+  ++stats_.try_again;
+  if (down) router_->request_refresh();
+  a->ask.reset();
+  auto timer = std::make_shared<asio::steady_timer>(io_, a->try_again_delay);
+  a->try_again_delay = std::min<Duration>(a->try_again_delay * 2, Duration{200});
+  timer->async_wait([this, a, timer](std::error_code ec) {
+    if (ec || closed_) {
+      return a->handler(std::make_exception_ptr(ClientClosedError("client closed")), {}, {});
+    }
+    run(a);
+  });
+  return true;
 }
 
 }  // namespace redisync::net

@@ -1,6 +1,8 @@
-// Runs commands and embedded Lua scripts against the deployment: picks the connection,
-// calls scripts by SHA (reloading them transparently after NOSCRIPT), and resends requests
-// after connection errors following Config::retry_attempts / retry_interval.
+// Runs commands and embedded Lua scripts against the deployment: picks the connection (the
+// single server, the Sentinel's current master, or in a cluster the master of the first key's
+// slot, following MOVED and ASK), calls scripts by SHA (reloading them transparently after
+// NOSCRIPT, per server), and resends requests after connection errors following
+// Config::retry_attempts / retry_interval.
 //
 // Threading: io thread only, like Connection.
 #pragma once
@@ -14,6 +16,7 @@
 #include <asio/steady_timer.hpp>
 
 #include "lua/scripts.h"
+#include "net/cluster.h"
 #include "net/connection.h"
 #include "net/sentinel.h"
 #include "net/subscriber.h"
@@ -35,7 +38,8 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  /// Runs one command. `key` (may be empty) routes it in multi-server topologies.
+  /// Runs one command. In a cluster it is routed by `key`, or when that is empty by the
+  /// command's own first key (args[1]; keyless commands such as INFO go to any master).
   void execute(std::vector<std::string> args, ReplyHandler handler, Retry retry = Retry::if_unsent,
                const std::string& key = {});
 
@@ -50,37 +54,59 @@ class Executor {
                   std::vector<std::string> args,
                   std::function<void(std::exception_ptr, Reply, int acked)> done,
                   Retry retry = Retry::if_unsent);
-  /// Replicas the master reported connected at the last check (INFO replication).
-  int replicas() const { return replicas_; }
+  /// Replicas the master reported connected at the last check (INFO replication; in a
+  /// cluster, the largest count among the masters).
+  int replicas() const;
+
+  /// Cluster topology: loads the slot map and detects sharded pub/sub; `done(error)` gets a
+  /// ConnectionError naming the seeds when none answers. Other topologies: done(nullptr).
+  void start(std::function<void(std::exception_ptr)> done);
+  /// True when channels use SSUBSCRIBE/SPUBLISH (cluster nodes that support sharded pub/sub).
+  bool sharded_pubsub() const { return router_ && router_->sharded_pubsub(); }
+  /// The cluster router (nullptr unless the topology is cluster).
+  ClusterRouter* cluster() { return router_.get(); }
+
+  /// Redirects followed so far (MOVED, ASK) and TRYAGAIN/CLUSTERDOWN waits, for tests.
+  struct Stats {
+    std::uint64_t moved = 0;
+    std::uint64_t ask = 0;
+    std::uint64_t try_again = 0;
+  };
+  const Stats& stats() const { return stats_; }
 
   /// The shared pub/sub subscriber of this deployment (one connection per server).
   Subscriber& subscriber() { return *subscriber_; }
-  /// The command connection (single-server topology).
-  Connection& connection() { return *connection_; }
 
   /// Fails everything pending with ClientClosedError and stops reconnecting.
   void close();
   const Config& config() const { return config_; }
   asio::io_context& io() { return io_; }
   /// Where this executor points, for error messages.
-  std::string describe() const { return connection_->options().describe(); }
+  std::string describe() const { return config_.describe(); }
 
   /// Lowercase hex SHA-1 of a script's source (what EVALSHA takes).
   static const std::string& sha1_of(const lua::Script& script);
 
  private:
   void run(std::shared_ptr<struct Attempt> attempt);
+  void run_cluster(std::shared_ptr<struct Attempt> attempt);
+  bool handle_cluster_reply(const std::shared_ptr<struct Attempt>& attempt, const Reply& reply,
+                            const std::string& node_host);
+  bool retry_after_error(const std::shared_ptr<struct Attempt>& attempt,
+                         std::exception_ptr error);
   void refresh_replicas();
 
   asio::io_context& io_;
   Config config_;
   std::unique_ptr<asio::ssl::context> tls_context_;
   std::shared_ptr<SentinelMonitor> sentinel_;  // sentinel topology only
-  std::shared_ptr<Connection> connection_;
+  std::unique_ptr<ClusterRouter> router_;       // cluster topology only
+  std::shared_ptr<Connection> connection_;      // single and sentinel topologies
   std::unique_ptr<Subscriber> subscriber_;
   int replicas_ = 0;
   std::unique_ptr<asio::steady_timer> replica_timer_;  // re-reads the replica count each second
   bool closed_ = false;
+  Stats stats_;
 };
 
 /// Connection options for `config`'s single server (or one resolved node).

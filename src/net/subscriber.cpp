@@ -95,12 +95,17 @@ void Channel::wake_all() {
 Subscriber::Subscriber(asio::io_context& io, std::shared_ptr<Connection> connection,
                        Duration linger, Duration subscription_timeout)
     : io_(io),
-      connection_(std::move(connection)),
+      primary_(std::move(connection)),
       linger_(linger),
-      subscription_timeout_(subscription_timeout) {
-  connection_->set_push_handler([this](Reply r) { on_push(r); });
-  connection_->set_state_handler([this](bool up) { on_state(up); });
-}
+      subscription_timeout_(subscription_timeout) {}
+
+Subscriber::Subscriber(asio::io_context& io, Route route, std::function<void()> refresh,
+                       Duration linger, Duration subscription_timeout)
+    : io_(io),
+      route_(std::move(route)),
+      refresh_(std::move(refresh)),
+      linger_(linger),
+      subscription_timeout_(subscription_timeout) {}
 
 Subscriber::~Subscriber() { close(); }
 
@@ -108,7 +113,8 @@ void Subscriber::close() {
   if (closed_) return;
   closed_ = true;
   auto error = std::make_exception_ptr(ClientClosedError("client closed"));
-  connection_->close();
+  if (primary_) primary_->close();
+  for (auto& [raw, link] : links_) link->connection->close();
   for (auto& [name, ch] : channels_) {
     ch->linger_.cancel();
     ch->fail_pending(error);
@@ -118,15 +124,43 @@ void Subscriber::close() {
   }
 }
 
+Subscriber::Link* Subscriber::link_for(const std::string& channel) {
+  auto connection = route_ ? route_(channel) : primary_;
+  if (!connection) return nullptr;
+  auto& link = links_[connection.get()];
+  if (!link) {
+    link = std::make_unique<Link>();
+    link->connection = connection;
+    Link* raw = link.get();
+    connection->set_push_handler([this, raw](Reply r) { on_push(*raw, r); });
+    connection->set_state_handler([this, raw](bool up) { on_state(*raw, up); });
+  }
+  return link.get();
+}
+
+Subscriber::Link* Subscriber::link_of(const Channel& channel) {
+  auto it = links_.find(channel.link_);
+  return it == links_.end() ? nullptr : it->second.get();
+}
+
+void Subscriber::place(const std::shared_ptr<Channel>& ch, Link& link) {
+  ch->link_ = link.connection.get();
+  if (link.connection->ready()) {
+    send_subscribe(link, {ch->name_});
+  } else {
+    link.connection->connect();  // subscribes every channel of the link after the handshake
+  }
+}
+
 std::shared_ptr<Channel> Subscriber::join(const std::string& name, MessagePolicy policy) {
   auto it = channels_.find(name);
   if (it == channels_.end()) {
     auto ch = std::make_shared<Channel>(io_, name, std::move(policy));
     it = channels_.emplace(name, ch).first;
-    if (connection_->ready()) {
-      send_subscribe({name});
-    } else {
-      connection_->connect();  // subscribes every channel once the handshake is done
+    if (Link* link = link_for(name)) {
+      place(ch, *link);
+    } else if (refresh_) {
+      refresh_();  // placed by reroute() once a master is known
     }
   }
   auto& ch = it->second;
@@ -144,43 +178,100 @@ void Subscriber::leave(const std::shared_ptr<Channel>& ch) {
     auto c = weak.lock();
     if (ec || !c || c->refs_ > 0 || closed_) return;
     channels_.erase(c->name_);
-    if (connection_->ready()) {
-      connection_->execute({sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE", c->name_}, nullptr);
-    }
+    Link* link = link_of(*c);
+    if (link && link->connection->ready()) send_unsubscribe(*link, c->name_);
   });
 }
 
-void Subscriber::send_subscribe(const std::vector<std::string>& names) {
+void Subscriber::send_subscribe(Link& link, const std::vector<std::string>& names) {
   std::vector<std::string> args{sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE"};
   args.insert(args.end(), names.begin(), names.end());
-  connection_->execute(args, nullptr);
+  link.connection->execute(args, nullptr);
 }
 
-void Subscriber::on_state(bool connected) {
+void Subscriber::send_unsubscribe(Link& link, const std::string& name) {
+  // A server also sends "sunsubscribe" on its own when the channel's slot moves away; ours
+  // are remembered so that their acknowledgements are not mistaken for that.
+  if (sharded_) link.unsubscribing.insert(name);
+  link.connection->execute({sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE", name}, nullptr);
+}
+
+void Subscriber::reroute() {
+  if (closed_ || !route_) return;
+  std::map<Link*, std::vector<std::string>> subscribe;
+  for (auto& [name, ch] : channels_) {
+    Link* link = link_for(name);
+    if (!link) continue;
+    if (link->connection.get() != ch->link_) {
+      // The channel's slot has a new master: leave the old one, join the new one.
+      Link* old = link_of(*ch);
+      if (old && old->connection->ready() && ch->subscribed_) send_unsubscribe(*old, name);
+      ch->subscribed_ = false;
+      ch->link_ = link->connection.get();
+      subscribe[link].push_back(name);
+    } else if (!ch->subscribed_) {
+      subscribe[link].push_back(name);  // dropped by the server, or never confirmed
+    }
+  }
+  for (auto& [link, names] : subscribe) {
+    if (link->connection->ready()) {
+      send_subscribe(*link, names);
+    } else {
+      link->connection->connect();
+    }
+  }
+}
+
+void Subscriber::on_state(Link& link, bool connected) {
   if (closed_) return;
+  Connection* raw = link.connection.get();
   if (!connected) {
-    for (auto& [name, ch] : channels_) ch->subscribed_ = false;
+    link.unsubscribing.clear();
+    for (auto& [name, ch] : channels_) {
+      if (ch->link_ == raw) ch->subscribed_ = false;
+    }
+    if (refresh_) refresh_();  // the server may be gone for good (failover)
     return;
   }
   // After every (re)connect nothing is subscribed on the new socket: subscribe everything
   // that still has users; lingering channels without users are dropped instead.
-  std::erase_if(channels_, [](const auto& kv) { return kv.second->refs_ == 0; });
+  std::erase_if(channels_,
+                [raw](const auto& kv) { return kv.second->link_ == raw && kv.second->refs_ == 0; });
   std::vector<std::string> names;
-  for (auto& [name, ch] : channels_) names.push_back(name);
-  if (!names.empty()) send_subscribe(names);
+  for (auto& [name, ch] : channels_) {
+    if (ch->link_ == raw) names.push_back(name);
+  }
+  if (!names.empty()) send_subscribe(link, names);
 }
 
-void Subscriber::on_push(const Reply& reply) {
+void Subscriber::on_push(Link& link, const Reply& reply) {
+  if (reply.is_error()) {
+    // A subscription sent to a server that no longer has the slot (MOVED): learn the new
+    // map; reroute() resubscribes what is not confirmed.
+    if (refresh_) refresh_();
+    return;
+  }
   if (!reply.is_array() || reply.elements.size() < 3) return;
   const std::string& kind = reply.elements[0].str;
   const std::string& name = reply.elements[1].str;
+  if (kind == "sunsubscribe") {
+    auto mine = link.unsubscribing.find(name);
+    if (mine != link.unsubscribing.end()) {
+      link.unsubscribing.erase(mine);
+      return;
+    }
+  }
   auto it = channels_.find(name);
   if (it == channels_.end()) return;
   auto ch = it->second;  // keep alive while handlers run
   if (kind == "message" || kind == "smessage") {
     if (ch->policy_) ch->policy_(*ch, reply.elements[2].str);
   } else if (kind == "subscribe" || kind == "ssubscribe") {
-    if (!ch->subscribed_) ch->confirmed();
+    if (ch->link_ == link.connection.get() && !ch->subscribed_) ch->confirmed();
+  } else if (kind == "sunsubscribe" && ch->link_ == link.connection.get()) {
+    // Not ours: the server dropped the channel because its slot moved to another master.
+    ch->subscribed_ = false;
+    if (refresh_) refresh_();
   }
 }
 

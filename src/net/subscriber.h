@@ -1,5 +1,6 @@
-// The shared pub/sub side of a Client: one subscription connection per server, channels
-// reference-counted by local waiters, and the wake-up queues that waiters sleep on.
+// The shared pub/sub side of a Client: one subscription connection per server (in a cluster,
+// per master that has subscribed channels: a channel lives on the master of its slot),
+// channels reference-counted by local waiters, and the wake-up queues that waiters sleep on.
 //
 // Threading: io thread only.
 #pragma once
@@ -8,6 +9,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <asio/steady_timer.hpp>
@@ -80,6 +82,7 @@ class Channel {
   int refs_ = 0;
   bool subscribed_ = false;
   bool was_subscribed_ = false;  // a confirmation after a reconnect wakes everyone
+  Connection* link_ = nullptr;   // the connection it is subscribed (or subscribing) on
   int wakeups_ = 0;
   std::list<Waiter*> sleepers_;
   struct ReadyCallback {
@@ -94,7 +97,16 @@ class Channel {
 
 class Subscriber {
  public:
+  /// Cluster: the pub/sub connection serving `channel` (the master of its slot), or nullptr
+  /// when no master is known.
+  using Route = std::function<std::shared_ptr<Connection>(const std::string& channel)>;
+
+  /// One server: every channel on `connection`.
   Subscriber(asio::io_context& io, std::shared_ptr<Connection> connection, Duration linger,
+             Duration subscription_timeout);
+  /// Several servers: `route` places each channel; `refresh` asks for a fresh topology (the
+  /// owner calls reroute() when it has one).
+  Subscriber(asio::io_context& io, Route route, std::function<void()> refresh, Duration linger,
              Duration subscription_timeout);
   ~Subscriber();
 
@@ -108,18 +120,36 @@ class Subscriber {
   /// Channels with an entry (subscribed, subscribing or lingering).
   std::size_t channel_count() const { return channels_.size(); }
   Duration subscription_timeout() const { return subscription_timeout_; }
-  Connection& connection() { return *connection_; }
+  /// The connection of the one-server form (Sentinel failover drops it to move it).
+  Connection& connection() { return *primary_; }
   /// Use SSUBSCRIBE/SUNSUBSCRIBE (sharded pub/sub, cluster on Redis 7+) instead of SUBSCRIBE.
   void set_sharded(bool sharded) { sharded_ = sharded; }
+  bool sharded() const { return sharded_; }
+  /// After a topology change: moves every channel whose route changed to its new server and
+  /// resubscribes channels the server dropped. Their waiters are woken once resubscribed.
+  void reroute();
+  /// Servers with a pub/sub connection (for tests).
+  std::size_t connection_count() const { return links_.size(); }
   void close();
 
  private:
-  void on_push(const Reply& reply);
-  void on_state(bool connected);
-  void send_subscribe(const std::vector<std::string>& channels);
+  struct Link {
+    std::shared_ptr<Connection> connection;
+    std::multiset<std::string> unsubscribing;  // our own SUNSUBSCRIBEs not yet acknowledged
+  };
+  Link* link_for(const std::string& channel);
+  Link* link_of(const Channel& channel);
+  void place(const std::shared_ptr<Channel>& channel, Link& link);
+  void on_push(Link& link, const Reply& reply);
+  void on_state(Link& link, bool connected);
+  void send_subscribe(Link& link, const std::vector<std::string>& channels);
+  void send_unsubscribe(Link& link, const std::string& channel);
 
   asio::io_context& io_;
-  std::shared_ptr<Connection> connection_;
+  std::shared_ptr<Connection> primary_;  // one-server form
+  Route route_;                          // cluster form
+  std::function<void()> refresh_;
+  std::map<Connection*, std::unique_ptr<Link>> links_;
   Duration linger_;
   Duration subscription_timeout_;
   bool sharded_ = false;

@@ -26,6 +26,21 @@ ClientCore::ClientCore(Config config)
         report_lost(k.key, owner, reason);
       });
   thread_ = std::thread([this] { io_.run(); });
+  if (config_.topology == Topology::cluster) {
+    // A cluster is discovered now: the slot map routes every call, and whether its nodes
+    // speak sharded pub/sub decides the publish command every script is given (spec §1.5).
+    try {
+      const bool sharded = call<bool>([this](auto done) {
+        executor_->start([this, done](std::exception_ptr error) {
+          done(error, !error && executor_->sharded_pubsub());
+        });
+      });
+      publish_command_ = sharded ? "SPUBLISH" : "PUBLISH";
+    } catch (...) {
+      shutdown();
+      throw;
+    }
+  }
 }
 
 ClientCore::~ClientCore() { shutdown(); }

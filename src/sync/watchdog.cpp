@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "lua/scripts.h"
+#include "net/cluster_slot.h"
 #include "redisync/errors.h"
 #include "sync/identity.h"
 
@@ -35,6 +36,15 @@ std::vector<std::vector<RenewalKey>> plan_read_batches(const std::vector<Renewal
     batches.back().push_back(regs[i]);
   }
   return batches;
+}
+
+std::vector<std::vector<RenewalKey>> group_by_slot(const std::vector<RenewalKey>& regs) {
+  std::map<std::uint16_t, std::vector<RenewalKey>> by_slot;
+  for (const auto& r : regs) by_slot[net::key_slot(r.key)].push_back(r);
+  std::vector<std::vector<RenewalKey>> groups;
+  groups.reserve(by_slot.size());
+  for (auto& [slot, group] : by_slot) groups.push_back(std::move(group));
+  return groups;
 }
 
 bool lease_ran_out(Clock::time_point last_renewed, Clock::time_point now, Duration lease) {
@@ -107,9 +117,21 @@ void Watchdog::renew_round() {
     (k.kind == RenewalKind::rwlock_read ? read_regs : hash_regs).push_back(k);
   }
   std::vector<Call> calls;
-  for (const auto& batch : plan_batches(hash_regs, batch_size_)) calls.push_back(hash_call(batch));
-  for (const auto& batch : plan_read_batches(read_regs, batch_size_)) {
-    calls.push_back(read_call(batch));
+  // One server: batches mix any keys. Cluster: each batch stays within one slot (spec §3.2).
+  const bool per_slot = executor_.cluster() != nullptr;
+  auto groups = [per_slot](std::vector<RenewalKey> regs) {
+    if (per_slot) return group_by_slot(regs);
+    std::vector<std::vector<RenewalKey>> one;
+    if (!regs.empty()) one.push_back(std::move(regs));
+    return one;
+  };
+  for (const auto& group : groups(std::move(hash_regs))) {
+    for (const auto& batch : plan_batches(group, batch_size_)) calls.push_back(hash_call(batch));
+  }
+  for (const auto& group : groups(std::move(read_regs))) {
+    for (const auto& batch : plan_read_batches(group, batch_size_)) {
+      calls.push_back(read_call(batch));
+    }
   }
   round_in_flight_ = true;
   auto remaining = std::make_shared<std::size_t>(calls.size());

@@ -1,6 +1,7 @@
 // Lease renewal ("watchdog", wire spec §3): one scheduler per Client renews every lock held in
 // watchdog mode every lease/3, in batches of up to Config::renewal_batch_size keys per script
-// call, all batches of one round pipelined (one round trip per server per period).
+// call, all batches of one round pipelined (one round trip per server per period). In a
+// cluster every batch holds keys of one slot only (a script's keys must share a slot).
 //
 // Threading: io thread only.
 #pragma once
@@ -46,6 +47,10 @@ std::vector<std::vector<RenewalKey>> plan_batches(const std::vector<RenewalKey>&
 /// distinct hashes; all fields of one hash go into the same call (§5.7). Pure, for unit tests.
 std::vector<std::vector<RenewalKey>> plan_read_batches(const std::vector<RenewalKey>& regs,
                                                        std::size_t batch_size);
+
+/// Splits registrations into groups of one cluster slot each, keeping their order within a
+/// group (groups ordered by slot). Pure, for unit tests.
+std::vector<std::vector<RenewalKey>> group_by_slot(const std::vector<RenewalKey>& regs);
 
 /// True when a lock whose last confirmed renewal was at `last_renewed` must be considered lost
 /// at `now`: its lease has run out without the server confirming a renewal.

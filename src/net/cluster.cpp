@@ -1,0 +1,285 @@
+#include "net/cluster.h"
+
+#include <algorithm>
+#include <set>
+
+#include "net/cluster_slot.h"
+#include "redisync/errors.h"
+
+namespace redisync::net {
+
+namespace {
+
+constexpr auto kMinRefreshInterval = std::chrono::milliseconds(100);
+constexpr auto kScanInterval = std::chrono::milliseconds(5000);  // Redisson: scanInterval
+
+std::string error_text(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
+// One pass over candidate nodes, asking each for the map until one answers.
+struct ClusterRouter::RefreshRun {
+  std::vector<std::pair<std::string, std::uint16_t>> candidates;
+  std::size_t next = 0;
+  std::string errors;
+};
+
+ClusterRouter::ClusterRouter(asio::io_context& io, const Config& config,
+                             asio::ssl::context* tls)
+    : io_(io),
+      config_(config),
+      tls_(tls),
+      slots_(kClusterSlots),
+      refresh_timer_(io),
+      scan_timer_(io) {}
+
+ClusterRouter::~ClusterRouter() { close(); }
+
+ConnectionOptions ClusterRouter::node_options(const std::string& host, std::uint16_t port,
+                                              bool pubsub) const {
+  ConnectionOptions o;
+  o.host = host;
+  o.port = port;
+  o.tls = config_.tls;
+  o.tls_server_name = config_.tls_options.server_name;
+  o.tls_verify_peer = config_.tls_options.verify_peer;
+  o.username = config_.username;
+  o.password = config_.password;
+  o.client_name = config_.client_name;
+  o.connect_timeout = config_.connect_timeout;
+  o.timeout = config_.timeout;
+  o.reconnect_min = config_.reconnection_delay_min;
+  o.reconnect_max = config_.reconnection_delay_max;
+  o.pubsub = pubsub;
+  return o;
+}
+
+void ClusterRouter::close() {
+  if (closed_) return;
+  closed_ = true;
+  refresh_timer_.cancel();
+  scan_timer_.cancel();
+  for (auto& [address, node] : nodes_) {
+    if (node->replica_timer) node->replica_timer->cancel();
+    if (node->commands) node->commands->close();
+  }
+  auto waiters = std::move(refresh_waiters_);
+  refresh_waiters_.clear();
+  for (auto& w : waiters) w(std::make_exception_ptr(ClientClosedError("client closed")));
+}
+
+std::vector<std::string> ClusterRouter::master_addresses() const {
+  std::vector<std::string> out;
+  for (const auto& m : masters_) out.push_back(m->address());
+  return out;
+}
+
+std::shared_ptr<ClusterNode> ClusterRouter::node_at(const std::string& host,
+                                                    std::uint16_t port) {
+  const std::string address = host + ":" + std::to_string(port);
+  auto& node = nodes_[address];
+  if (!node) {
+    node = std::make_shared<ClusterNode>();
+    node->host = host;
+    node->port = port;
+  }
+  return node;
+}
+
+Connection& ClusterRouter::commands(ClusterNode& node) {
+  if (!node.commands) {
+    node.commands = Connection::create(io_, node_options(node.host, node.port, false), tls_);
+    std::weak_ptr<ClusterNode> weak = nodes_[node.address()];
+    node.commands->set_state_handler([this, weak](bool up) {
+      if (closed_) return;
+      auto n = weak.lock();
+      if (!n) return;
+      if (up) {
+        refresh_replicas(n);
+      } else {
+        // The node went away: a failover may have moved its slots.
+        request_refresh();
+      }
+    });
+  }
+  return *node.commands;
+}
+
+void ClusterRouter::refresh_replicas(const std::shared_ptr<ClusterNode>& node) {
+  if (closed_ || !config_.check_lock_synced_slaves || !node->commands) return;
+  std::weak_ptr<ClusterNode> weak = node;
+  node->commands->execute({"INFO", "replication"}, [this, weak](std::exception_ptr error,
+                                                                Reply reply) {
+    auto n = weak.lock();
+    if (closed_ || !n) return;
+    if (!error && reply.is_string()) {
+      const auto pos = reply.str.find("connected_slaves:");
+      n->replicas = pos == std::string::npos ? 0 : std::atoi(reply.str.c_str() + pos + 17);
+    }
+    // Replicas come and go; keep the count fresh while the connection is up.
+    if (!n->replica_timer) n->replica_timer = std::make_unique<asio::steady_timer>(io_);
+    n->replica_timer->expires_after(std::chrono::seconds(1));
+    n->replica_timer->async_wait([this, weak](std::error_code ec) {
+      auto n2 = weak.lock();
+      if (!ec && !closed_ && n2 && n2->commands && n2->commands->ready()) refresh_replicas(n2);
+    });
+  });
+}
+
+std::shared_ptr<ClusterNode> ClusterRouter::node_for_slot(int slot) {
+  if (slot >= 0 && slot < kClusterSlots && slots_[static_cast<std::size_t>(slot)]) {
+    return slots_[static_cast<std::size_t>(slot)];
+  }
+  if (masters_.empty()) return nullptr;
+  return masters_[static_cast<std::size_t>(slot) % masters_.size()];
+}
+
+void ClusterRouter::set_slot_owner(int slot, const std::string& host, std::uint16_t port) {
+  if (slot < 0 || slot >= kClusterSlots) return;
+  auto node = node_at(host, port);
+  slots_[static_cast<std::size_t>(slot)] = node;
+  if (std::find(masters_.begin(), masters_.end(), node) == masters_.end()) {
+    masters_.push_back(node);
+  }
+}
+
+void ClusterRouter::request_refresh() {
+  if (closed_ || refresh_scheduled_) return;
+  if (refreshing_) {
+    // The answer in flight may predate what prompted this request: ask once more after it.
+    refresh_again_ = true;
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  const auto due = last_refresh_ + kMinRefreshInterval;
+  if (now >= due) return refresh([](std::exception_ptr) {});
+  refresh_scheduled_ = true;
+  refresh_timer_.expires_at(due);
+  refresh_timer_.async_wait([this](std::error_code ec) {
+    if (ec || closed_) return;
+    refresh_scheduled_ = false;
+    refresh([](std::exception_ptr) {});
+  });
+}
+
+void ClusterRouter::refresh(std::function<void(std::exception_ptr)> done) {
+  if (closed_) return done(std::make_exception_ptr(ClientClosedError("client closed")));
+  refresh_waiters_.push_back(std::move(done));
+  if (refreshing_) return;
+  refreshing_ = true;
+  auto run = std::make_shared<RefreshRun>();
+  std::set<std::string> seen;
+  auto add = [&](const std::string& host, std::uint16_t port) {
+    if (seen.insert(host + ":" + std::to_string(port)).second) {
+      run->candidates.emplace_back(host, port);
+    }
+  };
+  for (const auto& m : masters_) add(m->host, m->port);
+  for (const auto& s : config_.seeds) add(s.host, s.port);
+  ask_next(std::move(run));
+}
+
+void ClusterRouter::ask_next(std::shared_ptr<RefreshRun> run) {
+  if (closed_) return;
+  if (run->next >= run->candidates.size()) {
+    return finish_refresh(std::make_exception_ptr(ConnectionError(
+        "redis cluster: no node answered CLUSTER SHARDS / CLUSTER SLOTS:" + run->errors)));
+  }
+  const auto [host, port] = run->candidates[run->next++];
+  auto options = node_options(host, port, false);
+  // A short-lived connection per question: a dead node must not hold the refresh for the
+  // whole connect timeout.
+  options.connect_timeout = std::min(config_.connect_timeout, config_.timeout);
+  options.reconnect_min = options.reconnect_max = std::chrono::hours(1);
+  auto conn = Connection::create(io_, options, tls_);
+  auto fail = [this, run, host, port, conn](const std::string& why) {
+    conn->close();
+    run->errors += " " + host + ":" + std::to_string(port) + ": " + why + ";";
+    ask_next(run);
+  };
+  auto parse = [this, run, host, conn, fail](Reply reply, bool shards) {
+    try {
+      const SlotMap map =
+          shards ? parse_cluster_shards(reply, host) : parse_cluster_slots(reply, host);
+      if (map.ranges.empty()) return fail("no slots assigned");
+      conn->close();
+      apply(map);
+      finish_refresh(nullptr);
+    } catch (const std::exception& e) {
+      fail(e.what());
+    }
+  };
+  if (!pubsub_probed_) {
+    // Spec §1.5: sharded pub/sub when the nodes answer PUBSUB SHARDNUMSUB (Redis 7+).
+    conn->execute({"PUBSUB", "SHARDNUMSUB"}, [this](std::exception_ptr error, Reply reply) {
+      if (error || pubsub_probed_) return;
+      pubsub_probed_ = true;
+      sharded_ = !reply.is_error();
+    });
+  }
+  conn->execute({"CLUSTER", "SHARDS"}, [this, conn, fail, parse](std::exception_ptr error,
+                                                                 Reply reply) {
+    if (closed_) return conn->close();
+    if (error) return fail(error_text(error));
+    if (!reply.is_error()) return parse(std::move(reply), true);
+    if (reply.str.find("unknown subcommand") == std::string::npos &&
+        reply.str.find("Unknown subcommand") == std::string::npos) {
+      return fail(reply.str);  // e.g. "cluster support disabled"
+    }
+    conn->execute({"CLUSTER", "SLOTS"}, [this, conn, fail, parse](std::exception_ptr e2,
+                                                                  Reply r2) {
+      if (closed_) return conn->close();
+      if (e2) return fail(error_text(e2));
+      if (r2.is_error()) return fail(r2.str);
+      parse(std::move(r2), false);
+    });
+  });
+}
+
+void ClusterRouter::apply(const SlotMap& map) {
+  std::vector<std::shared_ptr<ClusterNode>> slots(kClusterSlots);
+  std::vector<std::shared_ptr<ClusterNode>> masters;
+  for (const auto& m : map.masters) {
+    auto node = node_at(m.host, m.port);
+    if (!node->commands || !node->commands->ready()) node->replicas = m.replicas;
+    masters.push_back(node);
+  }
+  for (const auto& r : map.ranges) {
+    for (int s = r.first; s <= r.last; ++s) slots[static_cast<std::size_t>(s)] = masters[r.master];
+  }
+  slots_ = std::move(slots);
+  masters_ = std::move(masters);
+  loaded_ = true;
+  ++refreshes_;
+}
+
+void ClusterRouter::finish_refresh(std::exception_ptr error) {
+  refreshing_ = false;
+  last_refresh_ = std::chrono::steady_clock::now();
+  auto waiters = std::move(refresh_waiters_);
+  refresh_waiters_.clear();
+  if (!error && map_changed_) map_changed_();
+  for (auto& w : waiters) w(error);
+  schedule_scan();
+  if (refresh_again_) {
+    refresh_again_ = false;
+    request_refresh();
+  }
+}
+
+void ClusterRouter::schedule_scan() {
+  if (closed_ || !loaded_) return;
+  scan_timer_.expires_after(kScanInterval);
+  scan_timer_.async_wait([this](std::error_code ec) {
+    if (ec || closed_) return;
+    request_refresh();
+  });
+}
+
+}  // namespace redisync::net

@@ -1,0 +1,298 @@
+// Cluster topology: 3 masters with one replica each (6 redis-server nodes, created with
+// redis-cli --cluster create), started once per test process. Locks are routed by slot,
+// waiters use sharded pub/sub, redirects (MOVED, ASK) are followed while a slot is resharded.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <map>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "lock_kinds_util.h"
+#include "redisync/redisync.h"
+#include "support/redis_cluster.h"
+#include "support/redis_server.h"
+#include "support/test_util.h"
+
+using namespace std::chrono_literals;
+using redisync::test::RedisCluster;
+using redisync::test::RedisServer;
+using redisync::test::unique_name;
+using redisync::test::wait_until;
+namespace kinds = redisync::test::kinds;
+
+namespace {
+
+// One INFO commandstats counter ("cmdstat_evalsha" -> calls) of a node.
+long long command_calls(RedisServer& node, const std::string& command) {
+  const std::string text = node.command({"INFO", "commandstats"}).as_string();
+  const std::string tag = "cmdstat_" + command + ":calls=";
+  const auto pos = text.find(tag);
+  return pos == std::string::npos ? 0 : std::stoll(text.substr(pos + tag.size()));
+}
+
+// Sharded subscribers of `channel` on `node` (PUBSUB SHARDNUMSUB).
+long long shard_subscribers(RedisServer& node, const std::string& channel) {
+  auto r = node.command({"PUBSUB", "SHARDNUMSUB", channel});
+  return r.elements.size() == 2 ? r.elements[1].as_integer() : -1;
+}
+
+std::string lock_channel(const std::string& name) {
+  return "redisson_lock__channel:{" + name + "}";
+}
+
+}  // namespace
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    try {
+      cluster_ = new RedisCluster(3);
+    } catch (const std::exception& e) {
+      setup_error_ = e.what();
+    }
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_NE(cluster_, nullptr) << setup_error_;
+    ASSERT_TRUE(wait_until([] { return cluster_->healthy(); }, 20s, 100ms));
+  }
+
+  static redisync::Config config() {
+    auto cfg = redisync::Config::from_url(cluster_->url());
+    cfg.subscription_linger = 500ms;
+    cfg.reconnection_delay_min = 20ms;
+    cfg.reconnection_delay_max = 200ms;
+    return cfg;
+  }
+  // The master serving `key`'s slot.
+  static RedisServer& master_of(const std::string& key) {
+    return cluster_->node(cluster_->master_of_slot(cluster_->key_slot(key)));
+  }
+
+  static RedisCluster* cluster_;
+  static std::string setup_error_;
+};
+
+RedisCluster* ClusterTest::cluster_ = nullptr;
+std::string ClusterTest::setup_error_;
+
+TEST_F(ClusterTest, LocksSpreadOverAllMastersAndRenewPerSlot) {
+  auto cfg = config();
+  cfg.lock_watchdog_timeout = 900ms;  // renewal rounds every 300 ms
+  redisync::Client client(cfg);
+  std::atomic<int> lost{0};
+  client.on_lock_lost([&](const redisync::LockLostEvent&) { ++lost; });
+
+  const std::string prefix = unique_name("spread:");
+  std::vector<redisync::Lock> locks;
+  for (int i = 0; i < 200; ++i) locks.push_back(client.lock(prefix + ":" + std::to_string(i)));
+  for (auto& l : locks) l.lock();  // watchdog mode
+
+  // Each key lives on the master of its slot, and the names cover every master.
+  std::set<std::uint16_t> masters_hit;
+  for (auto& l : locks) {
+    RedisServer& m = master_of(l.name());
+    EXPECT_EQ(m.command({"EXISTS", l.name()}).as_integer(), 1) << l.name();
+    masters_hit.insert(m.port());
+  }
+  EXPECT_EQ(masters_hit.size(), 3u);
+
+  // Several renewal rounds later (one script call per slot batch; a CROSSSLOT batch would
+  // fail and the leases would run out) every lock is still held.
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_EQ(lost.load(), 0);
+  for (auto& l : locks) {
+    EXPECT_TRUE(l.is_held_by_current_thread()) << l.name();
+    EXPECT_EQ(master_of(l.name()).command({"EXISTS", l.name()}).as_integer(), 1);
+  }
+  for (auto& l : locks) l.unlock();
+  for (auto& l : locks) EXPECT_EQ(master_of(l.name()).command({"EXISTS", l.name()}).as_integer(), 0);
+}
+
+TEST_F(ClusterTest, MutualExclusionAcrossProcesses) {
+  const std::string name = unique_name("mutex:");
+  const std::string counter = "{" + name + "}:counter";  // same slot as the lock
+  std::vector<pid_t> pids;
+  for (int p = 0; p < 4; ++p) {
+    pids.push_back(kinds::spawn_worker({"counter", cluster_->url(), name, counter, "100"}));
+  }
+  for (auto pid : pids) kinds::expect_clean_exit(pid);
+  EXPECT_EQ(master_of(name).command({"GET", counter}).as_string(), "400");
+}
+
+TEST_F(ClusterTest, FairReadWriteLocksAndSemaphoreWork) {
+  for (const std::string kind : {"fair", "rw"}) {
+    const std::string name = unique_name(kind + ":");
+    const std::string counter = "{" + name + "}:counter";
+    std::vector<pid_t> pids;
+    for (int p = 0; p < 2; ++p) {
+      pids.push_back(
+          kinds::spawn_worker({"kind-counter", kind, cluster_->url(), name, counter, "50"}));
+    }
+    for (auto pid : pids) kinds::expect_clean_exit(pid);
+    EXPECT_EQ(master_of(name).command({"GET", counter}).as_string(), "100") << kind;
+  }
+
+  redisync::Client a(config()), b(config());
+  auto rw = a.read_write_lock(unique_name("rw:"));
+  rw.lock_shared();
+  auto other = b.read_write_lock(rw.name());
+  EXPECT_FALSE(other.try_lock());        // a writer waits
+  EXPECT_TRUE(other.try_lock_shared());  // readers share
+  other.unlock_shared();
+  rw.unlock_shared();
+
+  // A waiter on the semaphore is woken by a release from another client.
+  auto sem = a.semaphore(unique_name("sem:"));
+  ASSERT_TRUE(sem.try_set_permits(1));
+  sem.acquire();
+  auto waiter = std::async(std::launch::async, [&] {
+    return b.semaphore(sem.name()).try_acquire_for(1, 10s);
+  });
+  std::this_thread::sleep_for(100ms);
+  sem.release();
+  ASSERT_EQ(waiter.wait_for(15s), std::future_status::ready);
+  EXPECT_TRUE(waiter.get());
+}
+
+TEST_F(ClusterTest, WakeUpsUseShardedPubSubAndFewAttempts) {
+  redisync::Client a(config()), b(config());
+  const std::string name = unique_name("handoff:");
+  auto la = a.lock(name);
+  auto lb = b.lock(name);
+  RedisServer& master = master_of(name);
+
+  // A warm-up round loads the scripts on the node.
+  la.lock(10s);
+  la.unlock();
+  const int rounds = 10;
+  long long total_attempts = 0;
+  for (int r = 0; r < rounds; ++r) {
+    la.lock(10s);
+    std::atomic<long long> before{-1};
+    // Returns the scripts the master ran from the release until this waiter held the lock.
+    auto waiter = std::async(std::launch::async, [&] {
+      lb.lock(10s);
+      const long long calls = command_calls(master, "evalsha") - before.load();
+      lb.unlock();
+      return calls;
+    });
+    // The waiter subscribes with SSUBSCRIBE on the master of the channel's slot.
+    ASSERT_TRUE(wait_until([&] { return shard_subscribers(master, lock_channel(name)) == 1; },
+                           10s));
+    std::this_thread::sleep_for(100ms);  // its attempt after subscribing has been made
+    before = command_calls(master, "evalsha");
+    la.unlock();
+    ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
+    const long long attempts = waiter.get() - 1;  // minus the release
+    EXPECT_LE(attempts, 3) << "round " << r;
+    total_attempts += attempts;
+  }
+  std::cout << "[ cluster  ] acquire attempts per handoff: "
+            << static_cast<double>(total_attempts) / rounds << "\n";
+  EXPECT_LE(total_attempts, 2 * rounds);
+}
+
+TEST_F(ClusterTest, ReshardingAHeldLocksSlotIsFollowed) {
+  auto cfg = config();
+  cfg.lock_watchdog_timeout = 1500ms;  // renewals every 500 ms run into the move
+  redisync::Client a(cfg), b(cfg), c(cfg);
+  std::atomic<int> lost{0};
+  a.on_lock_lost([&](const redisync::LockLostEvent&) { ++lost; });
+
+  const std::string name = unique_name("reshard:");
+  const std::string second = "{" + name + "}:second";  // same slot, absent until locked
+  const int slot = cluster_->key_slot(name);
+  ASSERT_EQ(cluster_->key_slot(second), slot);
+  const std::size_t from = cluster_->master_of_slot(slot);
+  std::size_t to = from;
+  for (auto m : cluster_->masters()) {
+    if (m != from) to = m;
+  }
+  ASSERT_NE(to, from);
+
+  auto held = a.lock(name);
+  held.lock();  // watchdog mode
+  c.execute({"EXISTS", name});  // c has loaded the map before the move
+  auto waiter = std::async(std::launch::async, [&] { return b.lock(name).try_lock_for(20s); });
+  ASSERT_TRUE(wait_until(
+      [&] { return shard_subscribers(cluster_->node(from), lock_channel(name)) == 1; }, 10s));
+
+  const long long asking_before = command_calls(cluster_->node(to), "asking");
+  auto second_lock = a.lock(second);
+  cluster_->move_slot(slot, from, to, [&] {
+    // Migrating: a key that is not on the source any more (or yet) is served by the target
+    // after ASK + ASKING.
+    EXPECT_TRUE(second_lock.try_lock_for(0ms, 10s));
+  });
+  EXPECT_GT(command_calls(cluster_->node(to), "asking"), asking_before);
+  EXPECT_EQ(cluster_->node(to).command({"EXISTS", second}).as_integer(), 1);
+
+  // The first command after the move is redirected (MOVED) and still answers.
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(c.execute({"EXISTS", name}).integer, 1);
+  const auto moved_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::steady_clock::now() - t0)
+                            .count();
+  std::cout << "[ cluster  ] first command after the move (MOVED followed): " << moved_us
+            << " us\n";
+
+  // Renewals follow the slot to its new master: the lock outlives several leases.
+  std::this_thread::sleep_for(2000ms);
+  EXPECT_EQ(lost.load(), 0);
+  EXPECT_TRUE(held.is_held_by_current_thread());
+  EXPECT_EQ(cluster_->node(to).command({"EXISTS", name}).as_integer(), 1);
+
+  // The source dropped the waiter's shard channel when the slot left it (sunsubscribe); the
+  // waiter subscribed again on the new master, and is woken there by the release.
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return shard_subscribers(cluster_->node(to), lock_channel(name)) == 1 &&
+               shard_subscribers(cluster_->node(from), lock_channel(name)) == 0;
+      },
+      10s));
+  held.unlock();
+  ASSERT_EQ(waiter.wait_for(20s), std::future_status::ready);
+  EXPECT_TRUE(waiter.get());
+  second_lock.unlock();
+  EXPECT_EQ(cluster_->node(to).command({"EXISTS", second}).as_integer(), 0);
+}
+
+TEST(ClusterConfigTest, UnreachableSeedsFailWithTheirNames) {
+  // Two ports with nobody listening: bound, then closed again.
+  std::vector<std::uint16_t> ports;
+  for (int i = 0; i < 2; ++i) {
+    RedisServer s;
+    ports.push_back(s.port());
+  }
+  auto cfg = redisync::Config::from_url("redis-cluster://127.0.0.1:" + std::to_string(ports[0]) +
+                                        ",127.0.0.1:" + std::to_string(ports[1]));
+  cfg.connect_timeout = 500ms;
+  try {
+    redisync::Client client(cfg);
+    FAIL() << "expected ConnectionError";
+  } catch (const redisync::ConnectionError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("127.0.0.1:" + std::to_string(ports[0])), std::string::npos) << what;
+    EXPECT_NE(what.find("127.0.0.1:" + std::to_string(ports[1])), std::string::npos) << what;
+  }
+}
+
+TEST(ClusterConfigTest, ServerWithoutClusterSupportIsRefused) {
+  RedisServer plain;
+  auto cfg = redisync::Config::from_url("redis-cluster://127.0.0.1:" +
+                                        std::to_string(plain.port()));
+  try {
+    redisync::Client client(cfg);
+    FAIL() << "expected ConnectionError";
+  } catch (const redisync::ConnectionError& e) {
+    EXPECT_NE(std::string(e.what()).find("cluster support disabled"), std::string::npos)
+        << e.what();
+  }
+}
