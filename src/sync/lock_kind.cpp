@@ -294,7 +294,7 @@ void run_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
         [core, kind, ref, record, what, done](std::exception_ptr error, net::Reply reply) {
           error = reply_error(error, reply, what);
           if (error) return done(ReleaseOutcome::failed, error);
-          core->executor().execute({"DEL", record}, [](std::exception_ptr, net::Reply) {});
+          core->release_records().add(record);
           done(settle_release(*core, ref, reply, kind->release_reply()), nullptr);
         });
   });
