@@ -25,6 +25,8 @@ ClientCore::ClientCore(Config config)
         }
         report_lost(k.key, owner, reason);
       });
+  release_records_ = std::make_unique<sync::ReleaseRecordSweeper>(
+      io_, *executor_, config_.topology == Topology::cluster);
   thread_ = std::thread([this] { io_.run(); });
   if (config_.topology == Topology::cluster) {
     // A cluster is discovered now: the slot map routes every call, and whether its nodes
@@ -50,6 +52,8 @@ void ClientCore::shutdown() {
   std::promise<void> done;
   asio::post(io_, [this, &done] {
     watchdog_->stop();
+    release_records_->flush();  // queued before close, so the DEL still goes out if it can
+    release_records_->stop();
     executor_->close();
     done.set_value();
   });

@@ -18,6 +18,7 @@
 #include "net/executor.h"
 #include "redisync/client.h"
 #include "redisync/errors.h"
+#include "sync/release_records.h"
 #include "sync/watchdog.h"
 
 namespace redisync::detail {
@@ -46,6 +47,8 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   // --- io thread only ---
   net::Executor& executor() { return *executor_; }
   sync::Watchdog& watchdog() { return *watchdog_; }
+  /// Where completed releases leave their release record keys for deletion (spec §1.8).
+  sync::ReleaseRecordSweeper& release_records() { return *release_records_; }
   std::map<std::pair<std::string, std::int64_t>, Hold>& holds() { return holds_; }
   /// Marks the hold lost and tells the user's handler.
   void report_lost(const std::string& key, std::int64_t owner, const std::string& reason);
@@ -86,6 +89,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   std::unique_ptr<net::Executor> executor_;
   std::unique_ptr<sync::Watchdog> watchdog_;
+  std::unique_ptr<sync::ReleaseRecordSweeper> release_records_;
   std::map<std::pair<std::string, std::int64_t>, Hold> holds_;
   std::string publish_command_ = "PUBLISH";
   std::mutex lost_mutex_;

@@ -79,7 +79,8 @@ class FairKind final : public detail::LockKind {
             *idle_polls = reply.integer > 0 ? 0 : *idle_polls + 1;
           }
           return result;
-        });
+        },
+        detail::release_undo(core, shared_from_this(), name, owner, effective_lease));
     if (!queueing) {
       // §4.4: one attempt, never queued; nothing to subscribe to or clean up.
       return attempt([done](std::exception_ptr error, sync::AttemptResult r) {
@@ -98,9 +99,10 @@ class FairKind final : public detail::LockKind {
           net::Retry::always);
     };
     // Each waiter listens on its own channel: a release wakes only the head (§4.8).
+    auto recheck = detail::hold_count_recheck(core, shared_from_this(), name, owner, attempt);
     detail::start_pubsub_loop(core, detail::lock_channel(name) + ":" + field, deadline,
                               std::move(attempt), std::move(finish),
-                              [gave_up] { *gave_up = true; });
+                              [gave_up] { *gave_up = true; }, std::move(recheck));
   }
 
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,

@@ -1,6 +1,8 @@
 // redisync::FencedLock: Redisson's fenced lock (wire spec §11).
 #include "redisync/fenced_lock.h"
 
+#include <cstdlib>
+
 #include "lua/scripts.h"
 #include "sync/identity.h"
 #include "sync/lock_kind.h"
@@ -37,13 +39,37 @@ class FencedKind final : public detail::LockKind {
         return {true, 0};
       };
     }
-    detail::start_pubsub_loop(
-        core, detail::lock_channel(name), deadline,
-        detail::script_attempt(core, lua::fenced_lock_acquire, {name, token_key(name)},
-                               detail::fixed_args({std::to_string(effective_lease.count()),
-                                                   core->owner_field(owner), token ? "1" : "0"}),
-                               describe(*core, name), std::move(parse)),
-        std::move(done));
+    const auto self = shared_from_this();
+    auto attempt = detail::script_attempt(
+        core, lua::fenced_lock_acquire, {name, token_key(name)},
+        detail::fixed_args(
+            {std::to_string(effective_lease.count()), core->owner_field(owner), token ? "1" : "0"}),
+        describe(*core, name), std::move(parse),
+        detail::release_undo(core, self, name, owner, effective_lease));
+    // An acquisition found by the recheck got the token the counter holds now: nobody else
+    // can have acquired since (we hold it), and our own re-entries are not in flight.
+    std::function<void(sync::AcquireLoop::AttemptDone)> read_token;
+    if (token) {
+      read_token = [core, name, token](sync::AcquireLoop::AttemptDone cb) {
+        core->executor().execute(
+            {"GET", token_key(name)},
+            [cb, token](std::exception_ptr error, net::Reply reply) {
+              if (!error && reply.is_string()) {
+                *token = std::strtoull(reply.str.c_str(), nullptr, 10);
+                return cb(nullptr, {true, 0});
+              }
+              cb(error ? error
+                       : std::make_exception_ptr(ServerError(
+                             "redisync: fencing token unreadable after a retried acquire",
+                             reply.to_string())),
+                 {});
+            },
+            net::Retry::always);
+      };
+    }
+    auto recheck = detail::hold_count_recheck(core, self, name, owner, attempt, read_token);
+    detail::start_pubsub_loop(core, detail::lock_channel(name), deadline, std::move(attempt),
+                              std::move(done), nullptr, std::move(recheck));
   }
 
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,

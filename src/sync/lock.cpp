@@ -158,7 +158,7 @@ void release_step(const std::shared_ptr<ClientCore>& core, const std::string& na
             }
           }
           if (error) return done(ReleaseOutcome::failed, error);
-          core->executor().execute({"DEL", record}, [](std::exception_ptr, net::Reply) {});
+          core->release_records().add(record);
           auto& holds = core->holds();
           auto it = holds.find({name, owner});
           if (reply.is_nil()) {

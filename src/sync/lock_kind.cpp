@@ -1,6 +1,7 @@
 #include "sync/lock_kind.h"
 
 #include <asio/post.hpp>
+#include <charconv>
 #include <iostream>
 
 #include "lua/scripts.h"
@@ -105,38 +106,97 @@ sync::AttemptResult parse_nil_or_ttl(const net::Reply& reply) {
 sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& core,
                                             const lua::Script& script,
                                             std::vector<std::string> keys, ArgsFn args,
-                                            std::string what, ReplyParser parse) {
+                                            std::string what, ReplyParser parse, UndoFn undo) {
   if (!parse) parse = parse_nil_or_ttl;
   return [core, script = &script, keys = std::move(keys), args = std::move(args),
-          what = "acquiring " + what, parse](sync::AcquireLoop::AttemptDone cb) {
-    core->executor().eval(
-        *script, keys, args(), [cb, what, parse](std::exception_ptr error, net::Reply reply) {
-          error = reply_error(error, reply, what);
-          if (error) return cb(error, {});
-          sync::AttemptResult result;
-          try {
-            result = parse(reply);
-          } catch (const Error&) {
-            error = std::current_exception();
-          } catch (const std::exception& e) {
-            error = std::make_exception_ptr(ServerError(what + ": " + e.what(), reply.to_string()));
+          what = "acquiring " + what, parse, undo](sync::AcquireLoop::AttemptDone cb) {
+    auto on_reply = [core, cb, what, parse, undo](std::exception_ptr error, net::Reply reply,
+                                                  int acked) {
+      error = reply_error(error, reply, what);
+      if (error) return cb(error, {});
+      sync::AttemptResult result;
+      try {
+        result = parse(reply);
+      } catch (const Error&) {
+        error = std::current_exception();
+      } catch (const std::exception& e) {
+        error = std::make_exception_ptr(ServerError(what + ": " + e.what(), reply.to_string()));
+      }
+      if (!error && result.acquired && acked == 0 && undo) {
+        // No replica has the hold: a failover now would lose it. Undo it and let the loop
+        // try again (spec §1.7).
+        auto timeout = std::make_exception_ptr(TimeoutError(
+            "redisync: " + what + ": no replica acknowledged the acquire within " +
+            std::to_string(core->config().slaves_sync_timeout.count()) +
+            " ms (WAIT); the hold was rolled back"));
+        return undo([cb, timeout] { cb(timeout, {}); });
+      }
+      // Outside the handler: the loop's continuation must not run inside a catch block.
+      cb(std::move(error), result);
+    };
+    if (undo) {
+      core->executor().eval_acked(*script, keys, args(), std::move(on_reply), net::Retry::never);
+    } else {
+      core->executor().eval(*script, keys, args(),
+                            [on_reply = std::move(on_reply)](std::exception_ptr error,
+                                                             net::Reply reply) {
+                              on_reply(std::move(error), std::move(reply), -1);
+                            });
+    }
+  };
+}
+
+UndoFn release_undo(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                    const std::string& name, std::int64_t owner, Duration lease) {
+  return [core, kind, name, owner, lease](std::function<void()> then) {
+    const std::string record =
+        "redisson_unlock_latch:" + sync::hash_tag(name) + ":" + sync::random_request_id();
+    kind->release_step(core, name, kind->hold_ref(*core, name, owner), lease, record,
+                       [then = std::move(then)](std::exception_ptr, net::Reply) { then(); });
+  };
+}
+
+sync::AcquireLoop::AttemptFn hold_count_recheck(
+    const std::shared_ptr<ClientCore>& core, const KindPtr& kind, const std::string& name,
+    std::int64_t owner, sync::AcquireLoop::AttemptFn attempt,
+    std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired) {
+  return [core, kind, name, owner, attempt = std::move(attempt),
+          on_acquired = std::move(on_acquired)](sync::AcquireLoop::AttemptDone cb) {
+    const HoldRef ref = kind->hold_ref(*core, name, owner);
+    auto it = core->holds().find({ref.hold_key, owner});
+    const long long local = it == core->holds().end() || it->second.lost ? 0 : it->second.count;
+    core->executor().execute(
+        {"HGET", name, ref.field},
+        [cb, attempt, on_acquired, local](std::exception_ptr error, net::Reply reply) {
+          long long count = -1;
+          if (!error && reply.is_string()) {
+            std::from_chars(reply.str.data(), reply.str.data() + reply.str.size(), count);
           }
-          // Outside the handler: the loop's continuation must not run inside a catch block.
-          cb(std::move(error), result);
-        });
+          if (count == local + 1) {
+            if (on_acquired) return on_acquired(cb);
+            return cb(nullptr, {true, 0});
+          }
+          attempt(cb);
+        },
+        net::Retry::never);
   };
 }
 
 void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
                        std::optional<sync::Clock::time_point> deadline,
                        sync::AcquireLoop::AttemptFn attempt, AcquireDone done,
-                       std::function<void()> on_give_up) {
+                       std::function<void()> on_give_up, sync::AcquireLoop::AttemptFn recheck) {
   sync::AcquireLoop::Params params;
   params.channel = std::move(channel);
   params.policy = lock_message_policy;
   params.deadline = deadline;
   params.attempt = std::move(attempt);
   params.on_give_up = std::move(on_give_up);
+  if (recheck) {
+    params.recheck = std::move(recheck);
+    params.retry_attempts = core->config().retry_attempts;
+    params.retry_interval = core->config().retry_interval;
+  }
   sync::AcquireLoop::start(core->executor(), std::move(params), std::move(done));
 }
 
@@ -234,7 +294,7 @@ void run_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
         [core, kind, ref, record, what, done](std::exception_ptr error, net::Reply reply) {
           error = reply_error(error, reply, what);
           if (error) return done(ReleaseOutcome::failed, error);
-          core->executor().execute({"DEL", record}, [](std::exception_ptr, net::Reply) {});
+          core->release_records().add(record);
           done(settle_release(*core, ref, reply, kind->release_reply()), nullptr);
         });
   });

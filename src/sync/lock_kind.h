@@ -53,7 +53,7 @@ using LoopStarter =
     std::function<void(Duration effective_lease, std::optional<sync::Clock::time_point> deadline,
                        sync::AcquireLoop::Done done)>;
 
-class LockKind {
+class LockKind : public std::enable_shared_from_this<LockKind> {
  public:
   virtual ~LockKind() = default;
 
@@ -141,18 +141,43 @@ using ReplyParser = std::function<sync::AttemptResult(const net::Reply&)>;
 /// The §2.2 reading: nil = acquired, integer = the holder's PTTL.
 sync::AttemptResult parse_nil_or_ttl(const net::Reply& reply);
 
+/// Drops the one hold an unacknowledged acquire just added, then calls `then` (spec §1.7).
+using UndoFn = std::function<void(std::function<void()> then)>;
+
 /// One attempt step: runs `script` and reads the reply with `parse` (parse_nil_or_ttl when
 /// empty). Error replies and parser exceptions become the attempt's error, naming `what`.
+/// With `undo`: the step is followed by WAIT when the master has replicas; an acquisition no
+/// replica acknowledged is undone and reported as a (retryable) TimeoutError. The step is then
+/// never resent by the executor: the loop retries, after a recheck.
 sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& core,
                                             const lua::Script& script,
                                             std::vector<std::string> keys, ArgsFn args,
-                                            std::string what, ReplyParser parse = nullptr);
+                                            std::string what, ReplyParser parse = nullptr,
+                                            UndoFn undo = nullptr);
 
-/// The pub/sub waiting loop of spec §13 for `attempt`, on `channel`.
+/// The undo of one acquisition of `name` by `owner` with lease `lease`: the kind's own release
+/// step (with a fresh release record).
+UndoFn release_undo(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                    const std::string& name, std::int64_t owner, Duration lease);
+
+/// A recheck for the acquire loop (AcquireLoop::Params::recheck) of kinds that count holds in
+/// the hash `name` under the owner's field: after an attempt that may have run, the owner's
+/// count on the server says whether it acquired (only this owner changes its own field); if
+/// it did not, `attempt` runs. `on_acquired` (optional) runs before reporting a recheck-found
+/// acquisition (e.g. to read the fencing token), and reports through its callback.
+sync::AcquireLoop::AttemptFn hold_count_recheck(
+    const std::shared_ptr<ClientCore>& core, const KindPtr& kind, const std::string& name,
+    std::int64_t owner, sync::AcquireLoop::AttemptFn attempt,
+    std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired = nullptr);
+
+/// The pub/sub waiting loop of spec §13 for `attempt`, on `channel`. With `recheck`, errors
+/// that may have run on the server (timeouts, dropped connections, unacknowledged acquires)
+/// are retried Config::retry_attempts times within the wait; without, they are reported.
 void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
                        std::optional<sync::Clock::time_point> deadline,
                        sync::AcquireLoop::AttemptFn attempt, AcquireDone done,
-                       std::function<void()> on_give_up = nullptr);
+                       std::function<void()> on_give_up = nullptr,
+                       sync::AcquireLoop::AttemptFn recheck = nullptr);
 
 /// The reentrant-hash release of spec §2.3 (lock_release.lua); `publish` false for the spin
 /// lock (§10). Shared by kinds that use the hash N of §2.1.

@@ -51,11 +51,12 @@ class RwKind : public detail::LockKind {
   virtual std::string side() const = 0;  // "read" or "write"
 
   void start_rw_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                     std::optional<sync::Clock::time_point> deadline,
+                     std::int64_t owner, std::optional<sync::Clock::time_point> deadline,
                      sync::AcquireLoop::AttemptFn attempt, detail::AcquireDone done) const {
+    auto recheck = detail::hold_count_recheck(core, shared_from_this(), name, owner, attempt);
     // Read and write waiters share the channel: "0" wakes one, "1" (write release) all.
     detail::start_pubsub_loop(core, rwlock_channel(name), deadline, std::move(attempt),
-                              std::move(done));
+                              std::move(done), nullptr, std::move(recheck));
   }
 };
 
@@ -72,11 +73,12 @@ class ReadKind final : public RwKind {
                   detail::AcquireDone done) const override {
     const std::string field = core->owner_field(owner);
     start_rw_loop(
-        core, name, deadline,
+        core, name, owner, deadline,
         detail::script_attempt(
             core, lua::rwlock_read_acquire, {name, marker_prefix(name, field)},
             detail::fixed_args({std::to_string(effective_lease.count()), field, field + ":write"}),
-            describe(*core, name)),
+            describe(*core, name), nullptr,
+            detail::release_undo(core, shared_from_this(), name, owner, effective_lease)),
         std::move(done));
   }
 
@@ -107,7 +109,7 @@ class WriteKind final : public RwKind {
     const std::string reader = core->owner_field(owner);
     const std::string what = describe(*core, name);
     start_rw_loop(
-        core, name, deadline,
+        core, name, owner, deadline,
         detail::script_attempt(core, lua::rwlock_write_acquire, {name},
                                detail::fixed_args({std::to_string(effective_lease.count()),
                                                    reader + ":write", reader}),
@@ -120,7 +122,9 @@ class WriteKind final : public RwKind {
                                        "never end (release the read lock first)");
                                  }
                                  return detail::parse_nil_or_ttl(reply);
-                               }),
+                               },
+                               detail::release_undo(core, shared_from_this(), name, owner,
+                                                    effective_lease)),
         std::move(done));
   }
 

@@ -308,10 +308,26 @@ TEST_F(CliTest, BenchDriverWritesEventsAndOneJsonLine) {
   EXPECT_EQ(server_.command({"GET", key + ":n"}).as_string(), "25");
   EXPECT_FALSE(key_exists(key));
 
-  const auto fair =
-      cli({"bench", "driver", "--port", std::to_string(server_.port()), "--kind", "fair"});
-  EXPECT_NE(fair.exit_code, 0);
-  EXPECT_NE(fair.output.find("kind fair not available yet"), std::string::npos) << fair.output;
+  const auto bad =
+      cli({"bench", "driver", "--port", std::to_string(server_.port()), "--kind", "paxos"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--kind must be one of"), std::string::npos) << bad.output;
+}
+
+TEST_F(CliTest, BenchDriverRunsEveryLockKind) {
+  for (const char* kind : {"lock", "fair", "fenced", "spin", "rw-write"}) {
+    const std::string key = unique_name(std::string("cli:kind:") + kind + ":");
+    const std::string events = temp_file(std::string("events-") + kind + ".txt");
+    const auto r = cli({"bench", "driver", "--port", std::to_string(server_.port()), "--key", key,
+                        "--iterations", "20", "--warmup", "2", "--cs", "counter", "--events",
+                        events, "--retry-delay-ms", "2", "--kind", kind});
+    ASSERT_EQ(r.exit_code, 0) << kind << ": " << r.output;
+    EXPECT_NE(r.output.find(std::string("\"kind\":\"") + kind + "\""), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("\"completed\":20"), std::string::npos) << r.output;
+    EXPECT_EQ(server_.command({"GET", key + ":counter"}).as_string(), "20") << kind;
+    EXPECT_FALSE(key_exists(key)) << kind;
+  }
 }
 
 TEST_F(CliTest, BenchDriverStopsAtTheDeadline) {

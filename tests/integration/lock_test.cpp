@@ -490,3 +490,35 @@ TEST(LockTest, WaiterFailsWithClientClosedWhenItsClientIsDestroyed) {
   ASSERT_EQ(waiter.wait_for(5s), std::future_status::ready);
   EXPECT_EQ(waiter.get(), "closed");
 }
+
+// Release records (spec §1.8) are swept in batches after their releases complete: none is
+// left behind, and far fewer DEL commands than releases are sent.
+TEST(LockTest, ReleaseRecordsAreDeletedInBatches) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  const std::string prefix = unique_name("records:");
+  constexpr int kLocks = 200;
+  std::vector<std::future<void>> done;
+  std::vector<redisync::Lock> locks;
+  for (int i = 0; i < kLocks; ++i) locks.push_back(client.lock(prefix + std::to_string(i)));
+  server.command({"CONFIG", "RESETSTAT"});
+  for (int i = 0; i < kLocks; ++i) {
+    const auto owner = redisync::Client::new_owner_id();
+    locks[static_cast<std::size_t>(i)].async_lock(owner, 10s, asio::use_future).get();
+    done.push_back(locks[static_cast<std::size_t>(i)].async_unlock(owner, asio::use_future));
+  }
+  for (auto& f : done) f.get();
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return server.command({"KEYS", "redisson_unlock_latch:*"}).elements.empty();
+      },
+      5s))
+      << server.command({"KEYS", "redisson_unlock_latch:*"}).elements.size() << " records left";
+  const std::string stats = server.command({"INFO", "commandstats"}).as_string();
+  // DEL calls counted by the server include the DEL of each lock key inside the release script.
+  const auto pos = stats.find("cmdstat_del:calls=");
+  ASSERT_NE(pos, std::string::npos);
+  const long long dels = std::stoll(stats.substr(pos + 18));
+  EXPECT_GE(dels, kLocks);
+  EXPECT_LT(dels, 2 * kLocks) << "one DEL per release record was sent";
+}

@@ -86,3 +86,48 @@ TEST(ReplicaAckTest, CheckCanBeTurnedOff) {
   lock.unlock();
   r.replica.resume();
 }
+
+// The other lock kinds run the same acknowledgement: a hold no replica has is rolled back,
+// retried, and finally reported, leaving nothing behind.
+TEST(ReplicaAckTest, OtherKindsAreAcknowledgedOrRolledBack) {
+  Replicated r;
+  ASSERT_TRUE(r.ready());
+  redisync::Client client(r.config());
+  client.execute({"PING"});
+  auto fair = client.fair_lock(unique_name("fair:"));
+  auto fenced = client.fenced_lock(unique_name("fenced:"));
+  auto rw = client.read_write_lock(unique_name("rw:"));
+
+  // Acknowledged: the replica has each key once the acquire returns.
+  fair.lock();
+  const auto token = fenced.lock_and_get_token();
+  rw.lock_shared();
+  EXPECT_EQ(r.replica.command({"EXISTS", fair.name()}).as_integer(), 1);
+  EXPECT_EQ(r.replica.command({"EXISTS", fenced.name()}).as_integer(), 1);
+  EXPECT_EQ(r.replica.command({"EXISTS", rw.name()}).as_integer(), 1);
+  fair.unlock();
+  fenced.unlock();
+  rw.unlock_shared();
+
+  r.replica.pause();
+  EXPECT_THROW(fair.try_lock_for(redisync::Duration{5000}), redisync::TimeoutError);
+  EXPECT_THROW(fenced.lock_and_get_token(), redisync::TimeoutError);
+  EXPECT_THROW(rw.lock(), redisync::TimeoutError);
+  EXPECT_THROW(rw.lock_shared(), redisync::TimeoutError);
+  for (const auto& name : {fair.name(), fenced.name(), rw.name()}) {
+    EXPECT_EQ(r.master.command({"HLEN", name}).as_integer(), 0) << name;
+  }
+  EXPECT_FALSE(fair.is_held_by_current_thread());
+  EXPECT_FALSE(fenced.is_held_by_current_thread());
+  r.replica.resume();
+
+  // Afterwards everything works again, and the fencing token kept increasing.
+  ASSERT_TRUE(wait_until([&] {
+    return r.master.command({"INFO", "replication"}).as_string().find("connected_slaves:1") !=
+           std::string::npos;
+  }, 10s));
+  EXPECT_GT(fenced.lock_and_get_token(), token);
+  fenced.unlock();
+  EXPECT_TRUE(fair.try_lock_for(5s));
+  fair.unlock();
+}

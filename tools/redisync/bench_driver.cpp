@@ -3,6 +3,7 @@
 #include <chrono>
 #include <iostream>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "cli_error.h"
@@ -11,7 +12,11 @@
 #include "json_writer.h"
 #include "redisync/client.h"
 #include "redisync/errors.h"
+#include "redisync/fair_lock.h"
+#include "redisync/fenced_lock.h"
 #include "redisync/lock.h"
+#include "redisync/read_write_lock.h"
+#include "redisync/spin_lock.h"
 
 #ifndef REDISYNC_VERSION
 #define REDISYNC_VERSION "unknown"
@@ -29,8 +34,15 @@ struct Tally {
   std::int64_t errors = 0;
 };
 
+constexpr const char* kKinds = "lock, fair, fenced, spin, rw-write";
+
 void validate(const BenchDriverOptions& o) {
-  if (o.kind != "lock") throw UsageError("bench driver: kind " + o.kind + " not available yet");
+  if (o.kind != "lock" && o.kind != "fair" && o.kind != "fenced" && o.kind != "spin" &&
+      o.kind != "rw-write") {
+    throw UsageError("bench driver: --kind must be one of " + std::string(kKinds) + " (got '" +
+                     o.kind + "')");
+  }
+  if (o.retry_delay_ms < 0) throw UsageError("bench driver: --retry-delay-ms must be >= 0");
   if (o.cs != "none" && o.cs != "counter") {
     throw UsageError("bench driver: --cs must be none or counter (got '" + o.cs + "')");
   }
@@ -71,20 +83,35 @@ void write_settings(JsonWriter& w, const BenchDriverOptions& o, const std::strin
       .end_object();
 }
 
+// The lock under test, of the kind --kind names. All kinds share Lock's blocking API.
+using AnyLock = std::variant<Lock, FairLock, FencedLock, SpinLock, WriteLock>;
+
+AnyLock make_lock(Client& client, const BenchDriverOptions& o) {
+  if (o.kind == "fair") return client.fair_lock(o.key);
+  if (o.kind == "fenced") return client.fenced_lock(o.key);
+  if (o.kind == "rw-write") return client.read_write_lock(o.key).write_lock();
+  if (o.kind == "spin") {
+    // Polling peers are run with --retry-delay-ms; give the spin lock the same fixed pause.
+    return o.retry_delay_ms > 0 ? client.spin_lock(o.key, SpinBackoff::constant(Duration{o.retry_delay_ms}))
+                                : client.spin_lock(o.key);
+  }
+  return client.lock(o.key);
+}
+
 class Driver {
  public:
   explicit Driver(const BenchDriverOptions& o)
       : o_(o),
         counter_key_(o.counter_key.empty() ? o.key + ":counter" : o.counter_key),
         client_(make_config(o)),
-        lock_(client_.lock(o.key)),
+        lock_(make_lock(client_, o)),
         lease_(o.ttl_ms) {}
 
   int run() {
     client_.execute({"PING"});  // connect before the clock starts
     for (std::int64_t i = 0; i < o_.warmup; ++i) {
-      lock_.lock(lease_);
-      lock_.unlock();
+      std::visit([&](auto& l) { l.lock(lease_); }, lock_);
+      std::visit([](auto& l) { l.unlock(); }, lock_);
     }
     if (o_.start_at_ns > 0) sleep_until_ns(o_.start_at_ns);
     sections_.reserve(static_cast<std::size_t>(std::min<std::int64_t>(o_.iterations, 1 << 20)));
@@ -123,9 +150,9 @@ class Driver {
         // Rounded up: the wait ends at the deadline, not up to 1 ms before it.
         const auto left =
             std::chrono::ceil<Duration>(std::chrono::nanoseconds(o_.deadline_ns - s.t0));
-        held = lock_.try_lock_for(left, lease_);
+        held = std::visit([&](auto& l) { return l.try_lock_for(left, lease_); }, lock_);
       } else {
-        lock_.lock(lease_);
+        std::visit([&](auto& l) { l.lock(lease_); }, lock_);
         held = true;
       }
       s.t1 = monotonic_ns();
@@ -136,7 +163,7 @@ class Driver {
       if (o_.cs == "counter") increment_counter(client_, counter_key_);
       s.t2 = monotonic_ns();
       held = false;
-      lock_.unlock();
+      std::visit([](auto& l) { l.unlock(); }, lock_);
       s.t3 = monotonic_ns();
       sections_.push_back(s);
       ++tally_.completed;
@@ -144,7 +171,7 @@ class Driver {
     } catch (const std::exception& e) {
       ++tally_.errors;
       if (tally_.errors <= 5) std::cerr << "redisync bench driver: " << e.what() << std::endl;
-      if (held) lock_.release();
+      if (held) std::visit([](auto& l) { l.release(); }, lock_);
       return false;
     }
   }
@@ -168,7 +195,7 @@ class Driver {
   const BenchDriverOptions& o_;
   std::string counter_key_;
   Client client_;
-  Lock lock_;
+  AnyLock lock_;
   Duration lease_;
   Tally tally_;
   std::vector<SectionTimes> sections_;
@@ -196,7 +223,8 @@ CLI::App* add_bench_driver_command(CLI::App& app, BenchDriverOptions& o) {
   d->add_option("--counter-key", o.counter_key, "Counter key (default: <key>:counter)");
   d->add_option("--ttl-ms", o.ttl_ms, "Lease in ms (fixed, never renewed)")->capture_default_str();
   d->add_option("--retry-delay-ms", o.retry_delay_ms,
-                "Accepted and ignored (waiting is push-based)");
+                "Ignored (waiting is push-based), except with --kind spin: the fixed pause "
+                "between attempts (default: exponential backoff 1..128 ms)");
   d->add_option("--start-at-ns", o.start_at_ns,
                 "Start measuring at this CLOCK_MONOTONIC instant (ns); 0 = at once");
   d->add_option("--deadline-ns", o.deadline_ns,
@@ -205,7 +233,7 @@ CLI::App* add_bench_driver_command(CLI::App& app, BenchDriverOptions& o) {
   d->add_option("--worker-id", o.worker_id, "Echoed in the JSON line")->capture_default_str();
   d->add_option("--think-us", o.think_us, "Sleep after each release, outside the lock (µs)")
       ->capture_default_str();
-  d->add_option("--kind", o.kind, "Primitive: lock")->capture_default_str();
+  d->add_option("--kind", o.kind, std::string("Primitive: ") + kKinds)->capture_default_str();
   return d;
 }
 

@@ -19,13 +19,13 @@ struct BenchDriverOptions {
   std::string cs = "none";          ///< none | counter
   std::string counter_key;          ///< default: <key>:counter
   std::int64_t ttl_ms = 10000;      ///< fixed lease
-  std::int64_t retry_delay_ms = 0;  ///< accepted and ignored (push-based waiting)
+  std::int64_t retry_delay_ms = 0;  ///< ignored (push-based waiting) except by --kind spin
   std::int64_t start_at_ns = 0;     ///< CLOCK_MONOTONIC instant to start measuring; 0 = now
   std::int64_t deadline_ns = 0;     ///< no new section after this instant; 0 = none
   std::string events;               ///< event file; empty = none
   std::int64_t worker_id = 0;
   std::int64_t think_us = 0;  ///< sleep after each release
-  std::string kind = "lock";
+  std::string kind = "lock";  ///< lock | fair | fenced | spin | rw-write
 };
 
 /// Adds `bench` with its `driver` subcommand; returns the driver.

@@ -1,0 +1,63 @@
+#include "sync/release_records.h"
+
+namespace redisync::sync {
+
+ReleaseRecordSweeper::ReleaseRecordSweeper(asio::io_context& io, net::Executor& executor,
+                                           bool per_tag)
+    : executor_(executor), per_tag_(per_tag), timer_(io) {}
+
+void ReleaseRecordSweeper::add(std::string key) {
+  if (stopped_) return;
+  pending_.push_back(std::move(key));
+  if (pending_.size() >= kBatch) return flush();
+  if (armed_) return;
+  armed_ = true;
+  timer_.expires_after(kDelay);
+  timer_.async_wait([this](std::error_code ec) {
+    if (ec || stopped_) return;
+    armed_ = false;
+    flush();
+  });
+}
+
+void ReleaseRecordSweeper::flush() {
+  if (pending_.empty() || stopped_) return;
+  std::vector<std::string> keys;
+  keys.swap(pending_);
+  auto ignore = [](std::exception_ptr, net::Reply) {};
+  if (!per_tag_) {
+    std::vector<std::string> args{"DEL"};
+    args.insert(args.end(), std::make_move_iterator(keys.begin()),
+                std::make_move_iterator(keys.end()));
+    executor_.execute(std::move(args), ignore, net::Retry::always);
+    return;
+  }
+  std::map<std::string, std::vector<std::string>> groups;
+  for (auto& key : keys) groups[key_hash_tag(key)].push_back(std::move(key));
+  for (auto& [tag, group] : groups) {
+    std::vector<std::string> args{"DEL"};
+    const std::string route = group.front();
+    args.insert(args.end(), std::make_move_iterator(group.begin()),
+                std::make_move_iterator(group.end()));
+    executor_.execute(std::move(args), ignore, net::Retry::always, route);
+  }
+}
+
+void ReleaseRecordSweeper::stop() {
+  stopped_ = true;
+  pending_.clear();
+  timer_.cancel();
+}
+
+std::string key_hash_tag(const std::string& key) {
+  const auto open = key.find('{');
+  if (open != std::string::npos) {
+    const auto close = key.find('}', open + 1);
+    if (close != std::string::npos && close > open + 1) {
+      return key.substr(open + 1, close - open - 1);
+    }
+  }
+  return key;
+}
+
+}  // namespace redisync::sync

@@ -1,0 +1,54 @@
+// Deletes release records (spec §1.8) in batches once their releases have completed.
+//
+// Why batched: a record only matters while its release might still be resent; afterwards
+// deleting it is hygiene (it also expires by itself). Sending one DEL per release right away
+// cost a command per release and, worse, a socket write on the I/O thread at the very moment
+// the releasing thread should run (on a busy core that write delayed unlock()'s return). The
+// sweeper collects keys and sends one DEL per hash tag group (all keys, outside a cluster)
+// a few milliseconds later or once enough have gathered.
+//
+// Threading: I/O thread only.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+
+#include "net/executor.h"
+
+namespace redisync::sync {
+
+class ReleaseRecordSweeper {
+ public:
+  /// `per_tag`: keys of different hash tags go in different DELs (cluster: one slot each).
+  ReleaseRecordSweeper(asio::io_context& io, net::Executor& executor, bool per_tag);
+
+  /// Queues a record key for deletion.
+  void add(std::string key);
+  /// Sends the DELs for everything queued now.
+  void flush();
+  /// Stops the timer; queued keys are dropped (they expire by themselves).
+  void stop();
+
+  std::size_t pending() const { return pending_.size(); }
+
+  static constexpr std::size_t kBatch = 128;           ///< flush at once at this many keys
+  static constexpr auto kDelay = std::chrono::milliseconds(5);  ///< else after this long
+
+ private:
+  net::Executor& executor_;
+  bool per_tag_;
+  asio::steady_timer timer_;
+  bool armed_ = false;
+  bool stopped_ = false;
+  std::vector<std::string> pending_;
+};
+
+/// The hash tag of a key ("{...}" contents, as the cluster's rule), or the whole key.
+std::string key_hash_tag(const std::string& key);
+
+}  // namespace redisync::sync
