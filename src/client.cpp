@@ -63,9 +63,11 @@ void Client::start_execute(std::vector<std::string> args,
     core->executor().execute(std::move(args), [core, name, done](std::exception_ptr error,
                                                                  Reply reply) {
       if (!error && reply.is_error()) {
-        error = std::make_exception_ptr(ServerError(
-            "redis " + core->config().describe() + ": " + name + " failed: " + reply.str,
-            reply.str));
+        try {
+          net::throw_server_error(reply, "redis " + core->config().describe() + ": " + name);
+        } catch (...) {
+          error = std::current_exception();
+        }
       }
       done(error, std::move(reply));
     });

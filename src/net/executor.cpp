@@ -89,6 +89,12 @@ std::unique_ptr<asio::ssl::context> make_tls_context(const Config& config) {
 }
 
 void throw_server_error(const Reply& reply, const std::string& what) {
+  // A server that wants a password we did not give (or rejects the one we gave) answers
+  // every command so: that is a configuration problem, not a failed operation.
+  if (reply.str.rfind("NOAUTH", 0) == 0 || reply.str.rfind("WRONGPASS", 0) == 0) {
+    throw AuthError(what + ": server replied " + reply.str +
+                    " (set the password in the URL or Config::password / Config::username)");
+  }
   throw ServerError(what + ": server replied " + reply.str, reply.str);
 }
 

@@ -197,9 +197,11 @@ TEST(ClientTest, PasswordAuthAndClearErrors) {
   redisync::Client none(fast_config("redis://127.0.0.1:" + std::to_string(server.port())));
   try {
     none.execute({"PING"});
-    FAIL() << "expected ServerError";
-  } catch (const redisync::ServerError& e) {
+    FAIL() << "expected AuthError";
+  } catch (const redisync::AuthError& e) {
+    // No password configured: the server's NOAUTH is a configuration error, said as such.
     EXPECT_NE(std::string(e.what()).find("NOAUTH"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("password"), std::string::npos) << e.what();
   }
 }
 
