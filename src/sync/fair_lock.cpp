@@ -108,12 +108,12 @@ class FairKind final : public detail::LockKind {
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                     const detail::HoldRef& hold, Duration lease, const std::string& record,
                     net::ReplyHandler handler) const override {
-    core->executor().eval(
-        with_dead_heads<lua::fair_lock_release>(),
+    detail::acked_release(
+        core, hold, with_dead_heads<lua::fair_lock_release>(),
         {name, queue_key(name), timeout_key(name), detail::lock_channel(name), record},
         {"0", std::to_string(lease.count()), hold.field, epoch_ms(), core->publish_command(),
          std::to_string(core->release_record_ttl_ms())},
-        std::move(handler), net::Retry::always);
+        std::move(handler));
   }
 
   void force_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,

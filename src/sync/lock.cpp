@@ -8,23 +8,17 @@
 #include "sync/acquire_loop.h"
 #include "sync/client_core.h"
 #include "sync/identity.h"
+#include "sync/lock_kind.h"
 
 namespace redisync {
 
 namespace {
 
-std::string lock_channel(const std::string& name) {
-  return "redisson_lock__channel:" + sync::hash_tag(name);
-}
-
-// Lock channel messages (spec §13): "0" wakes one local waiter, "1" wakes them all.
-void lock_message_policy(net::Channel& channel, const std::string& payload) {
-  if (payload == "0") {
-    channel.wake_one();
-  } else {
-    channel.wake_all();
-  }
-}
+// Shared with the other lock kinds (sync/lock_kind.h).
+using detail::lock_channel;
+using detail::lock_message_policy;
+using detail::outcome_error;
+using detail::query;
 
 std::string describe_lock(const detail::ClientCore& core, const std::string& name) {
   return "lock '" + name + "' on " + core.config().describe();
@@ -145,8 +139,10 @@ void release_step(const std::shared_ptr<ClientCore>& core, const std::string& na
                                : core->config().lock_watchdog_timeout;
     const std::string record = release_record_key(name);
     // The release record makes a resend after a dropped connection safe (spec §1.8).
-    core->executor().eval(
-        lua::lock_release, {name, lock_channel(name), record},
+    detail::HoldRef hold;  // only the field matters to the step
+    hold.field = field;
+    detail::acked_release(
+        core, hold, lua::lock_release, {name, lock_channel(name), record},
         {"0", std::to_string(lease.count()), field,
          std::to_string(core->release_record_ttl_ms()), core->publish_command(), "1"},
         [core, name, owner, field, record, done](std::exception_ptr error, net::Reply reply) {
@@ -176,24 +172,8 @@ void release_step(const std::shared_ptr<ClientCore>& core, const std::string& na
           if (it != holds.end()) holds.erase(it);
           core->watchdog().forget(name, field);
           done(ReleaseOutcome::released, nullptr);
-        },
-        net::Retry::always);
+        });
   });
-}
-
-std::exception_ptr outcome_error(ReleaseOutcome outcome, const std::string& what,
-                                 std::int64_t owner) {
-  switch (outcome) {
-    case ReleaseOutcome::not_held:
-      return std::make_exception_ptr(NotOwnerError(
-          "redisync: " + what + " is not held by owner " + std::to_string(owner)));
-    case ReleaseOutcome::lost:
-      return std::make_exception_ptr(
-          LockLostError("redisync: " + what + " was lost by owner " + std::to_string(owner) +
-                        " before release (lease expired or key removed)"));
-    default:
-      return nullptr;
-  }
 }
 
 }  // namespace
@@ -315,26 +295,6 @@ bool Lock::force_unlock() {
 }
 
 namespace {
-
-// Runs one read command on the I/O thread and returns its reply (error replies thrown).
-net::Reply query(const std::shared_ptr<detail::ClientCore>& core, std::vector<std::string> args,
-                 const std::string& what) {
-  return core->call<net::Reply>([&](auto done) {
-    core->executor().execute(
-        std::move(args),
-        [done, what](std::exception_ptr error, net::Reply reply) {
-          if (!error && reply.is_error()) {
-            try {
-              net::throw_server_error(reply, what);
-            } catch (...) {
-              error = std::current_exception();
-            }
-          }
-          done(error, std::move(reply));
-        },
-        net::Retry::always);
-  });
-}
 
 }  // namespace
 

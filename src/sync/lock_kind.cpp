@@ -151,7 +151,9 @@ UndoFn release_undo(const std::shared_ptr<ClientCore>& core, const KindPtr& kind
   return [core, kind, name, owner, lease](std::function<void()> then) {
     const std::string record =
         "redisson_unlock_latch:" + sync::hash_tag(name) + ":" + sync::random_request_id();
-    kind->release_step(core, name, kind->hold_ref(*core, name, owner), lease, record,
+    HoldRef hold = kind->hold_ref(*core, name, owner);
+    hold.undo = true;
+    kind->release_step(core, name, hold, lease, record,
                        [then = std::move(then)](std::exception_ptr, net::Reply) { then(); });
   };
 }
@@ -200,14 +202,45 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
   sync::AcquireLoop::start(core->executor(), std::move(params), std::move(done));
 }
 
+namespace {
+
+void acked_release_attempt(const std::shared_ptr<ClientCore>& core, const lua::Script& script,
+                           std::vector<std::string> keys, std::vector<std::string> args,
+                           net::ReplyHandler handler, int resends_left) {
+  auto again = [core, script = &script, keys, args, handler, resends_left] {
+    acked_release_attempt(core, *script, keys, args, handler, resends_left - 1);
+  };
+  core->executor().eval_acked(
+      script, std::move(keys), std::move(args),
+      [handler = std::move(handler), again = std::move(again), resends_left](
+          std::exception_ptr error, net::Reply reply, int acked) {
+        if (!error && !reply.is_error() && acked == 0 && resends_left > 0) return again();
+        handler(std::move(error), std::move(reply));
+      },
+      net::Retry::always);
+}
+
+}  // namespace
+
+void acked_release(const std::shared_ptr<ClientCore>& core, const HoldRef& hold,
+                   const lua::Script& script, std::vector<std::string> keys,
+                   std::vector<std::string> args, net::ReplyHandler handler) {
+  if (hold.undo) {
+    return core->executor().eval(script, std::move(keys), std::move(args), std::move(handler),
+                                 net::Retry::always);
+  }
+  acked_release_attempt(core, script, std::move(keys), std::move(args), std::move(handler),
+                        core->config().retry_attempts);
+}
+
 void hash_release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
                        const HoldRef& hold, Duration lease, const std::string& record, bool publish,
                        net::ReplyHandler handler) {
-  core->executor().eval(
-      lua::lock_release, {name, lock_channel(name), record},
-      {"0", std::to_string(lease.count()), hold.field,
-       std::to_string(core->release_record_ttl_ms()), core->publish_command(), publish ? "1" : "0"},
-      std::move(handler), net::Retry::always);
+  acked_release(core, hold, lua::lock_release, {name, lock_channel(name), record},
+                {"0", std::to_string(lease.count()), hold.field,
+                 std::to_string(core->release_record_ttl_ms()), core->publish_command(),
+                 publish ? "1" : "0"},
+                std::move(handler));
 }
 
 void hash_force_step(const std::shared_ptr<ClientCore>& core, const std::string& name, bool publish,

@@ -46,6 +46,9 @@ struct HoldRef {
   std::string field;         ///< the owner's field in the hash (O, or W for a writer)
   sync::RenewalKey renewal;  ///< the watchdog registration
   sync::RenewalKey report;   ///< what the watchdog reports when it finds the hold lost
+  /// Set when releasing to undo an acquire no replica acknowledged: the replicas are known
+  /// to lag, so the release is not waited for (acked_release) — it only has to reach the master.
+  bool undo = false;
 };
 
 /// Starts the waiting loop of one acquisition (pub/sub AcquireLoop, spin loop...).
@@ -178,6 +181,16 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
                        sync::AcquireLoop::AttemptFn attempt, AcquireDone done,
                        std::function<void()> on_give_up = nullptr,
                        sync::AcquireLoop::AttemptFn recheck = nullptr);
+
+/// Runs a release step (idempotent: it carries its release record, spec §1.8) followed by WAIT
+/// when the master has replicas (spec §1.7). A release no replica acknowledged is resent with
+/// the same record (it answers what it did the first time) and waited for again, up to
+/// Config::retry_attempts times; then `handler` gets the step's reply all the same (the master
+/// has the release; only its copy on a replica is late).
+/// With `hold.undo` set it is a plain call (see HoldRef::undo).
+void acked_release(const std::shared_ptr<ClientCore>& core, const HoldRef& hold,
+                   const lua::Script& script, std::vector<std::string> keys,
+                   std::vector<std::string> args, net::ReplyHandler handler);
 
 /// The reentrant-hash release of spec §2.3 (lock_release.lua); `publish` false for the spin
 /// lock (§10). Shared by kinds that use the hash N of §2.1.

@@ -85,11 +85,11 @@ class ReadKind final : public RwKind {
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                     const detail::HoldRef& hold, Duration /*lease*/, const std::string& record,
                     net::ReplyHandler handler) const override {
-    core->executor().eval(
-        lua::rwlock_read_release,
+    detail::acked_release(
+        core, hold, lua::rwlock_read_release,
         {name, rwlock_channel(name), marker_prefix(name, hold.field), sync::hash_tag(name), record},
         {"0", hold.field, std::to_string(core->release_record_ttl_ms()), core->publish_command()},
-        std::move(handler), net::Retry::always);
+        std::move(handler));
   }
 
  protected:
@@ -131,10 +131,11 @@ class WriteKind final : public RwKind {
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                     const detail::HoldRef& hold, Duration lease, const std::string& record,
                     net::ReplyHandler handler) const override {
-    core->executor().eval(lua::rwlock_write_release, {name, rwlock_channel(name), record},
+    detail::acked_release(core, hold, lua::rwlock_write_release,
+                          {name, rwlock_channel(name), record},
                           {"1", std::to_string(lease.count()), hold.field,
                            std::to_string(core->release_record_ttl_ms()), core->publish_command()},
-                          std::move(handler), net::Retry::always);
+                          std::move(handler));
   }
 
  protected:

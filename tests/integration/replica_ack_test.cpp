@@ -131,3 +131,33 @@ TEST(ReplicaAckTest, OtherKindsAreAcknowledgedOrRolledBack) {
   EXPECT_TRUE(fair.try_lock_for(5s));
   fair.unlock();
 }
+
+namespace {
+long long wait_calls(RedisServer& server) {
+  const std::string info = server.command({"INFO", "commandstats"}).as_string();
+  const auto pos = info.find("cmdstat_wait:calls=");
+  return pos == std::string::npos ? 0 : std::stoll(info.substr(pos + 19));
+}
+}  // namespace
+
+// A release no replica acknowledged is resent with the same release record and waited for
+// again (spec §1.7); the master has it, so unlock() then reports success.
+TEST(ReplicaAckTest, UnacknowledgedReleaseIsResentWithTheSameRecord) {
+  Replicated r;
+  ASSERT_TRUE(r.ready());
+  auto cfg = r.config();  // retry_attempts 2
+  redisync::Client client(cfg);
+  auto lock = client.lock(unique_name("lock:"));
+  auto fair = client.fair_lock(unique_name("fair:"));
+  lock.lock();
+  fair.lock();
+  r.replica.pause();
+  r.master.command({"CONFIG", "RESETSTAT"});
+  EXPECT_NO_THROW(lock.unlock());
+  EXPECT_EQ(wait_calls(r.master), 1 + cfg.retry_attempts);
+  EXPECT_NO_THROW(fair.unlock());
+  EXPECT_EQ(wait_calls(r.master), 2 * (1 + cfg.retry_attempts));
+  EXPECT_EQ(r.master.command({"EXISTS", lock.name()}).as_integer(), 0);
+  EXPECT_EQ(r.master.command({"EXISTS", fair.name()}).as_integer(), 0);
+  r.replica.resume();
+}
