@@ -33,12 +33,13 @@ std::uint16_t free_port() {
   return ntohs(addr.sin_port);
 }
 
-std::unique_ptr<RedisServer> start_node() {
+std::unique_ptr<RedisServer> start_node(std::chrono::milliseconds node_timeout) {
   for (int attempt = 1;; ++attempt) {
     try {
       return std::make_unique<RedisServer>(ServerOptions{
           .extra_args = {"--cluster-enabled", "yes", "--cluster-port",
-                         std::to_string(free_port()), "--cluster-node-timeout", "2000",
+                         std::to_string(free_port()), "--cluster-node-timeout",
+                         std::to_string(node_timeout.count()),
                          "--cluster-require-full-coverage", "no"}});
     } catch (const std::exception&) {
       if (attempt == 3) throw;  // the bus port was taken meanwhile: pick another
@@ -59,8 +60,8 @@ std::string info_field(RedisServer& node, const std::string& section, const std:
 
 }  // namespace
 
-RedisCluster::RedisCluster(int masters) {
-  for (int i = 0; i < 2 * masters; ++i) nodes_.push_back(start_node());
+RedisCluster::RedisCluster(int masters, std::chrono::milliseconds node_timeout) {
+  for (int i = 0; i < 2 * masters; ++i) nodes_.push_back(start_node(node_timeout));
   std::vector<std::string> argv{"redis-cli", "--cluster", "create"};
   for (auto& n : nodes_) argv.push_back("127.0.0.1:" + std::to_string(n->port()));
   argv.insert(argv.end(), {"--cluster-replicas", "1", "--cluster-yes"});
@@ -129,8 +130,16 @@ std::vector<std::size_t> RedisCluster::masters() {
   return out;
 }
 
+RedisServer& RedisCluster::live_node(std::size_t preferred) {
+  if (nodes_.at(preferred)->running()) return *nodes_[preferred];
+  for (auto& n : nodes_) {
+    if (n->running()) return *n;
+  }
+  throw std::runtime_error("no cluster node is running");
+}
+
 std::size_t RedisCluster::master_of_slot(int slot, std::size_t ask) {
-  auto slots = nodes_.at(ask)->command({"CLUSTER", "SLOTS"});
+  auto slots = live_node(ask).command({"CLUSTER", "SLOTS"});
   for (const auto& range : slots.elements) {
     if (range.elements.size() < 3) continue;
     if (slot >= range.elements[0].integer && slot <= range.elements[1].integer) {
@@ -144,7 +153,7 @@ std::size_t RedisCluster::master_of_slot(int slot, std::size_t ask) {
 }
 
 int RedisCluster::key_slot(const std::string& key) {
-  return static_cast<int>(nodes_.at(0)->command({"CLUSTER", "KEYSLOT", key}).as_integer());
+  return static_cast<int>(live_node(0).command({"CLUSTER", "KEYSLOT", key}).as_integer());
 }
 
 bool RedisCluster::healthy() {
@@ -179,6 +188,48 @@ bool RedisCluster::healthy() {
     }
   }
   return !slots_view.empty();
+}
+
+std::size_t RedisCluster::replica_of(std::size_t master) {
+  const auto port = static_cast<long long>(nodes_.at(master)->port());
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    if (i == master || !nodes_[i]->running()) continue;
+    try {
+      // A replica's ROLE: ["slave", master host, master port, state, offset].
+      auto role = nodes_[i]->command({"ROLE"});
+      if (role.elements.size() >= 3 && role.elements[0].str == "slave" &&
+          role.elements[2].integer == port) {
+        return i;
+      }
+    } catch (const std::exception&) {
+    }
+  }
+  throw std::runtime_error("master on port " + std::to_string(port) + " has no replica");
+}
+
+std::size_t RedisCluster::wait_for_new_owner(int slot, std::size_t old_owner,
+                                             std::chrono::milliseconds limit) {
+  std::size_t owner = old_owner;
+  const bool done = wait_until(
+      [&] {
+        if (!healthy()) return false;  // every running node: state ok, same slot owners
+        for (std::size_t i = 0; i < nodes_.size(); ++i) {
+          if (!nodes_[i]->running()) continue;
+          try {
+            owner = master_of_slot(slot, i);
+          } catch (const std::exception&) {
+            return false;
+          }
+          return owner != old_owner;
+        }
+        return false;
+      },
+      limit, 50ms);
+  if (!done) {
+    throw std::runtime_error("slot " + std::to_string(slot) + " got no new owner within " +
+                             std::to_string(limit.count()) + " ms");
+  }
+  return owner;
 }
 
 void RedisCluster::move_slot(int slot, std::size_t from, std::size_t to,

@@ -1,7 +1,8 @@
 // A real Redis Cluster for integration tests: 2N redis-server nodes (--cluster-enabled yes) on
 // free loopback ports, joined with `redis-cli --cluster create --cluster-replicas 1`, N masters
 // each with one replica. Plus the operations topology tests need: which master serves a slot,
-// and moving a slot between masters step by step (so a test can act while it is migrating).
+// moving a slot between masters step by step (so a test can act while it is migrating), and
+// waiting for a replica's promotion after its master was killed (failover).
 #pragma once
 
 #include <chrono>
@@ -19,8 +20,10 @@ class RedisCluster {
  public:
   /// Starts 2 * `masters` nodes and creates the cluster; returns once every node reports
   /// cluster_state:ok, all agree on the slots and every master has its replica connected.
-  /// Throws std::runtime_error (with redis-cli's output) on failure.
-  explicit RedisCluster(int masters = 3);
+  /// Throws std::runtime_error (with redis-cli's output) on failure. `node_timeout` is each
+  /// node's cluster-node-timeout: a killed master's replica is promoted a few of them later.
+  explicit RedisCluster(int masters = 3,
+                        std::chrono::milliseconds node_timeout = std::chrono::milliseconds(2000));
   ~RedisCluster();
   RedisCluster(const RedisCluster&) = delete;
   RedisCluster& operator=(const RedisCluster&) = delete;
@@ -36,7 +39,8 @@ class RedisCluster {
 
   /// Indexes of the nodes that are masters now, by ROLE.
   std::vector<std::size_t> masters();
-  /// The index of the master that serves `slot`, by CLUSTER SLOTS as node `ask` sees it.
+  /// The index of the master that serves `slot`, by CLUSTER SLOTS as node `ask` sees it (or
+  /// the first running node if `ask` was killed).
   std::size_t master_of_slot(int slot, std::size_t ask = 0);
   /// The slot of `key` by the server (CLUSTER KEYSLOT), independent of the client's code.
   int key_slot(const std::string& key);
@@ -51,7 +55,18 @@ class RedisCluster {
   /// True once every running node reports cluster_state:ok and they agree on slot owners.
   bool healthy();
 
+  /// The index of the running node that replicates master `master` (ROLE); throws
+  /// std::runtime_error if it has none.
+  std::size_t replica_of(std::size_t master);
+  /// After master `old_owner` of `slot` was killed: waits (at most `limit`) until the cluster
+  /// is healthy again and every running node names the same new owner of `slot`, and returns
+  /// its index. Throws std::runtime_error if that does not happen in time.
+  std::size_t wait_for_new_owner(int slot, std::size_t old_owner,
+                                 std::chrono::milliseconds limit);
+
  private:
+  RedisServer& live_node(std::size_t preferred);
+
   std::vector<std::unique_ptr<RedisServer>> nodes_;
 };
 

@@ -61,16 +61,20 @@ TEST(ClusterSlot, HashTagRule) {
 }
 
 TEST(ClusterSlot, RoutingKeys) {
+  // `key` views into the arguments: they must outlive it (no temporaries).
   std::string_view key;
-  ASSERT_TRUE(routing_key({"GET", "k"}, key));
+  const std::vector<std::string> get{"GET", "k"};
+  ASSERT_TRUE(routing_key(get, key));
   EXPECT_EQ(key, "k");
-  ASSERT_TRUE(routing_key({"EVALSHA", "sha", "2", "first", "second", "arg"}, key));
+  const std::vector<std::string> evalsha{"EVALSHA", "sha", "2", "first", "second", "arg"};
+  ASSERT_TRUE(routing_key(evalsha, key));
   EXPECT_EQ(key, "first");
   EXPECT_FALSE(routing_key({"EVALSHA", "sha", "0", "arg"}, key));
   EXPECT_FALSE(routing_key({"INFO", "replication"}, key));
   EXPECT_FALSE(routing_key({"wait", "1", "1000"}, key));
   EXPECT_FALSE(routing_key({"PING"}, key));
-  ASSERT_TRUE(routing_key({"SPUBLISH", "chan", "0"}, key));
+  const std::vector<std::string> spublish{"SPUBLISH", "chan", "0"};
+  ASSERT_TRUE(routing_key(spublish, key));
   EXPECT_EQ(key, "chan");
 }
 
