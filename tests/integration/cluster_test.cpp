@@ -84,7 +84,9 @@ std::string ClusterTest::setup_error_;
 
 TEST_F(ClusterTest, LocksSpreadOverAllMastersAndRenewPerSlot) {
   auto cfg = config();
-  cfg.lock_watchdog_timeout = 900ms;  // renewal rounds every 300 ms
+  // Renewal rounds every ~667 ms: short enough for several rounds in this test, long enough
+  // that a loaded machine (sanitizer builds) cannot let a lease lapse between two rounds.
+  cfg.lock_watchdog_timeout = 2000ms;
   redisync::Client client(cfg);
   std::atomic<int> lost{0};
   client.on_lock_lost([&](const redisync::LockLostEvent&) { ++lost; });
@@ -105,7 +107,7 @@ TEST_F(ClusterTest, LocksSpreadOverAllMastersAndRenewPerSlot) {
 
   // Several renewal rounds later (one script call per slot batch; a CROSSSLOT batch would
   // fail and the leases would run out) every lock is still held.
-  std::this_thread::sleep_for(1500ms);
+  std::this_thread::sleep_for(2500ms);
   EXPECT_EQ(lost.load(), 0);
   for (auto& l : locks) {
     EXPECT_TRUE(l.is_held_by_current_thread()) << l.name();
