@@ -1,0 +1,238 @@
+#include "chaos/chaos_run.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "support/test_util.h"
+
+#ifndef REDISYNC_CHAOS_WORKER
+#error "REDISYNC_CHAOS_WORKER must name the chaos_worker executable"
+#endif
+
+namespace redisync::chaos {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+long env_or(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  try {
+    return std::stol(v);
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+// 'T' once the kernel reports the process stopped.
+char process_state(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() ? '?' : stat[paren + 2];
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+}  // namespace
+
+long long mono_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+ChaosRun::ChaosRun(RunParams params) : params_(std::move(params)) {
+  if (params_.workers <= 0) params_.workers = static_cast<int>(env_or("REDISYNC_CHAOS_WORKERS", 8));
+  if (params_.duration_ms <= 0) params_.duration_ms = env_or("REDISYNC_CHAOS_MS", 6000);
+  for (int i = 0; i < params_.lock_servers; ++i) {
+    lock_servers_.push_back(std::make_unique<test::RedisServer>());
+  }
+  name_ = test::unique_name("chaos:");
+  history_ = test::temp_file("history.txt");
+}
+
+ChaosRun::~ChaosRun() {
+  for (size_t i = 0; i < pids_.size(); ++i) {
+    if (exit_codes_[i] != -1) continue;
+    ::kill(pids_[i], SIGKILL);
+    int status = 0;
+    test::detail::reap_within(pids_[i], 5s, &status);
+  }
+}
+
+void ChaosRun::start() {
+  started_ = std::chrono::steady_clock::now();
+  for (int w = 0; w < params_.workers; ++w) {
+    std::vector<std::string> argv{REDISYNC_CHAOS_WORKER,
+                                  "--id", std::to_string(w),
+                                  "--kind", params_.kind,
+                                  "--resource-url", resource_.url(),
+                                  "--name", name_,
+                                  "--history", history_,
+                                  "--duration-ms", std::to_string(params_.duration_ms),
+                                  "--watchdog-ms", std::to_string(params_.watchdog_ms),
+                                  "--wait-ms", std::to_string(params_.wait_ms),
+                                  "--hold-ms", std::to_string(params_.hold_ms),
+                                  "--timeout-ms", std::to_string(params_.timeout_ms),
+                                  "--retry-attempts", std::to_string(params_.retry_attempts)};
+    if (stop_self_at_ms_ >= 0) {
+      argv.insert(argv.end(), {"--stop-self-at-ms", std::to_string(stop_self_at_ms_),
+                               "--stop-claim", history_ + ".stop-claim"});
+    }
+    for (const auto& server : lock_servers_) {
+      argv.insert(argv.end(), {"--lock-url", server->url()});
+    }
+    logs_.push_back(test::temp_file("worker-" + std::to_string(w) + ".log"));
+    const int fd = ::open(logs_.back().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::runtime_error("cannot create " + logs_.back());
+    try {
+      pids_.push_back(test::detail::spawn_process(argv, fd));
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+    exit_codes_.push_back(-1);
+  }
+}
+
+void ChaosRun::sleep_until(std::chrono::milliseconds offset) const {
+  std::this_thread::sleep_until(started_ + offset);
+}
+
+std::optional<Section> ChaosRun::stop_a_holder(std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const History before = read_history(history_);
+    const Section* candidate = nullptr;
+    for (const auto& s : before.sections) {
+      bool touched = false;
+      for (int t : touched_) touched = touched || t == s.worker;
+      if (!s.closed && !touched) candidate = &s;
+    }
+    if (candidate == nullptr) {
+      std::this_thread::sleep_for(1ms);
+      continue;
+    }
+    const Section held = *candidate;
+    const pid_t pid = static_cast<pid_t>(held.pid);
+    ::kill(pid, SIGSTOP);
+    test::wait_until([&] { return process_state(pid) == 'T'; }, 2000ms, 1ms);
+    // Stopped: it can no longer write. Still inside that section, and still the owner?
+    bool still_open = false;
+    for (const auto& s : read_history(history_).sections) {
+      if (s.worker == held.worker && s.seq == held.seq) still_open = !s.closed;
+    }
+    const auto owns = lock_servers_.front()->command({"HEXISTS", name_, held.field});
+    if (still_open && !owns.is_error() && owns.integer == 1) {
+      touched_.push_back(held.worker);
+      return held;
+    }
+    ::kill(pid, SIGCONT);
+    std::this_thread::sleep_for(2ms);
+  }
+  return std::nullopt;
+}
+
+std::optional<Section> ChaosRun::wait_self_stopped(std::chrono::milliseconds limit) {
+  int stopped = -1;
+  test::wait_until(
+      [&] {
+        for (size_t i = 0; i < pids_.size() && stopped < 0; ++i) {
+          if (process_state(pids_[i]) == 'T') stopped = static_cast<int>(i);
+        }
+        return stopped >= 0;
+      },
+      limit, 1ms);
+  if (stopped < 0) return std::nullopt;
+  touched_.push_back(stopped);
+  std::optional<Section> open;
+  for (const auto& s : read_history(history_).sections) {
+    if (s.worker == stopped && !s.closed) open = s;
+  }
+  return open;
+}
+
+void ChaosRun::kill_worker(const Section& held) {
+  ::kill(static_cast<pid_t>(held.pid), SIGKILL);
+  killed_[held.worker] = mono_ns();
+}
+
+void ChaosRun::continue_worker(const Section& held) { ::kill(static_cast<pid_t>(held.pid), SIGCONT); }
+
+std::vector<std::string> ChaosRun::finish() {
+  std::vector<std::string> problems;
+  const auto limit = std::chrono::milliseconds(params_.duration_ms) + 60s;
+  for (size_t i = 0; i < pids_.size(); ++i) {
+    int status = 0;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        started_ + limit - std::chrono::steady_clock::now());
+    if (!test::detail::reap_within(pids_[i], std::max(left, 0ms), &status)) {
+      ::kill(pids_[i], SIGKILL);
+      test::detail::reap_within(pids_[i], 5s, &status);
+      exit_codes_[i] = 128 + SIGKILL;
+      problems.push_back("worker " + std::to_string(i) + " hung (killed after " +
+                         std::to_string(limit.count()) + " ms)");
+      continue;
+    }
+    exit_codes_[i] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    const bool killed = killed_.count(static_cast<int>(i)) > 0;
+    if (exit_codes_[i] != 0 && !killed) {
+      problems.push_back("worker " + std::to_string(i) + " exited with status " +
+                         std::to_string(exit_codes_[i]));
+    }
+  }
+  return problems;
+}
+
+Verdict ChaosRun::verdict(const std::string& label, const std::string& faults) {
+  const auto value = resource_.command({"GET", name_ + ":counter"});
+  Expectations expect;
+  expect.workers = params_.workers;
+  expect.counter = value.is_nil() ? 0 : std::stoll(value.as_string());
+  expect.tokens = params_.kind == "fenced";
+  expect.wait_ns = params_.wait_ms * 1000000LL;
+  expect.hang_slack_ns = params_.hang_slack_ms * 1000000LL;
+  expect.killed = killed_;
+  Verdict v = check(read_history(history_), expect);
+  // Keep the raw history when asked (for the figures or a failure's post-mortem).
+  if (const char* dir = std::getenv("REDISYNC_CHAOS_HISTORY_DIR"); dir != nullptr && *dir) {
+    std::string file = label;
+    for (char& c : file) {
+      if (c == '/' || c == ' ') c = '_';
+    }
+    std::ofstream(std::string(dir) + "/" + file + ".history") << read_file(history_);
+  }
+  std::cout << v.summary(label) << " workers=" << params_.workers
+            << " duration_ms=" << params_.duration_ms << " faults={" << faults << "}"
+            << std::endl;
+  return v;
+}
+
+std::string ChaosRun::worker_logs() const {
+  std::string out;
+  for (size_t i = 0; i < logs_.size(); ++i) {
+    const std::string text = read_file(logs_[i]);
+    if (!text.empty()) out += "--- worker " + std::to_string(i) + ":\n" + text;
+  }
+  return out;
+}
+
+}  // namespace redisync::chaos

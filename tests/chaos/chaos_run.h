@@ -1,0 +1,93 @@
+// One chaos run: a lock server (or several), a separate resource server holding the counter,
+// P chaos_worker processes, and the fault injectors the cases use.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chaos/history.h"
+#include "support/redis_server.h"
+
+namespace redisync::chaos {
+
+struct RunParams {
+  std::string kind = "lock";  // lock | fair | fenced | redlock
+  int lock_servers = 1;       // redlock: one Lock per server
+  int workers = 0;            // 0: $REDISYNC_CHAOS_WORKERS or 8
+  long duration_ms = 0;       // 0: $REDISYNC_CHAOS_MS or 6000
+  long watchdog_ms = 1500;
+  long wait_ms = 3000;
+  long hold_ms = 2;
+  long timeout_ms = 1000;
+  long retry_attempts = 3;
+  long long hang_slack_ms = 6000;  // an attempt longer than wait + this counts as hung
+};
+
+/// CLOCK_MONOTONIC in ns (the clock of the history file).
+long long mono_ns();
+
+class ChaosRun {
+ public:
+  explicit ChaosRun(RunParams params);
+  ~ChaosRun();  // SIGKILLs workers still running
+  ChaosRun(const ChaosRun&) = delete;
+  ChaosRun& operator=(const ChaosRun&) = delete;
+
+  const RunParams& params() const { return params_; }
+  test::RedisServer& lock_server(int i = 0) { return *lock_servers_.at(static_cast<size_t>(i)); }
+  test::RedisServer& resource() { return resource_; }
+  const std::string& lock_name() const { return name_; }
+
+  /// Before start(): the first worker inside a section `after` the start SIGSTOPs itself
+  /// right after reading the counter (see chaos_worker.cpp); wait_self_stopped() finds it.
+  void stop_self_after(std::chrono::milliseconds after) { stop_self_at_ms_ = after.count(); }
+  /// Spawns the workers; they run for params().duration_ms.
+  void start();
+  /// Sleeps until `offset` after start() (no-op if already past).
+  void sleep_until(std::chrono::milliseconds offset) const;
+
+  /// SIGSTOPs a worker that is inside a critical section and still holds the lock on the
+  /// server (checked after the stop with HEXISTS of its owner field). Tries for up to `limit`;
+  /// nullopt if none could be caught. Never picks a worker that was stopped or killed before.
+  std::optional<Section> stop_a_holder(std::chrono::milliseconds limit);
+  /// Waits (up to `limit`) until a worker has stopped itself (stop_self_after()) and
+  /// returns the section it is in; nullopt if none did.
+  std::optional<Section> wait_self_stopped(std::chrono::milliseconds limit);
+  /// SIGKILLs the worker of `held` and records the time for the checker.
+  void kill_worker(const Section& held);
+  /// SIGCONTs the worker of `held`.
+  void continue_worker(const Section& held);
+
+  /// Waits for every worker to exit (bounded: duration + 60 s, then SIGKILL). Returns
+  /// problems: a worker that hung, or exited non-zero without having been killed.
+  std::vector<std::string> finish();
+  /// Reads the history and the counter, runs the checker, prints the summary line
+  /// "chaos <label>: ... faults=<faults>" to stdout.
+  Verdict verdict(const std::string& label, const std::string& faults);
+  /// The history file as it stands.
+  History history() const { return read_history(history_); }
+  /// The output of every worker (for failure messages).
+  std::string worker_logs() const;
+
+ private:
+  RunParams params_;
+  std::vector<std::unique_ptr<test::RedisServer>> lock_servers_;
+  test::RedisServer resource_;
+  std::string name_;
+  std::string history_;
+  std::vector<pid_t> pids_;
+  std::vector<std::string> logs_;
+  std::vector<int> exit_codes_;
+  std::map<int, long long> killed_;
+  std::vector<int> touched_;  // workers stopped or killed
+  long long stop_self_at_ms_ = -1;
+  std::chrono::steady_clock::time_point started_{};
+};
+
+}  // namespace redisync::chaos

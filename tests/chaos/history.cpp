@@ -1,0 +1,259 @@
+#include "chaos/history.h"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace redisync::chaos {
+
+namespace {
+
+constexpr long long kNever = std::numeric_limits<long long>::max();
+
+double ms(long long ns) { return static_cast<double>(ns) / 1e6; }
+
+// The end of a hold for the overlap check: the end of its critical section, or the SIGKILL
+// of its worker; kNever if neither is known.
+long long hold_end(const Section& s, const Expectations& expect) {
+  if (s.closed) return s.section_end;
+  auto it = expect.killed.find(s.worker);
+  return it == expect.killed.end() ? kNever : it->second;
+}
+
+}  // namespace
+
+History parse_history(const std::string& text) {
+  History h;
+  std::map<std::pair<int, long long>, std::size_t> open;  // (worker, seq) -> section index
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    std::istringstream in(line);
+    char tag = 0;
+    in >> tag;
+    bool good = false;
+    if (tag == 'A') {
+      Section s;
+      in >> s.worker >> s.pid >> s.seq >> s.wait_start >> s.acquired >> s.token >> s.field;
+      good = static_cast<bool>(in) && !open.count({s.worker, s.seq});
+      if (good) {
+        open[{s.worker, s.seq}] = h.sections.size();
+        h.sections.push_back(s);
+      }
+    } else if (tag == 'R') {
+      int worker = -1;
+      long long seq = 0;
+      in >> worker >> seq;
+      auto it = open.find({worker, seq});
+      if (in && it != open.end()) {
+        Section& s = h.sections[it->second];
+        std::string wrote;
+        in >> s.section_end >> s.released >> s.read >> wrote >> s.outcome;
+        good = static_cast<bool>(in) && wrote.size() == 1;
+        if (good) {
+          s.wrote = wrote[0];
+          s.closed = true;
+          open.erase(it);
+        }
+      }
+    } else if (tag == 'T' || tag == 'E') {
+      Attempt a;
+      long long seq = 0;
+      in >> a.worker >> seq >> a.wait_start >> a.end;
+      if (tag == 'E') in >> a.error;
+      good = static_cast<bool>(in);
+      if (good) h.failed_attempts.push_back(a);
+    } else if (tag == 'L') {
+      int worker = -1;
+      long long time = 0;
+      in >> worker >> time;
+      good = static_cast<bool>(in);
+      if (good) ++h.lost_callbacks[worker];
+    }
+    if (!good) h.malformed.push_back(line);
+  }
+  return h;
+}
+
+History read_history(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  return parse_history(text.str());
+}
+
+Verdict check(const History& history, const Expectations& expect) {
+  Verdict v;
+  for (const auto& line : history.malformed) v.problems.push_back("malformed line: " + line);
+  for (const auto& [worker, n] : history.lost_callbacks) v.lost_callbacks += n;
+
+  std::vector<const Section*> holds;
+  for (const auto& s : history.sections) holds.push_back(&s);
+  std::sort(holds.begin(), holds.end(),
+            [](const Section* a, const Section* b) { return a->acquired < b->acquired; });
+  v.sections = static_cast<int>(holds.size());
+
+  std::set<int> progressed;
+  for (const Section* s : holds) {
+    if (s->closed) {
+      ++v.closed;
+      if (s->wrote == '1') ++v.writes;
+      if (s->wrote == 'r') ++v.rejected;
+      if (s->outcome == "lost") ++v.lost_reported;
+      if (s->outcome == "ok") progressed.insert(s->worker);
+      if (s->outcome != "ok" && s->outcome != "lost") ++v.errors["release:" + s->outcome];
+    } else if (expect.killed.count(s->worker)) {
+      ++v.killed_open;
+    } else {
+      v.problems.push_back("worker " + std::to_string(s->worker) + " section " +
+                           std::to_string(s->seq) + " never ended and the worker was not killed");
+    }
+  }
+
+  // Exclusion: holds sorted by acquisition must not start before an earlier one ended.
+  for (std::size_t i = 0; i < holds.size(); ++i) {
+    const long long end_i = hold_end(*holds[i], expect);
+    for (std::size_t j = i + 1; j < holds.size() && holds[j]->acquired < end_i; ++j) {
+      ++v.overlaps;
+      const bool told = holds[i]->outcome == "lost" || holds[j]->outcome == "lost";
+      if (!told) {
+        ++v.unexplained_overlaps;
+        if (v.unexplained_overlaps <= 5) {
+          v.problems.push_back(
+              "overlap without a lost-lock report: worker " + std::to_string(holds[i]->worker) +
+              " seq " + std::to_string(holds[i]->seq) + " and worker " +
+              std::to_string(holds[j]->worker) + " seq " + std::to_string(holds[j]->seq));
+        }
+      }
+    }
+  }
+
+  // The chain of reads: the successful sections in acquire order each read what the
+  // previous one wrote. A break must be a stale holder's write (it was told: "lost") landing
+  // in between (the next read is that write), or a killed holder's write (read + 2).
+  {
+    std::set<long long> stale_writes;  // values written by told stale holders
+    for (const Section* s : holds) {
+      if (s->closed && s->outcome == "lost" && s->wrote == '1') stale_writes.insert(s->read + 1);
+    }
+    long long expected = 0;
+    for (const Section* s : holds) {
+      if (!s->closed || s->outcome != "ok" || s->wrote != '1') continue;
+      if (s->read != expected) {
+        ++v.chain_breaks;
+        const bool explained = stale_writes.count(s->read) > 0 ||
+                               (v.killed_open > 0 && s->read == expected + 1);
+        if (!explained) {
+          ++v.unexplained_breaks;
+          if (v.unexplained_breaks <= 5) {
+            v.problems.push_back("worker " + std::to_string(s->worker) + " seq " +
+                                 std::to_string(s->seq) + " read " + std::to_string(s->read) +
+                                 " but the previous holder wrote " + std::to_string(expected));
+          }
+        }
+      }
+      expected = s->read + 1;
+    }
+  }
+
+  // The counter: each overlap can lose at most one increment; a killed holder may or may not
+  // have written.
+  if (expect.counter < v.writes) v.lost_updates = v.writes - expect.counter;
+  if (expect.counter > v.writes + v.killed_open) {
+    v.problems.push_back("counter " + std::to_string(expect.counter) + " exceeds writes " +
+                         std::to_string(v.writes) + " + killed holders " +
+                         std::to_string(v.killed_open));
+  }
+  if (v.lost_updates > v.overlaps - v.unexplained_overlaps) {
+    v.problems.push_back(std::to_string(v.lost_updates) + " lost updates but only " +
+                         std::to_string(v.overlaps - v.unexplained_overlaps) +
+                         " reported overlaps to explain them");
+  }
+
+  // Fencing tokens: strictly increasing in acquisition order.
+  if (expect.tokens) {
+    for (std::size_t i = 1; i < holds.size(); ++i) {
+      if (holds[i]->token <= holds[i - 1]->token) {
+        ++v.token_regressions;
+        if (v.token_regressions <= 5) {
+          v.problems.push_back("token " + std::to_string(holds[i]->token) + " (worker " +
+                               std::to_string(holds[i]->worker) + ") after token " +
+                               std::to_string(holds[i - 1]->token));
+        }
+      }
+    }
+  }
+
+  // Progress.
+  for (int w = 0; w < expect.workers; ++w) {
+    if (!progressed.count(w)) {
+      v.idle_workers.push_back(w);
+      v.problems.push_back("worker " + std::to_string(w) + " completed no critical section");
+    }
+  }
+
+  // Liveness: how long attempts took, and how long a waiter stayed blocked once the lock
+  // was free (the previous holder's unlock() had returned).
+  auto attempt = [&](long long start, long long end) {
+    const long long took = end - start;
+    v.max_attempt_ms = std::max(v.max_attempt_ms, ms(took));
+    if (expect.wait_ns > 0 && took > expect.wait_ns + expect.hang_slack_ns) ++v.hung_attempts;
+  };
+  for (const auto& a : history.failed_attempts) {
+    attempt(a.wait_start, a.end);
+    if (a.error.empty()) {
+      ++v.timeouts;
+    } else {
+      ++v.errors["acquire:" + a.error];
+    }
+  }
+  for (std::size_t j = 0; j < holds.size(); ++j) {
+    attempt(holds[j]->wait_start, holds[j]->acquired);
+    if (j == 0) continue;
+    const Section& prev = *holds[j - 1];
+    if (prev.closed && prev.outcome == "ok" && holds[j]->wait_start < prev.released &&
+        holds[j]->acquired > prev.released) {
+      v.max_blocked_after_free_ms =
+          std::max(v.max_blocked_after_free_ms, ms(holds[j]->acquired - prev.released));
+    }
+  }
+  for (const auto& [worker, at] : expect.killed) {
+    long long next = kNever;
+    for (const Section* s : holds) {
+      if (s->acquired > at && s->worker != worker) next = std::min(next, s->acquired);
+    }
+    if (next != kNever) v.max_recovery_ms = std::max(v.max_recovery_ms, ms(next - at));
+  }
+  if (v.hung_attempts > 0) {
+    v.problems.push_back(std::to_string(v.hung_attempts) +
+                         " lock attempts outlived their wait by more than the slack (longest " +
+                         std::to_string(v.max_attempt_ms) + " ms)");
+  }
+  return v;
+}
+
+std::string Verdict::summary(const std::string& label) const {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(1);
+  out << "chaos " << label << ": sections=" << sections << " writes=" << writes
+      << " rejected_stale_writes=" << rejected << " killed_in_section=" << killed_open
+      << " overlaps=" << overlaps << " unexplained_overlaps=" << unexplained_overlaps
+      << " lost_updates=" << lost_updates << " chain_breaks=" << chain_breaks
+      << " lost_reported=" << lost_reported
+      << " lost_callbacks=" << lost_callbacks << " token_regressions=" << token_regressions
+      << " wait_timeouts=" << timeouts << " errors={";
+  bool first = true;
+  for (const auto& [kind, n] : errors) {
+    out << (first ? "" : ",") << kind << ":" << n;
+    first = false;
+  }
+  out << "} max_blocked_after_free_ms=" << max_blocked_after_free_ms
+      << " max_attempt_ms=" << max_attempt_ms << " max_recovery_after_kill_ms=" << max_recovery_ms;
+  return out.str();
+}
+
+}  // namespace redisync::chaos

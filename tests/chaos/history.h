@@ -1,0 +1,98 @@
+// The chaos suite's checker: parses the history file the chaos workers append to (format in
+// chaos_worker.cpp) and verifies exclusion, the counter, fencing tokens, progress and liveness.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace redisync::chaos {
+
+/// One critical section: an "A" line and, unless the worker died inside it, its "R" line.
+struct Section {
+  int worker = -1;
+  long long pid = 0;
+  long long seq = 0;
+  long long wait_start = 0;  // CLOCK_MONOTONIC ns
+  long long acquired = 0;
+  std::uint64_t token = 0;
+  std::string field;         // owner field in the lock hash
+  bool closed = false;       // the R line was seen
+  long long section_end = 0;
+  long long released = 0;    // unlock() returned
+  long long read = 0;        // counter value read
+  char wrote = '0';          // '1' written, 'r' rejected by the fencing check, '0' not written
+  std::string outcome;       // ok | lost | notowner | failed:<class>
+};
+
+/// A lock attempt that did not acquire: "T" (wait ran out) or "E" (threw).
+struct Attempt {
+  int worker = -1;
+  long long wait_start = 0;
+  long long end = 0;
+  std::string error;  // "" for T lines, the Error class for E lines
+};
+
+struct History {
+  std::vector<Section> sections;          // in file order
+  std::vector<Attempt> failed_attempts;   // T and E lines
+  std::map<int, int> lost_callbacks;      // worker -> L lines
+  std::vector<std::string> malformed;     // lines that did not parse
+};
+
+/// Parses history text (the whole file). Never throws; bad lines go to History::malformed.
+History parse_history(const std::string& text);
+/// Reads and parses a history file (an absent file is an empty history).
+History read_history(const std::string& path);
+
+/// What the checker is told about the run.
+struct Expectations {
+  int workers = 0;                  // ids 0..workers-1 must each complete a section
+  long long counter = 0;            // the counter's final value on the resource
+  bool tokens = false;              // the kind hands out fencing tokens
+  long long wait_ns = 0;            // the wait each attempt was given
+  long long hang_slack_ns = 0;      // an attempt longer than wait + slack counts as hung
+  std::map<int, long long> killed;  // worker -> CLOCK_MONOTONIC ns of its SIGKILL
+};
+
+struct Verdict {
+  int sections = 0;               // acquisitions seen
+  int closed = 0;                 // ... with a release line
+  long long writes = 0;           // counter writes that succeeded
+  int rejected = 0;               // writes refused by the fencing check
+  int killed_open = 0;            // sections ended by SIGKILL (their write is unknown)
+  int overlaps = 0;               // pairs of holds that overlapped in time
+  int unexplained_overlaps = 0;   // ... where neither holder was told of a lost lock
+  long long lost_updates = 0;     // writes - counter (0 when the counter is within bounds)
+  int chain_breaks = 0;           // an ok section read other than its predecessor's write
+  int unexplained_breaks = 0;     // ... not explained by a told stale holder's or a killed
+                                  // holder's write
+  int lost_reported = 0;          // sections whose unlock() raised LockLostError
+  int lost_callbacks = 0;         // lost-lock callbacks
+  int token_regressions = 0;      // tokens not strictly increasing in acquire order
+  int timeouts = 0;               // T lines (wait ran out)
+  std::map<std::string, int> errors;  // acquire errors (E) and failed releases, by class
+  std::vector<int> idle_workers;  // workers without a completed section
+  int hung_attempts = 0;          // attempts that took longer than wait + slack
+  double max_attempt_ms = 0;      // longest attempt (acquired or not)
+  double max_blocked_after_free_ms = 0;  // longest wait past the previous holder's release
+  double max_recovery_ms = 0;     // longest time from a SIGKILL to the next acquisition
+  std::vector<std::string> problems;  // human-readable failures; empty = pass
+
+  bool ok() const { return problems.empty(); }
+  /// One line for the log: the figures above.
+  std::string summary(const std::string& label) const;
+};
+
+/// Checks the history against the expectations.
+/// Pass criteria: no malformed lines; no open section except those of killed workers; every
+/// overlap involves a holder that was told (LockLostError); counter within
+/// [writes - overlaps, writes + killed_open] and equal to writes when nothing overlapped;
+/// the chain of reads holds: each successful section (acquire order) read what the previous
+/// one wrote, unless a stale holder that was told (or a killed holder) wrote in between;
+/// tokens strictly increasing in acquire order; every worker completed a section; no
+/// attempt outlived its wait by more than the slack.
+Verdict check(const History& history, const Expectations& expect);
+
+}  // namespace redisync::chaos

@@ -1,0 +1,148 @@
+// The chaos checker (tests/chaos/history.h) on hand-written histories: it must catch what it
+// exists to catch (overlaps, lost updates, token regressions, idle workers, hangs) and accept
+// the losses the safety model predicts when the holder was told.
+#include "chaos/history.h"
+
+#include <gtest/gtest.h>
+
+namespace redisync::chaos {
+namespace {
+
+constexpr long long kMs = 1000000;
+
+Expectations two_workers(long long counter) {
+  Expectations e;
+  e.workers = 2;
+  e.counter = counter;
+  e.wait_ns = 1000 * kMs;
+  e.hang_slack_ns = 500 * kMs;
+  return e;
+}
+
+TEST(ChaosHistory, CleanHandoffPasses) {
+  const History h = parse_history(
+      "A 0 100 0 0 1000000 1 f0\n"
+      "R 0 0 3000000 4000000 0 1 ok\n"
+      "A 1 101 0 500000 5000000 2 f1\n"
+      "R 1 0 7000000 8000000 1 1 ok\n");
+  Expectations e = two_workers(2);
+  e.tokens = true;
+  const Verdict v = check(h, e);
+  EXPECT_TRUE(v.ok()) << v.summary("x");
+  EXPECT_EQ(v.sections, 2);
+  EXPECT_EQ(v.writes, 2);
+  EXPECT_EQ(v.overlaps, 0);
+  EXPECT_EQ(v.lost_updates, 0);
+  EXPECT_DOUBLE_EQ(v.max_blocked_after_free_ms, 1.0);  // acquired 5 ms, previous freed at 4 ms
+}
+
+TEST(ChaosHistory, UnreportedOverlapFails) {
+  const History h = parse_history(
+      "A 0 100 0 0 1000000 0 f0\n"
+      "A 1 101 0 0 2000000 0 f1\n"
+      "R 0 0 3000000 4000000 0 1 ok\n"
+      "R 1 0 5000000 6000000 0 1 ok\n");
+  const Verdict v = check(h, two_workers(1));
+  EXPECT_FALSE(v.ok());
+  EXPECT_EQ(v.overlaps, 1);
+  EXPECT_EQ(v.unexplained_overlaps, 1);
+  EXPECT_EQ(v.lost_updates, 1);
+}
+
+TEST(ChaosHistory, ReportedLossExplainsOverlapAndLostUpdate) {
+  // Worker 0 was paused past its lease; worker 1 took the lock; 0's stale write lost 1's.
+  const History h = parse_history(
+      "A 0 100 0 0 1000000 0 f0\n"
+      "A 1 101 0 0 2000000 0 f1\n"
+      "R 1 0 3000000 4000000 0 1 ok\n"
+      "L 0 4500000 lockname\n"
+      "R 0 0 5000000 6000000 0 1 lost\n"
+      "A 1 101 1 6000000 7000000 0 f1\n"
+      "R 1 1 8000000 9000000 1 1 ok\n"
+      "A 0 100 1 6000000 10000000 0 f0\n"
+      "R 0 1 11000000 12000000 2 1 ok\n");
+  const Verdict v = check(h, two_workers(3));
+  EXPECT_TRUE(v.ok()) << v.summary("x");
+  EXPECT_EQ(v.overlaps, 1);
+  EXPECT_EQ(v.unexplained_overlaps, 0);
+  EXPECT_EQ(v.lost_updates, 1);
+  EXPECT_EQ(v.lost_reported, 1);
+  EXPECT_EQ(v.lost_callbacks, 1);
+}
+
+TEST(ChaosHistory, ReadNotFollowingThePreviousWriteFails) {
+  // No overlap in time, yet worker 1 read 5 after worker 0 wrote 1: someone else wrote.
+  const History h = parse_history(
+      "A 0 100 0 0 1000000 0 f0\n"
+      "R 0 0 2000000 3000000 0 1 ok\n"
+      "A 1 101 0 0 4000000 0 f1\n"
+      "R 1 0 5000000 6000000 5 1 ok\n");
+  const Verdict v = check(h, two_workers(6));
+  EXPECT_FALSE(v.ok());
+  EXPECT_EQ(v.unexplained_breaks, 1);
+}
+
+TEST(ChaosHistory, TokenRegressionFails) {
+  const History h = parse_history(
+      "A 0 100 0 0 1000000 5 f0\n"
+      "R 0 0 2000000 3000000 0 1 ok\n"
+      "A 1 101 0 0 4000000 5 f1\n"
+      "R 1 0 5000000 6000000 1 1 ok\n");
+  Expectations e = two_workers(2);
+  e.tokens = true;
+  const Verdict v = check(h, e);
+  EXPECT_FALSE(v.ok());
+  EXPECT_EQ(v.token_regressions, 1);
+}
+
+TEST(ChaosHistory, KilledHolderMayOrMayNotHaveWritten) {
+  const History h = parse_history(
+      "A 0 100 0 0 1000000 0 f0\n"
+      "R 0 0 2000000 3000000 0 1 ok\n"
+      "A 1 101 0 0 4000000 0 f1\n"  // killed at 5 ms, inside its section
+      "A 0 100 1 3500000 1505000000 0 f0\n"
+      "R 0 1 1506000000 1507000000 2 1 ok\n");
+  Expectations e = two_workers(3);
+  e.workers = 1;  // worker 1 completed nothing before its kill; only worker 0 must progress
+  e.wait_ns = 2000 * kMs;
+  e.killed[1] = 5 * kMs;
+  for (const long long counter : {2LL, 3LL}) {
+    e.counter = counter;
+    const Verdict v = check(h, e);
+    EXPECT_TRUE(v.ok()) << v.summary("x");
+    EXPECT_EQ(v.killed_open, 1);
+    EXPECT_DOUBLE_EQ(v.max_recovery_ms, 1500.0);
+  }
+  e.counter = 4;  // more than every write plus the killed one: impossible
+  EXPECT_FALSE(check(h, e).ok());
+}
+
+TEST(ChaosHistory, OpenSectionOfALiveWorkerFails) {
+  const History h = parse_history("A 0 100 0 0 1000000 0 f0\n");
+  Expectations e = two_workers(0);
+  e.workers = 0;
+  EXPECT_FALSE(check(h, e).ok());
+}
+
+TEST(ChaosHistory, IdleWorkerAndHungAttemptFail) {
+  const History h = parse_history(
+      "A 0 100 0 0 1000000 0 f0\n"
+      "R 0 0 2000000 3000000 0 1 ok\n"
+      "T 1 0 0 3000000000\n"  // waited 3 s with a 1 s wait and 0.5 s slack
+      "E 1 1 3000000000 3001000000 TimeoutError\n");
+  const Verdict v = check(h, two_workers(1));
+  EXPECT_FALSE(v.ok());
+  EXPECT_EQ(v.idle_workers, std::vector<int>{1});
+  EXPECT_EQ(v.hung_attempts, 1);
+  EXPECT_EQ(v.timeouts, 1);
+  EXPECT_EQ(v.errors.at("acquire:TimeoutError"), 1);
+}
+
+TEST(ChaosHistory, MalformedLinesAreReported) {
+  const History h = parse_history("A 0 garbage\nR 9 9 1 2 3 1 ok\nZ\n");
+  EXPECT_EQ(h.malformed.size(), 3u);
+  EXPECT_FALSE(check(h, Expectations{}).ok());
+}
+
+}  // namespace
+}  // namespace redisync::chaos
