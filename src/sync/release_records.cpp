@@ -1,5 +1,7 @@
 #include "sync/release_records.h"
 
+#include "net/cluster_slot.h"
+
 namespace redisync::sync {
 
 ReleaseRecordSweeper::ReleaseRecordSweeper(asio::io_context& io, net::Executor& executor,
@@ -33,7 +35,7 @@ void ReleaseRecordSweeper::flush() {
     return;
   }
   std::map<std::string, std::vector<std::string>> groups;
-  for (auto& key : keys) groups[key_hash_tag(key)].push_back(std::move(key));
+  for (auto& key : keys) groups[std::string(net::hash_tag_of(key))].push_back(std::move(key));
   for (auto& [tag, group] : groups) {
     std::vector<std::string> args{"DEL"};
     const std::string route = group.front();
@@ -47,17 +49,6 @@ void ReleaseRecordSweeper::stop() {
   stopped_ = true;
   pending_.clear();
   timer_.cancel();
-}
-
-std::string key_hash_tag(const std::string& key) {
-  const auto open = key.find('{');
-  if (open != std::string::npos) {
-    const auto close = key.find('}', open + 1);
-    if (close != std::string::npos && close > open + 1) {
-      return key.substr(open + 1, close - open - 1);
-    }
-  }
-  return key;
 }
 
 }  // namespace redisync::sync

@@ -48,7 +48,4 @@ class ReleaseRecordSweeper {
   std::vector<std::string> pending_;
 };
 
-/// The hash tag of a key ("{...}" contents, as the cluster's rule), or the whole key.
-std::string key_hash_tag(const std::string& key);
-
 }  // namespace redisync::sync
