@@ -490,7 +490,26 @@ void Connection::fail_all(std::deque<Pending>& queue, std::exception_ptr error) 
 void Connection::start_write() {
   if (corked_ || write_in_progress_ || write_buffer_.empty() || !stream_) return;
   if (state_ != State::ready && state_ != State::handshaking) return;
+  // Write at the end of this turn of the event loop, not now: requests issued by handlers
+  // that were posted (e.g. the next step of 64 async lock chains, each started by a reply in
+  // the same read) then leave in one write instead of one syscall (and server read) each.
+  // A batch that is already large leaves now, so the server works on it while the rest of
+  // this turn's requests are being produced (a single connection would otherwise alternate
+  // between client and server instead of overlapping them).
+  if (++buffered_commands_ >= kEagerWriteCommands) return write_now();
+  if (flush_posted_) return;
+  flush_posted_ = true;
+  asio::post(io_, [self = shared_from_this()] {
+    self->flush_posted_ = false;
+    self->write_now();
+  });
+}
+
+void Connection::write_now() {
+  if (corked_ || write_in_progress_ || write_buffer_.empty() || !stream_) return;
+  if (state_ != State::ready && state_ != State::handshaking) return;
   write_in_progress_ = true;
+  buffered_commands_ = 0;
   writing_.swap(write_buffer_);
   write_buffer_.clear();
   const auto gen = generation_;

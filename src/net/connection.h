@@ -125,6 +125,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
                bool to_socket);
   void flush_waiting();
   void start_write();
+  void write_now();
   void start_read();
   void on_read(std::size_t n);
   void dispatch(Reply reply);
@@ -146,6 +147,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string write_buffer_;
   std::string writing_;
   bool write_in_progress_ = false;
+  static constexpr int kEagerWriteCommands = 16;
+  int buffered_commands_ = 0;  // requests in write_buffer_ (roughly: start_write calls)
+  bool flush_posted_ = false;  // a write_now() is queued for the end of this loop turn
   bool corked_ = false;  // dispatching a read: writes wait until all its replies are handled
   std::vector<char> read_buffer_;
   redisReader* reader_ = nullptr;
