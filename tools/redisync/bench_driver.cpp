@@ -1,6 +1,7 @@
 #include "bench_driver.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 #include <variant>
@@ -134,6 +135,14 @@ class Driver {
 
  private:
   static Config make_config(const BenchDriverOptions& o) {
+    // REDISYNC_DRIVER_OPTIONS: extra Client options in URL query form
+    // ("busy_poll=0&handoff_courtesy=0"), for comparing settings under the same harness.
+    const char* extra = std::getenv("REDISYNC_DRIVER_OPTIONS");
+    if (extra && *extra) {
+      auto config = Config::from_url("redis://" + o.host + ":" + std::to_string(o.port) + "?" +
+                                     extra);
+      return config;
+    }
     Config config;
     config.host = o.host;
     config.port = static_cast<std::uint16_t>(o.port);
