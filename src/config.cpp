@@ -1,5 +1,6 @@
 #include "redisync/config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <limits>
@@ -206,6 +207,17 @@ int parse_int_option(const std::string& name, const std::string& value) {
   return result;
 }
 
+// Microsecond settings: "300us", or any duration parse_duration takes ("1ms").
+std::chrono::microseconds parse_micros(const std::string& value, const std::string& name) {
+  const bool micros = value.size() > 2 && value.compare(value.size() - 2, 2, "us") == 0 &&
+                      std::all_of(value.begin(), value.end() - 2, is_digit);
+  if (micros) {
+    return std::chrono::microseconds(
+        parse_duration(value.substr(0, value.size() - 2), name).count());
+  }
+  return parse_duration(value, name);
+}
+
 void apply_option(const std::string& name, const std::string& value, Config& config) {
   if (name == "timeout") {
     config.timeout = parse_duration(value, name);
@@ -225,6 +237,10 @@ void apply_option(const std::string& name, const std::string& value, Config& con
     config.sentinel_password = value;
   } else if (name == "subscription_linger") {
     config.subscription_linger = parse_duration(value, name);
+  } else if (name == "busy_poll") {
+    config.busy_poll = parse_micros(value, name);
+  } else if (name == "starvation_guard") {
+    config.starvation_guard = parse_duration(value, name);
   } else if (name == "verify_peer") {
     if (value == "1" || value == "true") {
       config.tls_options.verify_peer = true;
@@ -422,7 +438,11 @@ void Config::validate() const {
   }
   check_positive(fair_lock_wait_timeout, "fair_lock_wait_timeout");
   check_non_negative(subscription_linger, "subscription_linger");
+  if (busy_poll < std::chrono::microseconds::zero() || busy_poll > std::chrono::seconds(1)) {
+    fail("busy_poll must be in 0..1s (got " + std::to_string(busy_poll.count()) + " us)");
+  }
   check_non_negative(slaves_sync_timeout, "slaves_sync_timeout");
+  check_non_negative(starvation_guard, "starvation_guard");
 
 }
 

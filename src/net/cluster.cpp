@@ -74,6 +74,14 @@ void ClusterRouter::close() {
   for (auto& w : waiters) w(std::make_exception_ptr(ClientClosedError("client closed")));
 }
 
+std::size_t ClusterRouter::in_flight() const {
+  std::size_t n = 0;
+  for (const auto& [address, node] : nodes_) {
+    if (node->commands) n += node->commands->in_flight();
+  }
+  return n;
+}
+
 std::vector<std::string> ClusterRouter::master_addresses() const {
   std::vector<std::string> out;
   for (const auto& m : masters_) out.push_back(m->address());

@@ -238,6 +238,11 @@ void Executor::eval_acked(const lua::Script& script, std::vector<std::string> ke
   run(std::move(a));
 }
 
+std::size_t Executor::in_flight() const {
+  if (router_) return router_->in_flight();
+  return connection_ ? connection_->in_flight() : 0;
+}
+
 void Executor::close() {
   closed_ = true;
   if (replica_timer_) replica_timer_->cancel();

@@ -58,6 +58,9 @@ class Executor {
   /// cluster, the largest count among the masters).
   int replicas() const;
 
+  /// Requests sent and not yet answered on the command connections (not pub/sub).
+  std::size_t in_flight() const;
+
   /// Cluster topology: loads the slot map and detects sharded pub/sub; `done(error)` gets a
   /// ConnectionError naming the seeds when none answers. Other topologies: done(nullptr).
   void start(std::function<void(std::exception_ptr)> done);

@@ -64,21 +64,29 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   template <class T, class Start>
   T call(Start&& start) {
     if (closed_) throw ClientClosedError("redisync: client is closed");
-    auto promise = std::make_shared<std::promise<T>>();
-    auto future = promise->get_future();
-    asio::post(io_, [promise, start = std::forward<Start>(start)]() mutable {
+    struct State {
+      std::promise<T> promise;
+      std::atomic<bool> ready{false};  // set after the promise: lets the caller spin on it
+    };
+    auto state = std::make_shared<State>();
+    auto future = state->promise.get_future();
+    BlockingCall counted(blocking_calls_);
+    asio::post(io_, [state, start = std::forward<Start>(start)]() mutable {
       try {
-        start([promise](std::exception_ptr error, T value) {
+        start([state](std::exception_ptr error, T value) {
           if (error) {
-            promise->set_exception(error);
+            state->promise.set_exception(error);
           } else {
-            promise->set_value(std::move(value));
+            state->promise.set_value(std::move(value));
           }
+          state->ready.store(true, std::memory_order_release);
         });
       } catch (...) {
-        promise->set_exception(std::current_exception());
+        state->promise.set_exception(std::current_exception());
+        state->ready.store(true, std::memory_order_release);
       }
     });
+    spin_until(state->ready);
     return future.get();
   }
 
@@ -95,6 +103,20 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::mutex lost_mutex_;
   std::function<void(const LockLostEvent&)> lost_handler_;
   std::atomic<bool> closed_{false};
+  // Threads blocked in call(): while there are some, the I/O thread polls for a short while
+  // after each event instead of sleeping in epoll_wait (see run_io()).
+  std::atomic<int> blocking_calls_{0};
+  struct BlockingCall {
+    explicit BlockingCall(std::atomic<int>& n) : n_(n) { n_.fetch_add(1, std::memory_order_relaxed); }
+    ~BlockingCall() { n_.fetch_sub(1, std::memory_order_relaxed); }
+    BlockingCall(const BlockingCall&) = delete;
+    BlockingCall& operator=(const BlockingCall&) = delete;
+    std::atomic<int>& n_;
+  };
+  void run_io();
+  // Yields the CPU until `ready` or Config::busy_poll has passed: a reply that comes within
+  // it is then picked up without a futex sleep and wake-up (the I/O thread polls meanwhile).
+  void spin_until(const std::atomic<bool>& ready) const;
   std::thread thread_;
 };
 

@@ -61,11 +61,27 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
     params.channel = lock_channel(name);
     params.policy = lock_message_policy;
     if (wait >= Duration{0}) params.deadline = sync::Clock::now() + wait;
-    params.attempt = [core, name, field, effective, what](sync::AcquireLoop::AttemptDone cb) {
+    // A waiter that has waited longer than starvation_guard claims the next turn (see
+    // lock_acquire.lua); the claim lasts a few guard periods and is renewed by each attempt.
+    const auto started = sync::Clock::now();
+    // Not in a cluster: a second key makes the acquire a multi-key script, which Redis
+    // refuses (TRYAGAIN) while the lock's slot is being migrated.
+    const Duration guard_after = core->config().topology == Topology::cluster
+                                     ? Duration{0}
+                                     : core->config().starvation_guard;
+    const std::string guard_key = "redisync_lock_guard:" + sync::hash_tag(name);
+    const std::string claim_ms = std::to_string(std::max<long long>(5 * guard_after.count(), 100));
+    params.attempt = [core, name, field, effective, what, started, guard_after, guard_key,
+                      claim_ms](sync::AcquireLoop::AttemptDone cb) {
+      const bool claim =
+          guard_after > Duration{0} && sync::Clock::now() - started >= guard_after;
+      std::vector<std::string> keys{name};
+      if (guard_after > Duration{0}) keys.push_back(guard_key);
       core->executor().eval_acked(
-          lua::lock_acquire, {name}, {std::to_string(effective.count()), field},
-          [core, name, field, effective, cb, what](std::exception_ptr error, net::Reply reply,
-                                                   int acked) {
+          lua::lock_acquire, std::move(keys),
+          {std::to_string(effective.count()), field, claim ? "1" : "0", claim_ms},
+          [core, name, field, effective, cb, what, claim, guard_after](
+              std::exception_ptr error, net::Reply reply, int acked) {
             if (error) return cb(error, {});
             if (reply.is_nil() && acked == 0) {
               // No replica has the lock: a failover now would lose it. Undo this hold and
@@ -77,7 +93,17 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
               return undo_acquire(core, name, field, effective, [cb, timeout] { cb(timeout, {}); });
             }
             if (reply.is_nil()) return cb(nullptr, {true, 0});
-            if (reply.is_integer()) return cb(nullptr, {false, reply.integer});
+            if (reply.is_integer()) {
+              // A claimant re-tries every quarter guard period rather than only on a release
+              // message: the message may wake another waiter of this process instead (one
+              // waiter per process per release), which the claim turns away.
+              long long ttl = reply.integer;
+              if (claim) {
+                const long long poll = std::max<long long>(guard_after.count() / 4, 1);
+                ttl = ttl < 0 ? poll : std::min(ttl, poll);
+              }
+              return cb(nullptr, {false, ttl});
+            }
             try {
               net::throw_server_error(reply, "acquiring " + what);
             } catch (...) {
@@ -108,20 +134,19 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
     };
     params.retry_attempts = core->config().retry_attempts;
     params.retry_interval = core->config().retry_interval;
-    sync::AcquireLoop::start(
-        core->executor(), std::move(params),
-        [core, name, owner, field, watchdog, effective, done](std::exception_ptr error,
-                                                              bool acquired) {
-          if (!error && acquired) {
-            auto& hold = core->holds()[{name, owner}];
-            if (hold.lost) hold = Hold{};  // a new hold after a lost one starts afresh
-            ++hold.count;
-            hold.lease = effective;
-            hold.watchdog = hold.watchdog || watchdog;
-            if (watchdog) core->watchdog().add(name, field);
-          }
-          done(error, acquired);
-        });
+    auto finished = [core, name, owner, field, watchdog, effective, done](
+                        std::exception_ptr error, bool acquired) {
+      if (!error && acquired) {
+        auto& hold = core->holds()[{name, owner}];
+        if (hold.lost) hold = Hold{};  // a new hold after a lost one starts afresh
+        ++hold.count;
+        hold.lease = effective;
+        hold.watchdog = hold.watchdog || watchdog;
+        if (watchdog) core->watchdog().add(name, field);
+      }
+      done(error, acquired);
+    };
+    sync::AcquireLoop::start(core->executor(), std::move(params), std::move(finished));
   });
 }
 
