@@ -29,7 +29,15 @@ end
 if ARGV[5] ~= '1' then
   return 1
 end
-if redis.call('zscore', KEYS[3], ARGV[2]) ~= false then
+local mine = redis.call('zscore', KEYS[3], ARGV[2])
+if mine ~= false then
+  -- A waiter that re-polls is alive: move its deadline to a full allowance from now. (Queue
+  -- deadlines are chained, each the one ahead plus A, and a pop subtracts A from all, so
+  -- under sustained contention they drift towards now and a live head would be dropped as
+  -- dead, with nobody to tell the next head. redisync waiters re-poll at least every second.)
+  if tonumber(mine) < now + allowance then
+    redis.call('zadd', KEYS[3], now + allowance, ARGV[2])
+  end
   return math.max(0, redis.call('pttl', KEYS[1]))
 end
 local last = redis.call('lindex', KEYS[2], -1)

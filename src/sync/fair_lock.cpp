@@ -14,9 +14,13 @@ namespace redisync {
 namespace sync {
 
 long long fair_poll_ms(long long reply, int idle_polls) {
-  if (reply > 0) return reply;
   constexpr long long kFirst = 10;
   constexpr long long kMax = 1000;
+  // Only the head is sent a message, and a head can leave the queue without anyone telling
+  // the next one (a give-up, or a dead head dropped by another waiter's attempt while the
+  // lock is free). Re-polling at least every kMax bounds such a stall; a long estimate (up to
+  // the allowance, minutes by default) would otherwise be slept out in full.
+  if (reply > 0) return std::min(reply, kMax);
   const int doublings = std::clamp(idle_polls, 0, 7);
   return std::min(kMax, kFirst << doublings);
 }

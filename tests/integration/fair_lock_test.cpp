@@ -180,3 +180,39 @@ TEST(FairLockTest, ExclusionAcrossEightProcesses) {
   RedisServer server;
   expect_exclusion_across_processes(server, "fair", 8, 50);
 }
+
+TEST(FairLockTest, LiveWaiterWhoseDeadlineDriftedIsRefreshedNotDropped) {
+  // Queue deadlines are chained (each the one ahead plus the allowance) and every pop
+  // subtracts an allowance from all, so under sustained contention they drift towards now.
+  // A live waiter re-polls at least every second and each re-poll moves its deadline a full
+  // allowance ahead, so it is not dropped as dead and still gets the lock in its turn.
+  RedisServer server;
+  redisync::Client a(config_for(server)), b(config_for(server));
+  const auto name = unique_name("fair:");
+  auto held = a.fair_lock(name);
+  held.lock(30s);
+  std::atomic<bool> got{false};
+  std::thread waiter([&] { got = b.fair_lock(name).try_lock_for(20s, 10s); });
+  ASSERT_TRUE(wait_until([&] { return queue_length(server, name) == 1; }, 5s));
+  const std::string field = server.command({"LINDEX", queue_of(name), "0"}).as_string();
+  const auto epoch_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  // Drift the waiter's deadline to just ahead of now, as a long busy queue would.
+  server.command({"ZADD", timeouts_of(name), "XX", std::to_string(epoch_ms() + 300), field});
+  // Its next re-poll (within a second) moves the deadline an allowance (~20 s) ahead.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return std::stoll(server.command({"ZSCORE", timeouts_of(name), field}).as_string()) >
+               epoch_ms() + 10000;
+      },
+      5s));
+  std::this_thread::sleep_for(500ms);  // past the drifted deadline: a dead waiter would go now
+  EXPECT_EQ(queue_length(server, name), 1);
+  held.unlock();
+  waiter.join();
+  EXPECT_TRUE(got.load());
+  expect_empty_queue(server, name);
+}

@@ -64,8 +64,9 @@ TEST(SpinBackoffSequence, ValidateRejectsNonsense) {
 
 TEST(FairPoll, UsesTheStepsEstimateAndBacksOffWithoutOne) {
   using redisync::sync::fair_poll_ms;
-  EXPECT_EQ(fair_poll_ms(2500, 0), 2500);
-  EXPECT_EQ(fair_poll_ms(2500, 5), 2500);
+  EXPECT_EQ(fair_poll_ms(700, 0), 700);
+  EXPECT_EQ(fair_poll_ms(2500, 0), 1000);  // capped: re-poll at least every second
+  EXPECT_EQ(fair_poll_ms(300000, 5), 1000);
   EXPECT_EQ(fair_poll_ms(0, 0), 10);
   EXPECT_EQ(fair_poll_ms(0, 1), 20);
   EXPECT_EQ(fair_poll_ms(-1, 2), 40);
