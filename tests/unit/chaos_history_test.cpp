@@ -117,6 +117,32 @@ TEST(ChaosHistory, KilledHolderMayOrMayNotHaveWritten) {
   EXPECT_FALSE(check(h, e).ok());
 }
 
+TEST(ChaosHistory, TwoHoldersKilledInARowMayBothHaveWritten) {
+  // Worker 1 and then worker 2 are killed in their sections, each perhaps after writing:
+  // worker 0 may read up to two more than it wrote, not three.
+  const auto history = [](int read) {
+    return parse_history(
+        "A 0 100 0 0 1000000 0 f0\n"
+        "R 0 0 2000000 3000000 0 1 ok\n"
+        "A 1 101 0 0 4000000 0 f1\n"
+        "A 2 102 0 3800000 1504000000 0 f2\n"
+        "A 0 100 1 3500000 3004000000 0 f0\n"
+        "R 0 1 3005000000 3006000000 " +
+        std::to_string(read) + " 1 ok\n");
+  };
+  Expectations e = two_workers(3);
+  e.workers = 1;
+  e.wait_ns = 4000 * kMs;
+  e.killed[1] = 5 * kMs;
+  e.killed[2] = 1505 * kMs;
+  e.counter = 3;
+  const Verdict both = check(history(3), e);
+  EXPECT_TRUE(both.ok()) << both.summary("x");
+  EXPECT_EQ(both.killed_open, 2);
+  e.counter = 4;
+  EXPECT_FALSE(check(history(4), e).ok());
+}
+
 TEST(ChaosHistory, OpenSectionOfALiveWorkerFails) {
   const History h = parse_history("A 0 100 0 0 1000000 0 f0\n");
   Expectations e = two_workers(0);
