@@ -264,11 +264,11 @@ void Connection::start_connect() {
   state_ = State::connecting;
   ++generation_;
   if (!options_.unix_socket.empty()) {
-    stream_ = std::make_unique<UnixStream>(io_);
+    stream_ = std::make_shared<UnixStream>(io_);
   } else if (options_.tls) {
-    stream_ = std::make_unique<TlsStream>(io_, *tls_context_);
+    stream_ = std::make_shared<TlsStream>(io_, *tls_context_);
   } else {
-    stream_ = std::make_unique<TcpStream>(io_);
+    stream_ = std::make_shared<TcpStream>(io_);
   }
   if (reader_) redisReaderFree(reader_);
   reader_ = redisReaderCreate();
@@ -309,7 +309,8 @@ void Connection::arm_connect_timer() {
 void Connection::connect_stream() {
   const auto gen = generation_;
   auto self = shared_from_this();
-  stream_->async_connect(options_, [this, self, gen](std::error_code ec) {
+  auto stream = stream_;  // connect + TLS handshake is a composed operation too
+  stream->async_connect(options_, [this, self, gen, stream](std::error_code ec) {
     if (gen != generation_ || state_ != State::connecting) return;
     if (ec) return fail_connect(connection_error("connect failed: " + ec.message(), false));
     on_transport_connected();
@@ -510,14 +511,18 @@ void Connection::write_now() {
   if (state_ != State::ready && state_ != State::handshaking) return;
   write_in_progress_ = true;
   buffered_commands_ = 0;
-  writing_.swap(write_buffer_);
-  write_buffer_.clear();
+  // The write owns its bytes and its stream: a large write goes out in several steps, and if
+  // the connection is lost and rebuilt meanwhile, the remaining steps of the old write still
+  // touch the old (closed) stream and buffer; they must outlive it.
+  auto bytes = std::make_shared<std::string>();
+  bytes->swap(write_buffer_);
   const auto gen = generation_;
   auto self = shared_from_this();
-  stream_->async_write(asio::buffer(writing_), [this, self, gen](std::error_code ec, std::size_t) {
+  auto stream = stream_;
+  stream->async_write(asio::buffer(*bytes), [this, self, gen, stream, bytes](std::error_code ec,
+                                                                           std::size_t) {
     if (gen != generation_) return;
     write_in_progress_ = false;
-    writing_.clear();
     if (ec) return lost(connection_error("write failed: " + ec.message(), true));
     start_write();
   });
@@ -526,8 +531,9 @@ void Connection::write_now() {
 void Connection::start_read() {
   const auto gen = generation_;
   auto self = shared_from_this();
-  stream_->async_read_some(asio::buffer(read_buffer_),
-                           [this, self, gen](std::error_code ec, std::size_t n) {
+  auto stream = stream_;  // a TLS read is a composed operation: keep its stream alive
+  stream->async_read_some(asio::buffer(read_buffer_),
+                          [this, self, gen, stream](std::error_code ec, std::size_t n) {
                              if (gen != generation_) return;
                              if (ec) {
                                const std::string why = ec == asio::error::eof

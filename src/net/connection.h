@@ -137,7 +137,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::io_context& io_;
   ConnectionOptions options_;
   asio::ssl::context* tls_context_;
-  std::unique_ptr<Stream> stream_;
+  std::shared_ptr<Stream> stream_;  // shared with a write in progress (see write_now)
   State state_ = State::idle;
   std::uint64_t generation_ = 0;  // bumps on every new socket, so stale callbacks are ignored
 
@@ -145,7 +145,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::deque<Pending> inflight_;  // written (or in the write buffer), awaiting replies in order
   std::size_t handshake_replies_ = 0;  // leading inflight_ entries belonging to the handshake
   std::string write_buffer_;
-  std::string writing_;
   bool write_in_progress_ = false;
   static constexpr int kEagerWriteCommands = 16;
   int buffered_commands_ = 0;  // requests in write_buffer_ (roughly: start_write calls)
