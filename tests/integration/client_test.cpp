@@ -66,11 +66,16 @@ TEST(ClientTest, PipelinedCommandsFromEightThreadsAreAnsweredInOrder) {
       for (int i = 0; i < kPerThread; ++i) {
         client.async_execute({"INCR", key}, [&, last, count](std::exception_ptr e,
                                                              redisync::Reply r) {
-          std::lock_guard g(m);
-          if (e || r.integer != *last + 1) ++out_of_order;
-          *last = r.integer;
-          ++answered;
-          if (++*count == kPerThread) all.set_value();
+          bool done = false;
+          {
+            std::lock_guard g(m);
+            if (e || r.integer != *last + 1) ++out_of_order;
+            *last = r.integer;
+            ++answered;
+            done = ++*count == kPerThread;
+          }
+          // Signal after unlocking: the waiting thread then returns and destroys `m`.
+          if (done) all.set_value();
         });
       }
       all.get_future().wait_for(30s);
