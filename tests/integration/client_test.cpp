@@ -59,26 +59,26 @@ TEST(ClientTest, PipelinedCommandsFromEightThreadsAreAnsweredInOrder) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       const std::string key = "counter:" + std::to_string(t);
-      std::promise<void> all;
+      // Shared with the callbacks: the last one may still be running when this thread returns.
+      auto all = std::make_shared<std::promise<void>>();
       auto last = std::make_shared<long long>(0);
       auto count = std::make_shared<int>(0);
-      std::mutex m;
+      auto m = std::make_shared<std::mutex>();
       for (int i = 0; i < kPerThread; ++i) {
-        client.async_execute({"INCR", key}, [&, last, count](std::exception_ptr e,
-                                                             redisync::Reply r) {
+        client.async_execute({"INCR", key}, [&, all, last, count, m](std::exception_ptr e,
+                                                                     redisync::Reply r) {
           bool done = false;
           {
-            std::lock_guard g(m);
+            std::lock_guard g(*m);
             if (e || r.integer != *last + 1) ++out_of_order;
             *last = r.integer;
             ++answered;
             done = ++*count == kPerThread;
           }
-          // Signal after unlocking: the waiting thread then returns and destroys `m`.
-          if (done) all.set_value();
+          if (done) all->set_value();
         });
       }
-      all.get_future().wait_for(30s);
+      all->get_future().wait_for(30s);
     });
   }
   for (auto& t : threads) t.join();
