@@ -488,9 +488,13 @@ void Connection::fail_all(std::deque<Pending>& queue, std::exception_ptr error) 
   }
 }
 
+bool Connection::can_write() const {
+  return !corked_ && !write_in_progress_ && !write_buffer_.empty() && stream_ &&
+         (state_ == State::ready || state_ == State::handshaking);
+}
+
 void Connection::start_write() {
-  if (corked_ || write_in_progress_ || write_buffer_.empty() || !stream_) return;
-  if (state_ != State::ready && state_ != State::handshaking) return;
+  if (!can_write()) return;
   // Write at the end of this turn of the event loop, not now: requests issued by handlers
   // that were posted (e.g. the next step of 64 async lock chains, each started by a reply in
   // the same read) then leave in one write instead of one syscall (and server read) each.
@@ -507,8 +511,7 @@ void Connection::start_write() {
 }
 
 void Connection::write_now() {
-  if (corked_ || write_in_progress_ || write_buffer_.empty() || !stream_) return;
-  if (state_ != State::ready && state_ != State::handshaking) return;
+  if (!can_write()) return;
   write_in_progress_ = true;
   buffered_commands_ = 0;
   // The write owns its bytes and its stream: a large write goes out in several steps, and if

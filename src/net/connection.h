@@ -124,6 +124,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void enqueue(const std::vector<std::string>& args, ReplyHandler handler, Duration timeout,
                bool to_socket);
   void flush_waiting();
+  // A write may start now: bytes waiting, none in progress, not dispatching a read, and the
+  // socket past connect.
+  bool can_write() const;
   void start_write();
   void write_now();
   void start_read();

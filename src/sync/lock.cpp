@@ -69,16 +69,19 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
     const Duration guard_after = core->config().topology == Topology::cluster
                                      ? Duration{0}
                                      : core->config().starvation_guard;
-    const std::string guard_key = "redisync_lock_guard:" + sync::hash_tag(name);
-    const std::string claim_ms = std::to_string(std::max<long long>(5 * guard_after.count(), 100));
-    params.attempt = [core, name, field, effective, what, started, guard_after, guard_key,
+    const bool guarded = guard_after > Duration{0};
+    // Built once per acquire, and only when the guard is on (the uncontended path is hot).
+    std::vector<std::string> keys{name};
+    std::string claim_ms = "0";
+    if (guarded) {
+      keys.push_back("redisync_lock_guard:" + sync::hash_tag(name));
+      claim_ms = std::to_string(std::max<long long>(5 * guard_after.count(), 100));
+    }
+    params.attempt = [core, name, field, effective, what, started, guard_after, guarded, keys,
                       claim_ms](sync::AcquireLoop::AttemptDone cb) {
-      const bool claim =
-          guard_after > Duration{0} && sync::Clock::now() - started >= guard_after;
-      std::vector<std::string> keys{name};
-      if (guard_after > Duration{0}) keys.push_back(guard_key);
+      const bool claim = guarded && sync::Clock::now() - started >= guard_after;
       core->executor().eval_acked(
-          lua::lock_acquire, std::move(keys),
+          lua::lock_acquire, keys,
           {std::to_string(effective.count()), field, claim ? "1" : "0", claim_ms},
           [core, name, field, effective, cb, what, claim, guard_after](
               std::exception_ptr error, net::Reply reply, int acked) {

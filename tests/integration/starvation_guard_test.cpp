@@ -20,6 +20,11 @@ namespace {
 
 std::string guard_key(const std::string& name) { return "redisync_lock_guard:{" + name + "}"; }
 
+// Leaves a claim on `name` as a waiter of another client would, expiring after `px_ms`.
+void claim_for_another_waiter(RedisServer& server, const std::string& name, const char* px_ms) {
+  server.command({"SET", guard_key(name), "someone-else:1", "PX", px_ms});
+}
+
 redisync::Config config_for(const RedisServer& server, std::chrono::milliseconds guard) {
   auto cfg = redisync::Config::from_url(server.url());
   cfg.starvation_guard = guard;
@@ -72,7 +77,7 @@ TEST(StarvationGuardTest, ClaimOfAnotherWaiterHoldsBackAFreeLockUntilItExpires) 
   redisync::Client client(config_for(server, 20ms));
   const auto name = unique_name("guard:");
   // A claim by a waiter that is gone: the free lock is left to it until the claim expires.
-  server.command({"SET", guard_key(name), "someone-else:1", "PX", "400"});
+  claim_for_another_waiter(server, name, "400");
   auto lock = client.lock(name);
   EXPECT_FALSE(lock.try_lock());
   EXPECT_TRUE(lock.try_lock_for(5s, 10s));  // after the claim's expiry
@@ -86,7 +91,7 @@ TEST(StarvationGuardTest, ReentryIsNotHeldBack) {
   const auto name = unique_name("guard:");
   auto lock = client.lock(name);
   lock.lock(10s);
-  server.command({"SET", guard_key(name), "someone-else:1", "PX", "10000"});
+  claim_for_another_waiter(server, name, "10000");
   EXPECT_TRUE(lock.try_lock());  // re-entry by the holder
   EXPECT_EQ(lock.hold_count(), 2);
   lock.unlock();
@@ -97,7 +102,7 @@ TEST(StarvationGuardTest, OffMeansNoGuardKeyIsRead) {
   RedisServer server;
   redisync::Client client(config_for(server, 0ms));
   const auto name = unique_name("guard:");
-  server.command({"SET", guard_key(name), "someone-else:1", "PX", "10000"});
+  claim_for_another_waiter(server, name, "10000");
   auto lock = client.lock(name);
   EXPECT_TRUE(lock.try_lock());  // Redisson's behaviour: the key means nothing
   lock.unlock();
@@ -108,7 +113,7 @@ TEST(StarvationGuardTest, RedissonLayoutClientIgnoresTheGuard) {
   // the guard only ever holds back redisync clients.
   RedisServer server;
   const auto name = unique_name("guard:");
-  server.command({"SET", guard_key(name), "someone-else:1", "PX", "10000"});
+  claim_for_another_waiter(server, name, "10000");
   const auto reply = server.command(
       {"EVAL",
        "if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) "

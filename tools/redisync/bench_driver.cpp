@@ -136,12 +136,10 @@ class Driver {
  private:
   static Config make_config(const BenchDriverOptions& o) {
     // REDISYNC_DRIVER_OPTIONS: extra Client options in URL query form
-    // ("busy_poll=0&handoff_courtesy=0"), for comparing settings under the same harness.
+    // ("busy_poll=0&starvation_guard=0"), for comparing settings under the same harness.
     const char* extra = std::getenv("REDISYNC_DRIVER_OPTIONS");
     if (extra && *extra) {
-      auto config = Config::from_url("redis://" + o.host + ":" + std::to_string(o.port) + "?" +
-                                     extra);
-      return config;
+      return Config::from_url("redis://" + o.host + ":" + std::to_string(o.port) + "?" + extra);
     }
     Config config;
     config.host = o.host;
