@@ -51,4 +51,12 @@ const std::error_category& error_category() noexcept {
   return category;
 }
 
+// Out of line on purpose: the vtable and type info of Error live in this one translation unit,
+// and what() and the destructor appear as frames in ThreadSanitizer reports, where
+// tests/tsan.supp names them (exception objects freed through std::exception_ptr on another
+// thread; see there).
+Error::~Error() = default;
+
+const char* Error::what() const noexcept { return message_.c_str(); }
+
 }  // namespace redisync

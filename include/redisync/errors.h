@@ -42,8 +42,9 @@ class Error : public std::system_error {
  public:
   Error(errc code, const std::string& what)
       : std::system_error(make_error_code(code), what), message_(what) {}
+  ~Error() override;
   errc value() const noexcept { return static_cast<errc>(code().value()); }
-  const char* what() const noexcept override { return message_.c_str(); }
+  const char* what() const noexcept override;
 
  private:
   std::string message_;
