@@ -169,6 +169,15 @@ std::shared_ptr<Channel> Subscriber::join(const std::string& name, MessagePolicy
   return ch;
 }
 
+std::shared_ptr<Channel> Subscriber::join_if_subscribed(const std::string& name) {
+  auto it = channels_.find(name);
+  if (it == channels_.end() || !it->second->subscribed()) return nullptr;
+  auto& ch = it->second;
+  ch->linger_.cancel();
+  ++ch->refs_;
+  return ch;
+}
+
 void Subscriber::leave(const std::shared_ptr<Channel>& ch) {
   if (--ch->refs_ > 0 || closed_) return;
   ch->wakeups_ = 0;

@@ -114,6 +114,9 @@ class Subscriber {
   /// `policy` is used when the channel entry is created (all users of one channel name are
   /// the same kind of primitive, so they agree on it).
   std::shared_ptr<Channel> join(const std::string& channel, MessagePolicy policy);
+  /// Joins `channel` only if it is subscribed already (in use by other waiters, or lingering
+  /// after recent ones); nullptr otherwise. Never subscribes.
+  std::shared_ptr<Channel> join_if_subscribed(const std::string& channel);
   /// Leaves; the last user's leave unsubscribes after the linger period.
   void leave(const std::shared_ptr<Channel>& channel);
 

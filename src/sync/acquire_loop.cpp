@@ -28,6 +28,11 @@ void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
   auto loop = std::shared_ptr<AcquireLoop>(
       new AcquireLoop(executor, std::move(params), std::move(done)));
   loop->self_ = loop;
+  // A channel this process is subscribed to already (other waiters on it, or lingering after
+  // recent ones) is joined before the first attempt, so a release published after that
+  // attempt runs is seen here as a wake-up to take. A failed first attempt can then go
+  // straight to sleep, instead of subscribing and asking the server once more.
+  loop->channel_ = executor.subscriber().join_if_subscribed(loop->params_.channel);
   loop->attempt();
 }
 

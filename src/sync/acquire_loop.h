@@ -1,6 +1,8 @@
 // The push-based waiting protocol shared by every pub/sub lock kind (wire spec §13):
 //   attempt -> (held) subscribe -> attempt again once subscribed -> sleep until a release
 //   message or the holder's remaining lease -> attempt -> ...
+// When the channel is subscribed already before the first attempt (a recent or concurrent
+// waiter of this process), the loop joins it first and skips the subscribe-and-ask-again step.
 // The retry that follows a release message is sent by the I/O thread itself, inside the
 // message handler, so a handoff costs one round trip and no thread hop.
 #pragma once

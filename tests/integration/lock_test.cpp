@@ -291,6 +291,42 @@ TEST(LockTest, WaiterWakesOnReleaseWithFewAttempts) {
   waiter.join();
 }
 
+// A waiter whose channel is still subscribed (lingering after an earlier wait) joins it before
+// its first attempt: a failed attempt goes straight to sleep instead of asking twice, and the
+// release still wakes it.
+TEST(LockTest, WaiterOnALingeringChannelAttemptsOnceAndIsStillWoken) {
+  RedisServer server;
+  auto cfg = config_for(server);
+  cfg.subscription_linger = 10s;
+  cfg.starvation_guard = redisync::Duration{0};  // no claimant re-polls in the counts
+  redisync::Client a(cfg), b(cfg);
+  const auto name = unique_name("lock:");
+  auto la = a.lock(name);
+  la.lock(60s);
+  auto lb = b.lock(name);
+  EXPECT_FALSE(lb.try_lock_for(200ms));  // subscribes; the channel lingers afterwards
+  ASSERT_FALSE(no_channels(server));
+  const long long before = evalsha_calls(server);
+  EXPECT_FALSE(lb.try_lock_for(200ms));
+  // The first attempt, then the one when the wait ran out; no attempt after subscribing.
+  EXPECT_EQ(evalsha_calls(server) - before, 2);
+
+  std::promise<void> acquired;
+  std::jthread waiter([&] {
+    if (lb.try_lock_for(20s)) {
+      acquired.set_value();
+      lb.unlock();
+    }
+  });
+  const long long asleep_from = evalsha_calls(server);
+  ASSERT_TRUE(wait_until([&] { return evalsha_calls(server) > asleep_from; }, 3s));
+  std::this_thread::sleep_for(100ms);  // the waiter has had its attempt's reply: asleep now
+  la.unlock();
+  auto f = acquired.get_future();
+  ASSERT_EQ(f.wait_for(5s), std::future_status::ready);
+  waiter.join();
+}
+
 TEST(LockTest, ReleaseWakesOneLocalWaiterAtATime) {
   RedisServer server;
   redisync::Client holder(config_for(server)), waiters(config_for(server));
