@@ -18,6 +18,7 @@
 #include "net/executor.h"
 #include "redisync/client.h"
 #include "redisync/errors.h"
+#include "sync/blocking_result.h"
 #include "sync/release_records.h"
 #include "sync/watchdog.h"
 
@@ -64,30 +65,19 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   template <class T, class Start>
   T call(Start&& start) {
     if (closed_) throw ClientClosedError("redisync: client is closed");
-    struct State {
-      std::promise<T> promise;
-      std::atomic<bool> ready{false};  // set after the promise: lets the caller spin on it
-    };
-    auto state = std::make_shared<State>();
-    auto future = state->promise.get_future();
+    auto result = std::make_shared<sync::BlockingResult<T>>();
     BlockingCall counted(blocking_calls_);
-    asio::post(io_, [state, start = std::forward<Start>(start)]() mutable {
+    asio::post(io_, [result, start = std::forward<Start>(start)]() mutable {
       try {
-        start([state](std::exception_ptr error, T value) {
-          if (error) {
-            state->promise.set_exception(error);
-          } else {
-            state->promise.set_value(std::move(value));
-          }
-          state->ready.store(true, std::memory_order_release);
+        start([result](std::exception_ptr error, T value) {
+          result->complete(std::move(error), std::move(value));
         });
       } catch (...) {
-        state->promise.set_exception(std::current_exception());
-        state->ready.store(true, std::memory_order_release);
+        result->fail(std::current_exception());
       }
     });
-    spin_until(state->ready);
-    return future.get();
+    spin_until(result->ready());
+    return result->take();
   }
 
  private:

@@ -1,10 +1,10 @@
 // redisync::MultiLock: the blocking API over the state machine of sync/multi_lock_attempt.h.
 #include "redisync/multi_lock.h"
 
-#include <future>
 #include <iostream>
 #include <set>
 
+#include "sync/blocking_result.h"
 #include "sync/client_core.h"
 #include "sync/identity.h"
 #include "sync/multi_lock_attempt.h"
@@ -16,16 +16,11 @@ namespace {
 // Runs `start(done)` and blocks until `done(error, value)`; rethrows the error.
 template <class T, class Start>
 T wait_for(Start&& start) {
-  auto promise = std::make_shared<std::promise<T>>();
-  auto future = promise->get_future();
-  start([promise](std::exception_ptr error, T value) {
-    if (error) {
-      promise->set_exception(error);
-    } else {
-      promise->set_value(std::move(value));
-    }
+  auto result = std::make_shared<sync::BlockingResult<T>>();
+  start([result](std::exception_ptr error, T value) {
+    result->complete(std::move(error), std::move(value));
   });
-  return future.get();
+  return result->take();
 }
 
 // Throws ClientClosedError if a member's Client is gone (its I/O thread would never answer).
