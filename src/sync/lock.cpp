@@ -107,11 +107,14 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
               }
               return cb(nullptr, {false, ttl});
             }
+            std::exception_ptr server_error;
             try {
               net::throw_server_error(reply, "acquiring " + what);
             } catch (...) {
-              cb(std::current_exception(), {});
+              server_error = std::current_exception();
             }
+            // Outside the handler: the loop's continuation must not run inside a catch block.
+            cb(server_error, {});
           },
           net::Retry::never);  // the acquire loop retries; one layer of retries only
     };
