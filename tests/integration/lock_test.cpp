@@ -312,13 +312,13 @@ TEST(LockTest, WaiterOnALingeringChannelAttemptsOnceAndIsStillWoken) {
   EXPECT_EQ(evalsha_calls(server) - before, 2);
 
   std::promise<void> acquired;
+  const long long asleep_from = evalsha_calls(server);  // before the waiter's first attempt
   std::jthread waiter([&] {
     if (lb.try_lock_for(20s)) {
       acquired.set_value();
       lb.unlock();
     }
   });
-  const long long asleep_from = evalsha_calls(server);
   ASSERT_TRUE(wait_until([&] { return evalsha_calls(server) > asleep_from; }, 3s));
   std::this_thread::sleep_for(100ms);  // the waiter has had its attempt's reply: asleep now
   la.unlock();
