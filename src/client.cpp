@@ -63,11 +63,7 @@ void Client::start_execute(std::vector<std::string> args,
     core->executor().execute(std::move(args), [core, name, done](std::exception_ptr error,
                                                                  Reply reply) {
       if (!error && reply.is_error()) {
-        try {
-          net::throw_server_error(reply, "redis " + core->config().describe() + ": " + name);
-        } catch (...) {
-          error = std::current_exception();
-        }
+        error = net::server_error(reply, "redis " + core->config().describe() + ": " + name);
       }
       done(error, std::move(reply));
     });

@@ -17,6 +17,7 @@ extern const Script lock_acquire;
 extern const Script lock_release;
 extern const Script lock_force_release;
 extern const Script lock_renew;
+extern const Script lock_guard_drop;
 // Fair lock (§4), read-write lock (§5), fenced lock (§11). fair_lock_dead_heads is the shared
 // §4.2 sub-step the fair lock's scripts are sent with (see sync/fair_lock.cpp).
 extern const Script fair_lock_dead_heads;
