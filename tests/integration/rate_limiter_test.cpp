@@ -319,7 +319,7 @@ TEST(RateLimiterTest, BadConfigurationIsRefusedBeforeAnyWrite) {
   const auto name = unique_name("rl:");
   auto limiter = client.rate_limiter(name);
   const auto max = redisync::RateLimiter::kMaxDuration;
-  const auto cases = std::vector<std::tuple<long long, redisync::Duration, redisync::Duration,
+  const auto cases = std::vector<std::tuple<std::int64_t, redisync::Duration, redisync::Duration,
                                             std::string>>{
       {0, 1000ms, 0ms, "rate"},
       {-3, 1000ms, 0ms, "rate"},
@@ -351,7 +351,7 @@ TEST(RateLimiterTest, BadPermitsAreRefusedBeforeAnyWrite) {
   const auto name = unique_name("rl:");
   auto limiter = client.rate_limiter(name);
   ASSERT_TRUE(limiter.try_set_rate(RateType::overall, 3, 1000ms));
-  for (long long p : {0LL, -1LL, redisync::RateLimiter::kMaxRate + 1}) {
+  for (std::int64_t p : {std::int64_t{0}, std::int64_t{-1}, redisync::RateLimiter::kMaxRate + 1}) {
     expect_error<redisync::InvalidArgument>([&] { limiter.try_acquire(p); }, {"permits", name});
     expect_error<redisync::InvalidArgument>([&] { limiter.acquire(p); }, {"permits", name});
     expect_error<redisync::InvalidArgument>([&] { limiter.try_acquire_for(p, 1s); },
