@@ -109,6 +109,7 @@ TEST_P(RestartServer, ClientsRecoverAndLossesAreReported) {
   for (const long at : {d / 4, d / 2}) {
     run.sleep_until(ms(at));
     run.lock_server().restart();
+    run.note_fault(/*data_loss=*/true);
     ++restarts;
   }
   finish_and_check(run, std::string("restart-server/") + GetParam(),
@@ -127,6 +128,7 @@ TEST(PauseServer, TimeoutsSurfaceAndNothingHangs) {
   run.start();
   run.sleep_until(ms(run.params().duration_ms / 3));
   run.lock_server().pause();
+  run.note_fault();
   std::this_thread::sleep_for(2s);
   run.lock_server().resume();
   const Verdict v = finish_and_check(run, "pause-server/lock", "redis-server SIGSTOP 2 s:1");
@@ -149,9 +151,11 @@ TEST(ScriptFlushAndPubsubKill, RecoveredTransparently) {
     run.sleep_until(ms(d * i / 6));
     if (i % 2 == 1) {
       ASSERT_FALSE(run.lock_server().command({"SCRIPT", "FLUSH"}).is_error());
+      run.note_fault();
       ++flushes;
     } else {
       ASSERT_FALSE(run.lock_server().command({"CLIENT", "KILL", "TYPE", "pubsub"}).is_error());
+      run.note_fault();
       ++kills;
     }
   }
@@ -172,6 +176,7 @@ TEST(RedLockServerRestart, QuorumKeepsExclusion) {
   run.start();
   run.sleep_until(ms(run.params().duration_ms / 3));
   run.lock_server(1).kill();
+  run.note_fault(/*data_loss=*/true);  // one of three members forgets its locks
   run.sleep_until(ms(run.params().duration_ms * 2 / 3));
   run.lock_server(1).restart();
   const Verdict v = finish_and_check(run, "redlock-restart-one-of-3", "redis-server 1/3 SIGKILL, restart:1");
