@@ -100,7 +100,8 @@ void ChaosRun::start() {
                                   "--wait-ms", std::to_string(params_.wait_ms),
                                   "--hold-ms", std::to_string(params_.hold_ms),
                                   "--timeout-ms", std::to_string(params_.timeout_ms),
-                                  "--retry-attempts", std::to_string(params_.retry_attempts)};
+                                  "--retry-attempts", std::to_string(params_.retry_attempts),
+                                  "--heed-notice", params_.heed_notice ? "1" : "0"};
     if (stop_self_at_ms_ >= 0) {
       argv.insert(argv.end(), {"--stop-self-at-ms", std::to_string(stop_self_at_ms_),
                                "--stop-claim", history_ + ".stop-claim"});

@@ -31,6 +31,8 @@ struct RunParams {
   /// Each worker reaches lock server 0 through its own FaultProxy (proxy(w)), so a fault can
   /// hit one worker while the others still reach the server.
   bool proxied = false;
+  /// A holder told of the loss skips its write (false: writes anyway, see chaos_worker.cpp).
+  bool heed_notice = true;
   /// Extra flags for one worker (they override the common ones), e.g. {0, {"--hold-ms", "3000"}}.
   std::map<int, std::vector<std::string>> worker_args = {};
   /// Extra redis-server arguments for the lock servers (e.g. maxmemory).

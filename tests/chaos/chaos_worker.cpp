@@ -19,7 +19,9 @@
 // lock without checking the owner).
 //
 // A holder told that its lock was lost (the lost-lock callback ran during its section) does
-// not write: it stops using the resource, as a correct application would ("s" below).
+// not write: it stops using the resource, as a correct application would ("s" below). With
+// --heed-notice 0 it writes anyway (an application that does not look between waking up from
+// a pause and writing: what fencing tokens are for).
 //
 // --think-ms K (default 2): pause after each release before the next attempt, as real work
 // between sections would. With 0 the unfair kinds let the releaser barge straight back in and
@@ -85,6 +87,7 @@ struct Options {
   long timeout_ms = 1000;
   long retry_attempts = 3;
   long stop_self_at_ms = -1;
+  long heed_notice = 1;
   std::string stop_claim;
 };
 
@@ -108,7 +111,8 @@ Options parse(int argc, char** argv) {
                                        {"--think-ms", &o.think_ms},
                                        {"--timeout-ms", &o.timeout_ms},
                                        {"--retry-attempts", &o.retry_attempts},
-                                       {"--stop-self-at-ms", &o.stop_self_at_ms}};
+                                       {"--stop-self-at-ms", &o.stop_self_at_ms},
+                                       {"--heed-notice", &o.heed_notice}};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const std::string value = argv[i + 1];
@@ -364,7 +368,7 @@ int run(const Options& o) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(o.hold_ms));
     std::string wrote = "1";
-    if (told) {
+    if (told && o.heed_notice != 0) {
       wrote = "s";  // told of the loss: stop using the resource
     } else if (o.kind == "fenced") {
       const auto r = resource.execute({"EVAL", kFencedWrite, "2", counter, max_token,

@@ -53,19 +53,36 @@ std::chrono::milliseconds ms(long n) { return std::chrono::milliseconds(n); }
 // The worker whose connections the case faults: it holds for several renewal periods.
 constexpr int kVictim = 0;
 
+// At most 4 workers ($REDISYNC_CHAOS_WORKERS if smaller): the victim's long holds must leave
+// every worker time to complete a section within the run.
+int network_workers() {
+  const char* env = std::getenv("REDISYNC_CHAOS_WORKERS");
+  const int n = env != nullptr && *env != '\0' ? std::atoi(env) : 0;
+  return n > 0 ? std::min(n, 4) : 4;
+}
+
 RunParams network_params(const std::string& kind, long victim_hold_ms) {
   RunParams p;
   p.kind = kind;
   p.proxied = true;
+  p.workers = network_workers();
   p.watchdog_ms = 1000;  // renewal every ~333 ms
+  p.wait_ms = 4000;      // longer than the victim's holds
   p.hold_ms = 5;
   p.worker_args[kVictim] = {"--hold-ms", std::to_string(victim_hold_ms)};
   return p;
 }
 
+// How the known late-notice defect may show in a case (see the switch above).
+enum class Known {
+  none,      // the case must pass
+  must_show, // the case deterministically hits the defect: the checker must report it
+  may_show,  // it may or may not hit it; nothing else may fail
+};
+
 // Finishes the run and checks it. Real kinds must pass; a broken kind must be caught.
 Verdict finish(ChaosRun& run, const std::string& label, const std::string& faults,
-               bool known_failure = false) {
+               Known known = Known::none) {
   const auto exit_problems = run.finish();
   Verdict v = run.verdict(label, faults);
   const std::string& kind = run.params().kind;
@@ -76,7 +93,8 @@ Verdict finish(ChaosRun& run, const std::string& label, const std::string& fault
     return v;
   }
   EXPECT_TRUE(exit_problems.empty()) << join(exit_problems) << run.worker_logs();
-  if (known_failure) {
+  if (known != Known::none && !late_notice_known()) known = Known::none;
+  if (known != Known::none && !(known == Known::may_show && v.ok())) {
     // Only the known defect may show: overlaps whose earlier holder was told too late.
     EXPECT_FALSE(v.ok()) << "the known late-notice defect did not show in " << label
                          << ": if issue 17 item 3 landed, flip kLostNoticeComesOnlyWithRenewalTimeout";
@@ -120,9 +138,8 @@ TEST_P(Partition, HolderIsToldBeforeAnotherAcquires) {
   run.note_fault();
   std::this_thread::sleep_for(2000ms);
   run.proxy(kVictim).set_blackhole(Direction::both, false);
-  const bool known = !is_broken(kind) && late_notice_known();
-  const Verdict v = finish(run, "partition/" + kind, "blackhole holder 2 s:1", known);
-  if (is_broken(kind) || known) return;
+  const Verdict v = finish(run, "partition/" + kind, "blackhole holder 2 s:1", Known::must_show);
+  if (is_broken(kind) || late_notice_known()) return;
   for (const auto& s : victim_sections(run, cut)) {
     if (s.seq != held->seq) continue;
     EXPECT_NE(s.wrote, '1') << "the partitioned holder wrote after its lease ran out";
@@ -134,15 +151,19 @@ INSTANTIATE_TEST_SUITE_P(Kinds, Partition,
                          ::testing::Values("lock", "fair", "fenced", "broken-norenew",
                                            "broken-ignore"));
 
-// --- Slow network: the holder's replies and requests delayed 150 ms + up to 350 ms each way
-// (round trips 300-1000 ms: around the renewal period, up to the 1 s timeout) while it holds
-// for several renewal periods; the others see 10 + up to 20 ms. ---
+// --- Slow network: once the victim holds (for several renewal periods), its requests and
+// replies are delayed 150 ms + up to 350 ms each way (round trips 300-1000 ms: around the
+// renewal period, up to the 1 s timeout); the others see 10 + up to 20 ms. ---
+// Today a renewal whose reply comes back after the lease ran out tells the holder late (the
+// known defect, issue 17 item 3); the case may show it and nothing else.
 
 class SlowNetwork : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SlowNetwork, ExclusionHoldsWithRenewalsNearTheTimeout) {
   const std::string kind = GetParam();
-  ChaosRun run(network_params(kind, 2500));
+  ChaosRun run(network_params(kind, 2000));
+  run.start();
+  ASSERT_TRUE(run.wait_in_section(kVictim, 5s)) << "the victim never acquired";
   for (int w = 0; w < run.params().workers; ++w) {
     if (w == kVictim) {
       run.proxy(w).set_delay(Direction::both, 150ms, 350ms);
@@ -151,9 +172,9 @@ TEST_P(SlowNetwork, ExclusionHoldsWithRenewalsNearTheTimeout) {
     }
   }
   run.note_fault();
-  run.start();
   const Verdict v = finish(run, "slow-network/" + kind,
-                           "delay holder 150+0..350 ms each way, others 10+0..20:1");
+                           "delay holder 150+0..350 ms each way, others 10+0..20:1",
+                           Known::may_show);
   if (!is_broken(kind)) {
     EXPECT_EQ(v.lost_updates, 0);
   }
@@ -179,7 +200,7 @@ TEST_P(LostReleaseReply, RetriedReleaseNeitherFailsNorFreesAnotherHolder) {
   RunParams p = network_params(kind, 20);
   p.hold_ms = 20;  // a later holder is still inside its section when a stale release lands
   ChaosRun run(p);
-  const int victims = std::min(4, run.params().workers);
+  const int victims = std::min(2, run.params().workers);
   for (int w = 0; w < victims; ++w) {
     // Every release script carries its release record key "redisson_unlock_latch:...".
     run.proxy(w).drop_reply({.command = "EVALSHA", .arg_containing = "redisson_unlock_latch"}, 2,
@@ -324,6 +345,28 @@ TEST_P(FaultsDuringRenewal, LongHoldSurvivesOrIsToldInTime) {
 
 INSTANTIATE_TEST_SUITE_P(Kinds, FaultsDuringRenewal,
                          ::testing::Values("lock", "fair", "fenced", "broken-norenew"));
+
+// --- RedLock over three servers: the holder's link to one of them (a minority) blackholes
+// while it holds for several renewal periods. The quorum keeps the lock: no overlap. ---
+
+#if __has_include("redisync/red_lock.h")
+TEST(RedLockMinorityPartition, HolderKeepsTheQuorumAndExclusionHolds) {
+  RunParams p = network_params("redlock", 2500);
+  p.lock_servers = 3;
+  p.timeout_ms = 500;
+  ChaosRun run(p);  // proxies sit on each worker's link to server 0 only
+  run.start();
+  auto held = run.wait_in_section(kVictim, 5s);
+  ASSERT_TRUE(held) << "the victim never acquired";
+  run.proxy(kVictim).set_blackhole(Direction::both, true);
+  run.note_fault();
+  std::this_thread::sleep_for(2000ms);
+  run.proxy(kVictim).set_blackhole(Direction::both, false);
+  const Verdict v = finish(run, "partition-1-of-3/redlock", "blackhole holder's link to 1 of 3:1");
+  EXPECT_EQ(v.overlaps, 0);
+  EXPECT_EQ(v.lost_updates, 0);
+}
+#endif
 
 }  // namespace
 }  // namespace redisync::chaos
