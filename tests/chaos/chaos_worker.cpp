@@ -248,7 +248,8 @@ struct NoRenewLocker : PlainLocker<redisync::Lock> {
   Duration lease;
 };
 
-// A release that "repairs" a failed unlock() by deleting the lock, whoever holds it now.
+// A release that "repairs" a failed unlock() by deleting the lock, whoever holds it now, and
+// waking a waiter (one script, so a lost reply does not stop the wake-up).
 struct BlindReleaseLocker : PlainLocker<redisync::Lock> {
   BlindReleaseLocker(redisync::Lock l, redisync::Client& c, std::string n)
       : PlainLocker<redisync::Lock>(std::move(l)), client(c), name(std::move(n)) {}
@@ -256,8 +257,9 @@ struct BlindReleaseLocker : PlainLocker<redisync::Lock> {
     try {
       lock.unlock();
     } catch (const redisync::Error&) {
-      client.execute({"DEL", name});
-      client.execute({"PUBLISH", "redisson_lock__channel:{" + name + "}", "0"});
+      client.execute({"EVAL",
+                      "redis.call('del', KEYS[1]) redis.call('publish', KEYS[2], '0') return 1",
+                      "2", name, "redisson_lock__channel:{" + name + "}"});
     }
   }
   redisync::Client& client;
