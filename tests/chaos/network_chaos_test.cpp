@@ -357,6 +357,10 @@ INSTANTIATE_TEST_SUITE_P(Kinds, FaultsDuringRenewal,
 #if __has_include("redisync/red_lock.h")
 TEST(RedLockMinorityPartition, HolderKeepsTheQuorumAndExclusionHolds) {
   RunParams p = network_params("redlock", 1500);
+  // RedLock waiters retry on their own schedule (no release message across servers), so a
+  // victim that re-acquires 2 ms after each release starves them all (seen: workers 1-3 timed
+  // out every 4 s wait); it pauses 300 ms between sections instead.
+  p.worker_args[kVictim].insert(p.worker_args[kVictim].end(), {"--think-ms", "300"});
   p.lock_servers = 3;
   p.timeout_ms = 500;
   ChaosRun run(p);  // proxies sit on each worker's link to server 0 only
