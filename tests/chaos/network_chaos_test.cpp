@@ -40,6 +40,16 @@ bool late_notice_known() {
   return kLostNoticeComesOnlyWithRenewalTimeout && !(fixed != nullptr && std::string(fixed) == "1");
 }
 
+// SECOND KNOWN DEFECT SWITCH (found by LostReleaseReply with a stalled connection): when the
+// reply of a release that ran on the server never arrives and the connection stays silent,
+// unlock() times out (TimeoutError, retried by the worker) until the watchdog declares the
+// lock lost (its renewals time out too), and the holder ends up with the lost-lock callback
+// and LockLostError for a lock it had in fact released: a false loss report (never an
+// overlap). With a reset connection the resent release is answered by the release record and
+// reports success. While true, LostReleaseReply tolerates at most one such report per faulted
+// release (and prints them); set to false once fixed: then none is allowed.
+constexpr bool kStalledReleaseReportedAsLost = true;
+
 bool is_broken(const std::string& kind) { return kind.rfind("broken-", 0) == 0; }
 
 std::string join(const std::vector<std::string>& lines) {
@@ -220,6 +230,19 @@ TEST_P(LostReleaseReply, RetriedReleaseNeitherFailsNorFreesAnotherHolder) {
   for (int w = 0; w < victims; ++w) dropped += run.proxy(w).stats().dropped_replies;
   EXPECT_GE(dropped, 1) << "no release reply was dropped: the case tested nothing";
   if (is_broken(kind)) return;
+  int false_losses = 0;  // victims' sections whose release ran but which reported "lost"
+  for (const auto& s : run.history().sections) {
+    if (s.worker < victims && s.closed && s.outcome == "lost") ++false_losses;
+  }
+  if (kStalledReleaseReportedAsLost && after == AfterDrop::stall) {
+    EXPECT_LE(false_losses, victims);
+    if (false_losses > 0) {
+      std::cout << "KNOWN DEFECT (stalled release reported as lost) " << kind << ": "
+                << false_losses << " of " << victims << " faulted releases\n";
+    }
+  } else {
+    EXPECT_EQ(false_losses, 0) << "a release that ran on the server was reported as a lost lock";
+  }
   for (const auto& [what, n] : v.errors) {
     EXPECT_EQ(what.rfind("release:", 0), std::string::npos)
         << n << " releases reported " << what << " (the release had run on the server)";
