@@ -9,6 +9,7 @@
 #include "sync/client_core.h"
 #include "sync/identity.h"
 #include "sync/lock_kind.h"
+#include "sync/metrics_report.h"
 
 namespace redisync {
 
@@ -140,7 +141,9 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
     };
     params.retry_attempts = core->config().retry_attempts;
     params.retry_interval = core->config().retry_interval;
-    auto finished = [core, name, owner, field, watchdog, effective, done](
+    auto meter = start_acquire_meter(*core, "lock", name);  // metrics hook (null: none)
+    if (meter) params.probe = meter->probe;                 // metrics hook
+    auto finished = [core, name, owner, field, watchdog, effective, done, meter](
                         std::exception_ptr error, bool acquired) {
       if (!error && acquired) {
         auto& hold = core->holds()[{name, owner}];
@@ -149,6 +152,9 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
         hold.lease = effective;
         hold.watchdog = hold.watchdog || watchdog;
         if (watchdog) core->watchdog().add(name, field);
+      }
+      if (meter) {  // metrics hook
+        report_acquire(*meter, error, acquired, acquired && !error ? &core->holds()[{name, owner}] : nullptr);
       }
       done(error, acquired);
     };
@@ -200,6 +206,7 @@ void release_step(const std::shared_ptr<ClientCore>& core, const std::string& na
             if (it != holds.end() && --it->second.count <= 0) holds.erase(it);
             return done(ReleaseOutcome::still_held, nullptr);
           }
+          metrics_released(*core, "lock", name, it != holds.end() ? &it->second : nullptr);  // hook
           if (it != holds.end()) holds.erase(it);
           core->watchdog().forget(name, field);
           done(ReleaseOutcome::released, nullptr);

@@ -1,0 +1,21 @@
+# Sourced by the script tests: start_private_redis starts a redis-server of its own on a free
+# loopback port (no persistence), sets REDIS_PORT and REDIS_URL, and stops it on exit.
+# Bash only; needs python3 (to find a free port) and redis-server / redis-cli.
+start_private_redis() {
+  local dir=$1 tries=0
+  REDIS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+    --dir "$dir" --daemonize no >"$dir/redis.log" 2>&1 &
+  REDIS_PID=$!
+  trap 'kill "$REDIS_PID" 2>/dev/null; wait "$REDIS_PID" 2>/dev/null; '"${PRIVATE_REDIS_EXIT_TRAP:-}" EXIT
+  until redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; do
+    tries=$((tries + 1))
+    if [ "$tries" -gt 100 ] || ! kill -0 "$REDIS_PID" 2>/dev/null; then
+      echo "private redis-server on port $REDIS_PORT did not start:" >&2
+      cat "$dir/redis.log" >&2
+      return 1
+    fi
+    sleep 0.05
+  done
+  REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
+}
