@@ -337,8 +337,8 @@ void run_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
           error = reply_error(error, reply, what);
           if (error) return done(ReleaseOutcome::failed, error);
           core->release_records().add(record);
-          auto it = core->holds().find({ref.hold_key, ref.owner});
-          const Hold before = it != core->holds().end() ? it->second : Hold{};
+          auto held = core->holds().find({ref.hold_key, ref.owner});
+          const Hold before = held != core->holds().end() ? held->second : Hold{};
           const auto outcome = settle_release(*core, ref, reply, kind->release_reply());
           if (outcome == ReleaseOutcome::released && core->config().metrics) {
             metrics_released(*core, metrics_kind(kind->noun()), name, &before);
