@@ -1,7 +1,7 @@
 // redisync::MultiLock (all of several locks, as one) and redisync::RedLock (a majority of
 // locks on independent servers).
 //
-//   example_multi_lock [URL1 [URL2 URL3]]   (one URL: every member on that server)
+//   example_multi_lock URL1 URL2 URL3   (three independent servers)
 #include <redisync/redisync.h>
 
 #include <chrono>
@@ -16,8 +16,10 @@ using namespace std::chrono_literals;
 int main(int argc, char** argv) {
   std::vector<std::string> urls;
   for (int i = 1; i < argc; ++i) urls.emplace_back(argv[i]);
-  if (urls.empty()) urls.emplace_back("redis://127.0.0.1:6379");
-  while (urls.size() < 3) urls.push_back(urls.front());
+  if (urls.size() != 3) {
+    std::cerr << "usage: example_multi_lock URL1 URL2 URL3 (three independent servers)\n";
+    return 64;
+  }
   try {
     // [multi_lock]
     redisync::Client a(urls[0]);
@@ -34,12 +36,13 @@ int main(int argc, char** argv) {
     // RedLock: acquired when a majority (2 of 3) of independent servers grant it.
     redisync::RedLock leader{a.lock("example:leader"), b.lock("example:leader"),
                              c.lock("example:leader")};
-    if (leader.try_lock_for(2s, 10s)) {  // wait 2 s, hold 10 s
+    const bool led = leader.try_lock_for(2s, 10s);  // wait 2 s, hold 10 s
+    if (led) {
       std::cout << "leader for " << leader.validity().count() << " ms more\n";
       leader.unlock();
     }
     // [end]
-    const bool ok = !a.lock("example:stock:east").is_locked() &&
+    const bool ok = led && !a.lock("example:stock:east").is_locked() &&
                     !a.lock("example:leader").is_locked() && leader.quorum() == 2;
     return ok ? 0 : 1;
   } catch (const redisync::Error& e) {
