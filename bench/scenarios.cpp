@@ -6,6 +6,9 @@
 //       renewal period; checks that no lock was lost
 //   bench_scenarios waiters URL [--waiters 2000] [--locks 100]
 //       N async waiters on M held locks: memory per waiter, pub/sub connections, wake-up gaps
+//   bench_scenarios metrics_overhead URL [--pairs 2000] [--rounds 10]
+//       uncontended lock+unlock pairs/s of a Client without a Metrics hook and of one with a
+//       no-op hook, in alternating rounds of the same run (the hook's cost on the hot path)
 // Every loop is bounded in count and time.
 #include <sys/resource.h>
 
@@ -17,6 +20,7 @@
 #include <future>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -234,11 +238,63 @@ int waiters(const std::string& url, int count, int lock_count) {
   return failures.load() == 0 ? 0 : 1;
 }
 
+// A hook that does nothing: what remains is the library's side of every event.
+class NoOpMetrics : public redisync::Metrics {
+ public:
+  void increment(const redisync::MetricLabels&, redisync::Counter, std::uint64_t) noexcept override {}
+  void observe(const redisync::MetricLabels&, redisync::Histogram, double) noexcept override {}
+};
+
+int metrics_overhead(const std::string& url, int pairs, int rounds) {
+  auto hooked_config = redisync::Config::from_url(url);
+  hooked_config.metrics = std::make_shared<NoOpMetrics>();
+  redisync::Client plain(url);
+  redisync::Client hooked(hooked_config);
+  auto plain_lock = plain.lock("bench:metrics:plain");
+  auto hooked_lock = hooked.lock("bench:metrics:hooked");
+  auto run_pairs = [](redisync::Lock& lock, int n) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < n; ++i) {
+      lock.lock(10s);
+      lock.unlock();
+    }
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  run_pairs(plain_lock, 100);  // warm-up: connect, load the scripts
+  run_pairs(hooked_lock, 100);
+  // Alternating rounds (which goes first alternates too), so drift on a shared machine hits
+  // both sides alike; the best round of each side is the least disturbed one.
+  double plain_total = 0, hooked_total = 0, plain_best = 1e9, hooked_best = 1e9;
+  for (int r = 0; r < rounds; ++r) {
+    double p = 0, h = 0;
+    if (r % 2 == 0) {
+      p = run_pairs(plain_lock, pairs);
+      h = run_pairs(hooked_lock, pairs);
+    } else {
+      h = run_pairs(hooked_lock, pairs);
+      p = run_pairs(plain_lock, pairs);
+    }
+    plain_total += p;
+    hooked_total += h;
+    plain_best = std::min(plain_best, p);
+    hooked_best = std::min(hooked_best, h);
+  }
+  const double n = static_cast<double>(pairs) * rounds;
+  std::printf(
+      "{\"scenario\":\"metrics_overhead\",\"pairs\":%d,\"rounds\":%d,"
+      "\"pairs_per_s_no_hook\":%.1f,\"pairs_per_s_noop_hook\":%.1f,"
+      "\"hook_cost_pct\":%.2f,\"best_round_hook_cost_pct\":%.2f}\n",
+      pairs, rounds, n / plain_total, n / hooked_total,
+      100.0 * (hooked_total - plain_total) / plain_total,
+      100.0 * (hooked_best - plain_best) / plain_best);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::cerr << "usage: bench_scenarios throughput|watchdog|waiters URL [--option N]...\n";
+    std::cerr << "usage: bench_scenarios throughput|watchdog|waiters|metrics_overhead URL [--option N]...\n";
     return 64;
   }
   const std::string what = argv[1];
@@ -251,6 +307,10 @@ int main(int argc, char** argv) {
     if (what == "watchdog") {
       return watchdog(url, static_cast<int>(arg(argc, argv, "--locks", 10000)),
                       static_cast<int>(arg(argc, argv, "--periods", 3)));
+    }
+    if (what == "metrics_overhead") {
+      return metrics_overhead(url, static_cast<int>(arg(argc, argv, "--pairs", 2000)),
+                              static_cast<int>(arg(argc, argv, "--rounds", 10)));
     }
     if (what == "waiters") {
       return waiters(url, static_cast<int>(arg(argc, argv, "--waiters", 2000)),

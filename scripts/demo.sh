@@ -6,4 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 BUILD_DIR=${BUILD_DIR:-build} bash scripts/build.sh -DREDISYNC_BUILD_TESTS=OFF -DREDISYNC_BUILD_BENCH=OFF
+if [ "${CONFIGURE_ONLY:-0}" = 1 ]; then exit 0; fi
 exec "${BUILD_DIR:-build}/tools/redisync/redisync" demo "$@"

@@ -9,6 +9,10 @@
 #   SANITIZERS=0                    skip the sanitizer builds (quick local runs)
 #   REDISYNC_SANITIZERS_STRICT=0    a failing sanitizer suite is reported but does not fail
 #                                   the run (default 1: it fails the run)
+#   BUILD_DIR=DIR                   the plain build's directory (default build; the sanitizer
+#                                   builds use DIR-tsan and DIR-asan)
+#   CONFIGURE_ONLY=1                configure each build and check it registers tests, without
+#                                   building or running them (tests/scripts/readme_order_test.sh)
 #   REDISYNC_CHAOS_WORKERS, REDISYNC_CHAOS_MS   size of each chaos case in the plain build
 #                                   (default 8 workers, 6000 ms); *_SANITIZED for the
 #                                   sanitizer builds (default 4 workers, 3000 ms)
@@ -16,13 +20,26 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
+BUILD=${BUILD_DIR:-build}
 
 run_suite() {  # build dir, cmake args...
   local dir=$1; shift
   local t0=$SECONDS
   echo "=== build $dir $*" >&2
   # Explicit returns: `set -e` does not apply inside a function called as an `if` condition.
-  BUILD_DIR=$dir bash scripts/build.sh -DREDISYNC_WERROR=ON "$@" || return 1
+  # Every option a suite depends on is passed explicitly: the directory may hold a cache from
+  # another command (scripts/demo.sh configures build/ with tests off).
+  BUILD_DIR=$dir bash scripts/build.sh -DREDISYNC_WERROR=ON -DREDISYNC_BUILD_TESTS=ON \
+    -DREDISYNC_BUILD_TOOLS=ON -DREDISYNC_CHAOS=ON "$@" || return 1
+  if [ "${CONFIGURE_ONLY:-0}" = 1 ]; then
+    # Registered tests, counted without building (gtest's discovered tests count as one
+    # "_NOT_BUILT" entry per binary until built).
+    local n
+    n=$(cd "$dir" && ctest -N | sed -n 's/^Total Tests: //p')
+    echo "=== $dir registers ${n:-0} tests" >&2
+    [ "${n:-0}" -gt 0 ] || return 1
+    return 0
+  fi
   echo "=== build $dir took $((SECONDS - t0)) s" >&2
   t0=$SECONDS
   echo "=== test $dir" >&2
@@ -55,13 +72,13 @@ if [ "${SANITIZERS:-1}" != 0 ]; then
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   # allocator_may_return_null: a peer announcing a huge reply makes hiredis ask for a huge
   # allocation; the reader handles the failure (ProtocolError); ASan must not abort instead.
-  sanitizer_suite ThreadSanitizer build-tsan -DREDISYNC_SANITIZE=thread -DREDISYNC_BUILD_BENCH=OFF
+  sanitizer_suite ThreadSanitizer "$BUILD-tsan" -DREDISYNC_SANITIZE=thread -DREDISYNC_BUILD_BENCH=OFF
   # -O1 -g1 for ASan+UBSan: with -O2 -g this build alone took 17 min of a 34 min CI on two
   # cores (4 min with -O1 -g1); line tables still give symbolized stack traces. GCC's
   # maybe-uninitialized warning misfires inside asio at -O1 (the plain -O2 build keeps it).
-  sanitizer_suite AddressSanitizer+UBSan build-asan -DREDISYNC_SANITIZE=address,undefined \
+  sanitizer_suite AddressSanitizer+UBSan "$BUILD-asan" -DREDISYNC_SANITIZE=address,undefined \
     -DREDISYNC_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG -Wno-maybe-uninitialized"
   unset REDISYNC_CHAOS_WORKERS REDISYNC_CHAOS_MS TSAN_OPTIONS ASAN_OPTIONS UBSAN_OPTIONS
 fi
 # The plain build last, so its ctest summary closes the log.
-run_suite build
+run_suite "$BUILD" -DREDISYNC_BUILD_BENCH=ON -DREDISYNC_SANITIZE= -DREDISYNC_PROMETHEUS=ON

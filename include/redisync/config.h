@@ -6,10 +6,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace redisync {
+
+class Metrics;  // redisync/metrics.h
 
 using Duration = std::chrono::milliseconds;
 
@@ -83,6 +86,11 @@ struct Config {
   Duration starvation_guard{20};
   bool check_lock_synced_slaves = true;       ///< checkLockSyncedSlaves: WAIT for a replica ack
   Duration slaves_sync_timeout{1000};         ///< slavesSyncTimeout: the WAIT timeout
+
+  // --- observability ---
+  /// Where the Client reports acquire waits, hold times, renewals... (redisync/metrics.h);
+  /// null = no metrics (the default; costs one null check per event). Not set by from_url.
+  std::shared_ptr<Metrics> metrics;
 
   /// Parses a URL into a Config with defaults for everything the URL does not say.
   ///   redis://[[user]:password@]host[:port][/db][?option=value&...]

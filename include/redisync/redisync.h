@@ -9,6 +9,7 @@
 #include "redisync/fair_lock.h"
 #include "redisync/fenced_lock.h"
 #include "redisync/lock.h"
+#include "redisync/metrics.h"
 #include "redisync/multi_lock.h"
 #include "redisync/non_reentrant_lock.h"
 #include "redisync/permit_expirable_semaphore.h"

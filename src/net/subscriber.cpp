@@ -195,6 +195,9 @@ void Subscriber::leave(const std::shared_ptr<Channel>& ch) {
 void Subscriber::send_subscribe(Link& link, const std::vector<std::string>& names) {
   std::vector<std::string> args{sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE"};
   args.insert(args.end(), names.begin(), names.end());
+  if (metrics_) {
+    for (const auto& name : names) metrics_->increment({"channel", name}, Counter::subscriptions, 1);
+  }
   link.connection->execute(args, nullptr);
 }
 

@@ -15,6 +15,7 @@
 #include <asio/steady_timer.hpp>
 
 #include "net/connection.h"
+#include "redisync/metrics.h"
 
 namespace redisync::net {
 
@@ -127,6 +128,8 @@ class Subscriber {
   Connection& connection() { return *primary_; }
   /// Use SSUBSCRIBE/SUNSUBSCRIBE (sharded pub/sub, cluster on Redis 7+) instead of SUBSCRIBE.
   void set_sharded(bool sharded) { sharded_ = sharded; }
+  /// Where subscriptions are counted (null: nowhere). Set before the first subscribe.
+  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
   bool sharded() const { return sharded_; }
   /// After a topology change: moves every channel whose route changed to its new server and
   /// resubscribes channels the server dropped. Their waiters are woken once resubscribed.
@@ -156,6 +159,7 @@ class Subscriber {
   Duration linger_;
   Duration subscription_timeout_;
   bool sharded_ = false;
+  Metrics* metrics_ = nullptr;
   bool closed_ = false;
   std::map<std::string, std::shared_ptr<Channel>> channels_;
 };

@@ -42,6 +42,7 @@ AcquireLoop::AcquireLoop(net::Executor& executor, Params params, Done done)
 
 void AcquireLoop::attempt() {
   ++round_;
+  if (params_.probe) ++params_.probe->attempts;
   auto self = shared_from_this();
   auto& fn = uncertain_ && params_.recheck ? params_.recheck : params_.attempt;
   uncertain_ = false;
@@ -157,6 +158,10 @@ void AcquireLoop::on_attempt(std::exception_ptr error, AttemptResult result) {
 
 void AcquireLoop::wake() {
   if (finished_) return;
+  if (params_.probe) {
+    ++params_.probe->wake_ups;
+    params_.probe->last_wake = Clock::now();
+  }
   timer_.cancel();
   attempt();
 }

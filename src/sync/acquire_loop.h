@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -28,6 +29,13 @@ struct AttemptResult {
   bool acquired = false;
   /// When not acquired: the holder's remaining lease in ms (PTTL); -1 = no expiry.
   long long ttl_ms = -1;
+};
+
+/// What one acquisition's loop counted, for the Metrics hook (sync/metrics_report.h).
+struct AcquireProbe {
+  std::uint64_t attempts = 0;  ///< acquire steps run
+  std::uint64_t wake_ups = 0;  ///< release messages that woke this loop
+  std::optional<Clock::time_point> last_wake;
 };
 
 /// What the loop does after an attempt that did not acquire. Pure, for unit tests.
@@ -64,6 +72,8 @@ class AcquireLoop : public net::Waiter, public std::enable_shared_from_this<Acqu
     /// `retry_interval` between tries, within the deadline) before they are reported.
     int retry_attempts = 0;
     Duration retry_interval{1500};
+    /// Optional: counts attempts and wake-ups (set when a Metrics hook is).
+    std::shared_ptr<AcquireProbe> probe;
   };
 
   static void start(net::Executor& executor, Params params, Done done);

@@ -28,6 +28,10 @@ ClientCore::ClientCore(Config config)
         }
         report_lost(k.key, owner, reason);
       });
+  if (config_.metrics) {  // before the I/O thread starts
+    watchdog_->set_metrics(config_.metrics.get());
+    executor_->subscriber().set_metrics(config_.metrics.get());
+  }
   release_records_ = std::make_unique<sync::ReleaseRecordSweeper>(
       io_, *executor_, config_.topology == Topology::cluster);
   thread_ = std::thread([this] { run_io(); });

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <map>
@@ -22,6 +23,10 @@
 #include "sync/release_records.h"
 #include "sync/watchdog.h"
 
+namespace redisync::sync {
+struct AcquireProbe;  // sync/acquire_loop.h
+}
+
 namespace redisync::detail {
 
 /// What this process believes about one (lock, owner) hold. io thread only.
@@ -30,6 +35,8 @@ struct Hold {
   Duration lease{0};  ///< lease used for re-entry / partial release (watchdog lease if 0)
   bool watchdog = false;
   bool lost = false;  ///< the watchdog found it gone; the next release reports LockLostError
+  /// When the first hold was taken; set only with a Metrics hook (hold time).
+  std::chrono::steady_clock::time_point since{};
 };
 
 class ClientCore : public std::enable_shared_from_this<ClientCore> {
@@ -53,6 +60,9 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::map<std::pair<std::string, std::int64_t>, Hold>& holds() { return holds_; }
   /// Marks the hold lost and tells the user's handler.
   void report_lost(const std::string& key, std::int64_t owner, const std::string& reason);
+  /// The AcquireProbe of the acquisition being started (Metrics hook): set by run_acquire
+  /// around the kind's start_loop, taken by the waiting loop it starts.
+  std::shared_ptr<sync::AcquireProbe> pending_probe;
   /// "PUBLISH" or "SPUBLISH" (sharded cluster), for scripts that publish.
   const std::string& publish_command() const { return publish_command_; }
   /// Milliseconds a release record lives (spec §1.8).

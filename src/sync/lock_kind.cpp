@@ -6,6 +6,7 @@
 
 #include "lua/scripts.h"
 #include "sync/identity.h"
+#include "sync/metrics_report.h"
 
 namespace redisync::detail {
 
@@ -193,6 +194,7 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
   params.deadline = deadline;
   params.attempt = std::move(attempt);
   params.on_give_up = std::move(on_give_up);
+  params.probe = std::move(core->pending_probe);  // the acquisition's, with a Metrics hook
   if (recheck) {
     params.recheck = std::move(recheck);
     params.retry_attempts = core->config().retry_attempts;
@@ -258,8 +260,11 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
     const Duration effective = watchdog ? core->config().lock_watchdog_timeout : lease;
     std::optional<sync::Clock::time_point> deadline;
     if (wait >= Duration{0}) deadline = sync::Clock::now() + wait;
-    auto finished = [core, kind, name, owner, watchdog, effective, done](std::exception_ptr error,
-                                                                         bool acquired) {
+    std::shared_ptr<AcquireMeter> meter;  // null without a Metrics hook
+    if (core->config().metrics) meter = start_acquire_meter(*core, kind->noun(), name);
+    auto finished = [core, kind, name, owner, watchdog, effective, done, meter](
+                        std::exception_ptr error, bool acquired) {
+      Hold* held = nullptr;
       if (!error && acquired) {
         const HoldRef ref = kind->hold_ref(*core, name, owner);
         auto& hold = core->holds()[{ref.hold_key, owner}];
@@ -268,14 +273,18 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
         hold.lease = effective;
         hold.watchdog = hold.watchdog || watchdog;
         if (watchdog) core->watchdog().add(ref.renewal, ref.report);
+        held = &hold;
       }
+      metrics_acquired(meter, error, acquired, held);
       done(error, acquired);
     };
+    if (meter) core->pending_probe = meter->probe;  // for the loop start_loop starts
     if (start) {
       start(effective, deadline, std::move(finished));
     } else {
       kind->start_loop(core, name, owner, effective, wait, deadline, std::move(finished));
     }
+    core->pending_probe.reset();
   });
 }
 
@@ -322,11 +331,17 @@ void run_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
     const std::string what = "releasing " + kind->describe(*core, name);
     kind->release_step(
         core, name, ref, lease, record,
-        [core, kind, ref, record, what, done](std::exception_ptr error, net::Reply reply) {
+        [core, kind, name, ref, record, what, done](std::exception_ptr error, net::Reply reply) {
           error = reply_error(error, reply, what);
           if (error) return done(ReleaseOutcome::failed, error);
           core->release_records().add(record);
-          done(settle_release(*core, ref, reply, kind->release_reply()), nullptr);
+          auto held = core->holds().find({ref.hold_key, ref.owner});
+          const Hold before = held != core->holds().end() ? held->second : Hold{};
+          const auto outcome = settle_release(*core, ref, reply, kind->release_reply());
+          if (outcome == ReleaseOutcome::released && core->config().metrics) {
+            metrics_released(*core, metrics_kind(kind->noun()), name, &before);
+          }
+          done(outcome, nullptr);
         });
   });
 }

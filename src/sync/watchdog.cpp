@@ -165,6 +165,16 @@ Watchdog::Call Watchdog::read_call(const std::vector<RenewalKey>& batch) const {
   return call;
 }
 
+void Watchdog::count_renewals(bool ok, const net::Reply& reply) {
+  if (!ok) {
+    metrics_->increment({"watchdog", {}}, Counter::renewal_failures, 1);
+    return;
+  }
+  std::uint64_t renewed = 0;
+  for (const auto& e : reply.elements) renewed += e.integer == 1 ? 1 : 0;
+  if (renewed > 0) metrics_->increment({"watchdog", {}}, Counter::renewals, renewed);
+}
+
 void Watchdog::send(Call call, const std::shared_ptr<std::size_t>& remaining,
                     Clock::time_point started) {
   ++calls_sent_;
@@ -174,6 +184,7 @@ void Watchdog::send(Call call, const std::shared_ptr<std::size_t>& remaining,
       [this, regs = std::move(regs), remaining, started](std::exception_ptr error,
                                                          net::Reply reply) {
         const bool ok = !error && reply.is_array() && reply.elements.size() == regs.size();
+        if (metrics_) count_renewals(ok, reply);
         for (std::size_t i = 0; i < regs.size(); ++i) {
           auto it = entries_.find(regs[i]);
           if (it == entries_.end()) continue;  // released meanwhile
@@ -183,6 +194,7 @@ void Watchdog::send(Call call, const std::shared_ptr<std::size_t>& remaining,
             } else {
               const RenewalKey report = it->second.report;
               entries_.erase(it);
+              if (metrics_) metrics_->increment({"watchdog", report.key}, Counter::lost_locks, 1);
               lost_(report, "the lock key or its owner field is gone (expired or deleted)");
             }
           } else if (lease_ran_out(it->second.last_renewed, Clock::now(), lease_)) {
@@ -199,6 +211,7 @@ void Watchdog::send(Call call, const std::shared_ptr<std::size_t>& remaining,
             }
             const RenewalKey report = it->second.report;
             entries_.erase(it);
+            if (metrics_) metrics_->increment({"watchdog", report.key}, Counter::lost_locks, 1);
             lost_(report, why);
           }
         }

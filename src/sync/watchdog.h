@@ -18,6 +18,7 @@
 #include <asio/steady_timer.hpp>
 
 #include "net/executor.h"
+#include "redisync/metrics.h"
 
 namespace redisync::sync {
 
@@ -78,6 +79,10 @@ class Watchdog {
   void forget(const std::string& key, const std::string& field);
   void forget(const RenewalKey& reg);
 
+  /// Where renewals, renewal failures and lost holds are counted (null: nowhere). Set before
+  /// the first add().
+  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
+
   std::size_t size() const { return entries_.size(); }
   /// Script calls sent so far (for tests and the benchmark).
   std::uint64_t calls_sent() const { return calls_sent_; }
@@ -101,12 +106,14 @@ class Watchdog {
   void renew_round();
   Call hash_call(const std::vector<RenewalKey>& batch) const;
   Call read_call(const std::vector<RenewalKey>& batch) const;
+  void count_renewals(bool ok, const net::Reply& reply);  // metrics_ set
   void send(Call call, const std::shared_ptr<std::size_t>& remaining, Clock::time_point started);
 
   net::Executor& executor_;
   Duration lease_;
   std::size_t batch_size_;
   LostHandler lost_;
+  Metrics* metrics_ = nullptr;
   std::map<RenewalKey, Entry> entries_;
   asio::steady_timer timer_;
   bool scheduled_ = false;

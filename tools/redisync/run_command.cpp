@@ -12,6 +12,7 @@
 
 #include "cli_error.h"
 #include "duration.h"
+#include "metrics_option.h"
 #include "process.h"
 #include "redis_option.h"
 #include "redisync/client.h"
@@ -297,6 +298,7 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   run->add_option("--watchdog-timeout", o.watchdog_timeout,
                   "Watchdog lease, renewed every third of it (default 30s)");
   run->add_flag("-v,--verbose", o.verbose, "Print acquire/release lines on stderr");
+  add_metrics_option(*run, o.metrics_listen);  // metrics_option.h
   run->add_option("name", o.name, "Lock name")->required();
   run->add_option("command", o.command, "-- CMD ARGS...: the command to run");
   return run;
@@ -305,7 +307,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
 int run_command(const RunOptions& options) {
   Config config = config_from_url(options.redis_url);
   Settings settings = parse_settings(options, config);
+  const auto metrics = metrics_sink(options.metrics_listen, config);  // metrics_option.h
   Runner runner(options, std::move(config), std::move(settings));
+  serve_metrics(metrics);  // after the Runner blocked its signals: threads inherit the mask
   return runner.run();
 }
 

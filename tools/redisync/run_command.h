@@ -13,6 +13,7 @@ struct RunOptions {
   std::string lease;             ///< empty: watchdog lease (renewed while the command runs)
   std::string watchdog_timeout;  ///< empty: the Config default (30 s)
   bool verbose = false;
+  std::string metrics_listen;  ///< --metrics-port [HOST:]PORT; empty: none
   std::string name;
   std::vector<std::string> command;  ///< CMD ARGS...: the words after "--"
 };

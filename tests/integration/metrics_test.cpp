@@ -1,0 +1,204 @@
+// The Metrics hook (redisync/metrics.h) against a real redis-server: what an acquisition, a
+// wait, a handoff, a timeout, a hold, the watchdog and the subscriber report.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "redisync/redisync.h"
+#include "support/redis_server.h"
+#include "support/test_util.h"
+
+using namespace std::chrono_literals;
+using redisync::Counter;
+using redisync::Histogram;
+using redisync::test::RedisServer;
+using redisync::test::unique_name;
+using redisync::test::wait_until;
+
+namespace {
+
+// Records every event; thread-safe (calls come from the I/O thread and callers' threads).
+class RecordingMetrics : public redisync::Metrics {
+ public:
+  void increment(const redisync::MetricLabels& l, Counter c, std::uint64_t n) noexcept override {
+    std::lock_guard guard(mutex_);
+    counters_[{std::string(l.kind), std::string(l.name), c}] += n;
+  }
+  void observe(const redisync::MetricLabels& l, Histogram h, double value) noexcept override {
+    std::lock_guard guard(mutex_);
+    observations_[{std::string(l.kind), std::string(l.name), h}].push_back(value);
+  }
+  std::uint64_t count(const std::string& kind, const std::string& name, Counter c) {
+    std::lock_guard guard(mutex_);
+    auto it = counters_.find({kind, name, c});
+    return it == counters_.end() ? 0 : it->second;
+  }
+  /// Summed over names.
+  std::uint64_t count(const std::string& kind, Counter c) {
+    std::lock_guard guard(mutex_);
+    std::uint64_t n = 0;
+    for (const auto& [key, value] : counters_) {
+      if (std::get<0>(key) == kind && std::get<2>(key) == c) n += value;
+    }
+    return n;
+  }
+  std::vector<double> values(const std::string& kind, const std::string& name, Histogram h) {
+    std::lock_guard guard(mutex_);
+    auto it = observations_.find({kind, name, h});
+    return it == observations_.end() ? std::vector<double>{} : it->second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::tuple<std::string, std::string, Counter>, std::uint64_t> counters_;
+  std::map<std::tuple<std::string, std::string, Histogram>, std::vector<double>> observations_;
+};
+
+redisync::Config config_for(const RedisServer& server,
+                            const std::shared_ptr<RecordingMetrics>& metrics) {
+  auto cfg = redisync::Config::from_url(server.url());
+  cfg.subscription_linger = 100ms;
+  cfg.metrics = metrics;
+  return cfg;
+}
+
+}  // namespace
+
+TEST(MetricsTest, UncontendedLockReportsOneAcquireOneAttemptAndItsHoldTime) {
+  RedisServer server;
+  auto metrics = std::make_shared<RecordingMetrics>();
+  redisync::Client client(config_for(server, metrics));
+  const auto name = unique_name("metrics:lock");
+  auto lock = client.lock(name);
+  lock.lock();
+  lock.lock();  // reentrant: a second acquisition, the same hold
+  lock.unlock();
+  EXPECT_TRUE(metrics->values("lock", name, Histogram::hold_time).empty())
+      << "the hold is not over while a reentrant hold remains";
+  lock.unlock();
+
+  EXPECT_EQ(metrics->count("lock", name, Counter::acquires), 2u);
+  EXPECT_EQ(metrics->values("lock", name, Histogram::acquire_wait).size(), 2u);
+  EXPECT_EQ(metrics->values("lock", name, Histogram::attempts_per_acquire),
+            (std::vector<double>{1, 1}));
+  const auto holds = metrics->values("lock", name, Histogram::hold_time);
+  ASSERT_EQ(holds.size(), 1u);
+  EXPECT_GE(holds[0], 0.0);
+  EXPECT_EQ(metrics->count("lock", name, Counter::timeouts), 0u);
+  EXPECT_TRUE(metrics->values("lock", name, Histogram::handoff_latency).empty());
+  EXPECT_EQ(metrics->count("channel", Counter::subscriptions), 0u)
+      << "an uncontended acquire subscribes to nothing";
+}
+
+TEST(MetricsTest, WaiterWokenByTheReleaseReportsWakeUpHandoffAndSubscription) {
+  RedisServer server;
+  auto metrics = std::make_shared<RecordingMetrics>();
+  redisync::Client holder_client(config_for(server, metrics));
+  redisync::Client waiter_client(config_for(server, metrics));
+  const auto name = unique_name("metrics:handoff");
+  auto holder = holder_client.lock(name);
+  holder.lock();
+  auto waiter = std::async(std::launch::async, [&] {
+    auto lock = waiter_client.lock(name);
+    const bool got = lock.try_lock_for(20s, 30s);
+    if (got) lock.unlock();
+    return got;
+  });
+  // The waiter is subscribed once its client has sent SUBSCRIBE for the lock's channel.
+  ASSERT_TRUE(wait_until([&] { return metrics->count("channel", Counter::subscriptions) >= 1; },
+                         10s));
+  ASSERT_TRUE(wait_until(
+      [&] { return !server.command({"PUBSUB", "CHANNELS"}).elements.empty(); }, 10s));
+  holder.unlock();
+  ASSERT_TRUE(waiter.get());
+
+  EXPECT_EQ(metrics->count("lock", name, Counter::acquires), 2u);
+  EXPECT_GE(metrics->count("lock", name, Counter::wake_ups), 1u);
+  EXPECT_EQ(metrics->values("lock", name, Histogram::handoff_latency).size(), 1u);
+  const auto attempts = metrics->values("lock", name, Histogram::attempts_per_acquire);
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_GE(attempts[1], 2.0) << "the waiter tried, waited, and tried again";
+}
+
+TEST(MetricsTest, WaitThatRunsOutCountsATimeoutAndNoAcquire) {
+  RedisServer server;
+  auto metrics = std::make_shared<RecordingMetrics>();
+  redisync::Client client(config_for(server, metrics));
+  redisync::Client other(config_for(server, metrics));
+  const auto name = unique_name("metrics:timeout");
+  auto held = client.lock(name);
+  held.lock();
+  auto lock = other.lock(name);
+  EXPECT_FALSE(lock.try_lock());
+  EXPECT_FALSE(lock.try_lock_for(50ms, 10s));
+  held.unlock();
+  EXPECT_EQ(metrics->count("lock", name, Counter::timeouts), 2u);
+  EXPECT_EQ(metrics->count("lock", name, Counter::acquires), 1u);
+}
+
+TEST(MetricsTest, LockKindsReportUnderTheirOwnKind) {
+  RedisServer server;
+  auto metrics = std::make_shared<RecordingMetrics>();
+  redisync::Client client(config_for(server, metrics));
+  const auto fair = unique_name("metrics:fair");
+  const auto rw = unique_name("metrics:rw");
+  const auto fenced = unique_name("metrics:fenced");
+  auto fair_lock = client.fair_lock(fair);
+  fair_lock.lock();
+  fair_lock.unlock();
+  auto rw_lock = client.read_write_lock(rw);
+  rw_lock.read_lock().lock();
+  rw_lock.read_lock().unlock();
+  rw_lock.write_lock().lock();
+  rw_lock.write_lock().unlock();
+  auto fenced_lock = client.fenced_lock(fenced);
+  fenced_lock.lock_and_get_token();
+  fenced_lock.unlock();
+
+  for (const auto& [kind, name] : std::vector<std::pair<std::string, std::string>>{
+           {"fair_lock", fair}, {"read_lock", rw}, {"write_lock", rw}, {"fenced_lock", fenced}}) {
+    EXPECT_EQ(metrics->count(kind, name, Counter::acquires), 1u) << kind;
+    EXPECT_EQ(metrics->values(kind, name, Histogram::hold_time).size(), 1u) << kind;
+    EXPECT_EQ(metrics->values(kind, name, Histogram::attempts_per_acquire),
+              (std::vector<double>{1}))
+        << kind;
+  }
+}
+
+TEST(MetricsTest, WatchdogReportsRenewalsAndALostLock) {
+  RedisServer server;
+  auto metrics = std::make_shared<RecordingMetrics>();
+  auto cfg = config_for(server, metrics);
+  cfg.lock_watchdog_timeout = 300ms;  // renewed every 100 ms
+  redisync::Client client(cfg);
+  const auto name = unique_name("metrics:watchdog");
+  auto lock = client.lock(name);
+  lock.lock();
+  EXPECT_TRUE(wait_until([&] { return metrics->count("watchdog", Counter::renewals) >= 2; }, 10s));
+  server.command({"DEL", name});
+  EXPECT_TRUE(wait_until(
+      [&] { return metrics->count("watchdog", name, Counter::lost_locks) == 1; }, 10s));
+  EXPECT_THROW(lock.unlock(), redisync::LockLostError);
+}
+
+TEST(MetricsTest, WatchdogCountsRenewalFailuresWhileTheServerIsDown) {
+  RedisServer server;
+  auto metrics = std::make_shared<RecordingMetrics>();
+  auto cfg = config_for(server, metrics);
+  cfg.lock_watchdog_timeout = 600ms;
+  cfg.reconnection_delay_max = 100ms;
+  redisync::Client client(cfg);
+  auto lock = client.lock(unique_name("metrics:down"));
+  lock.lock();
+  server.kill();
+  EXPECT_TRUE(wait_until(
+      [&] { return metrics->count("watchdog", Counter::renewal_failures) >= 1; }, 10s));
+  EXPECT_TRUE(
+      wait_until([&] { return metrics->count("watchdog", Counter::lost_locks) == 1; }, 10s))
+      << "the lease ran out without a confirmed renewal";
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The README's two commands in order on one clone: `bash scripts/demo.sh` configures the build
+# directory with tests off; `bash scripts/test.sh` afterwards must still register (and so run)
+# tests there, not end with "No tests were found". Configure-only (CONFIGURE_ONLY=1) in a
+# temporary build directory: no compilation, a few seconds.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+dir=$(mktemp -d "${TMPDIR:-/tmp}/redisync-readme-order.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+
+CONFIGURE_ONLY=1 BUILD_DIR="$dir/build" bash scripts/demo.sh
+if grep -q '^REDISYNC_BUILD_TESTS:BOOL=ON' "$dir/build/CMakeCache.txt"; then
+  echo "readme_order_test: the demo's configuration was expected to turn tests off" >&2
+  exit 1
+fi
+if ! CONFIGURE_ONLY=1 SANITIZERS=0 BUILD_DIR="$dir/build" bash scripts/test.sh; then
+  echo "readme_order_test: scripts/test.sh after scripts/demo.sh registers no tests" >&2
+  exit 1
+fi
+echo "readme_order_test: scripts/test.sh after scripts/demo.sh registers tests"
