@@ -4,7 +4,7 @@ set -euo pipefail
 
 PACKAGES=(build-essential cmake pkg-config libasio-dev libhiredis-dev libssl-dev libcli11-dev
           libgtest-dev libgmock-dev libbenchmark-dev redis-server redis-sentinel redis-tools
-          openssl procps python3 util-linux)
+          openssl procps python3 util-linux tmux)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
