@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@ namespace {
 // The watcher, between fork and _exit: async-signal-safe calls only.
 [[noreturn]] void watch(int read_fd, const std::vector<int>& close_fds) {
   ::setpgid(0, 0);
+  ::prctl(PR_SET_NAME, "redisync-watch");  // for ps / top
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE, SIGUSR1,
