@@ -44,7 +44,9 @@ class CliProcessGroupTest : public CliTest {
 TEST_F(CliProcessGroupTest, LostLockTerminatesTheGrandchildToo) {
   const std::string name = unique_name("cli:pg:lost:");
   std::string out;
-  const auto [run, grandchild] = start_with_grandchild({"--watchdog-timeout", "900ms"}, name, &out);
+  const auto started = start_with_grandchild({"--watchdog-timeout", "900ms"}, name, &out);
+  const pid_t run = started.first;
+  const pid_t grandchild = started.second;
   ASSERT_GT(grandchild, 0);
   ASSERT_TRUE(alive(grandchild));
   server_.command({"DEL", name});
@@ -56,8 +58,10 @@ TEST_F(CliProcessGroupTest, LostLockTerminatesTheGrandchildToo) {
 TEST_F(CliProcessGroupTest, GrandchildIgnoringSigtermIsKilledAfterTheGracePeriod) {
   const std::string name = unique_name("cli:pg:stubborn:");
   std::string out;
-  const auto [run, grandchild] = start_with_grandchild(
+  const auto started = start_with_grandchild(
       {"--watchdog-timeout", "900ms"}, name, &out, "sh -c 'trap \"\" TERM; exec sleep 1000'");
+  const pid_t run = started.first;
+  const pid_t grandchild = started.second;
   ASSERT_GT(grandchild, 0);
   server_.command({"DEL", name});
   EXPECT_EQ(finish(run, 20s), 76) << read_file(out);
@@ -68,7 +72,9 @@ TEST_F(CliProcessGroupTest, GrandchildIgnoringSigtermIsKilledAfterTheGracePeriod
 TEST_F(CliProcessGroupTest, SigkilledRunTakesTheWholeGroupAlong) {
   const std::string name = unique_name("cli:pg:kill:");
   std::string out;
-  const auto [run, grandchild] = start_with_grandchild({}, name, &out);
+  const auto started = start_with_grandchild({}, name, &out);
+  const pid_t run = started.first;
+  const pid_t grandchild = started.second;
   ASSERT_GT(grandchild, 0);
   ASSERT_TRUE(alive(grandchild));
   ::kill(run, SIGKILL);

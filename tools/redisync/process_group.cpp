@@ -95,9 +95,22 @@ void ProcessGroup::signal(int signo) const {
 void ProcessGroup::dismiss() {
   restore_terminal();
   if (pipe_write_ >= 0) {
+    // The watcher may be dead already (a SIGKILL to the group after a lost lock): writing
+    // would raise SIGPIPE. Block it for this write and take back the one it raised.
+    sigset_t pipe_signal;
+    sigset_t old;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, &old);
     const char q = 'q';
-    while (::write(pipe_write_, &q, 1) < 0 && errno == EINTR) {
+    ssize_t n = 0;
+    while ((n = ::write(pipe_write_, &q, 1)) < 0 && errno == EINTR) {
     }
+    if (n < 0 && errno == EPIPE) {
+      const timespec none{};
+      ::sigtimedwait(&pipe_signal, nullptr, &none);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     ::close(pipe_write_);
     pipe_write_ = -1;
   }
