@@ -31,6 +31,11 @@ class CliProcessGroupTest : public CliTest {
     return {run, child};
   }
 
+  // A grandchild the code under test failed to stop must not outlive the test.
+  static void reap_leftover(pid_t pid) {
+    if (pid > 0 && alive(pid)) ::kill(pid, SIGKILL);
+  }
+
   // Whether `pid` still runs (a zombie counts as gone: it has exited).
   static bool alive(pid_t pid) {
     std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -53,6 +58,7 @@ TEST_F(CliProcessGroupTest, LostLockTerminatesTheGrandchildToo) {
   EXPECT_EQ(finish(run, 15s), 76) << read_file(out);
   EXPECT_TRUE(wait_until([&] { return !alive(grandchild); }, 10s))
       << "grandchild " << grandchild << " still runs after the lock was lost";
+  reap_leftover(grandchild);
 }
 
 TEST_F(CliProcessGroupTest, GrandchildIgnoringSigtermIsKilledAfterTheGracePeriod) {
@@ -67,6 +73,7 @@ TEST_F(CliProcessGroupTest, GrandchildIgnoringSigtermIsKilledAfterTheGracePeriod
   EXPECT_EQ(finish(run, 20s), 76) << read_file(out);
   EXPECT_TRUE(wait_until([&] { return !alive(grandchild); }, 10s))
       << "grandchild " << grandchild << " ignoring SIGTERM survived the grace period";
+  reap_leftover(grandchild);
 }
 
 TEST_F(CliProcessGroupTest, SigkilledRunTakesTheWholeGroupAlong) {
@@ -81,6 +88,7 @@ TEST_F(CliProcessGroupTest, SigkilledRunTakesTheWholeGroupAlong) {
   EXPECT_EQ(finish(run), 128 + SIGKILL);
   EXPECT_TRUE(wait_until([&] { return !alive(grandchild); }, 10s))
       << "grandchild " << grandchild << " still runs after `run` was SIGKILLed";
+  reap_leftover(grandchild);
 }
 
 TEST_F(CliProcessGroupTest, CommandRunsInItsOwnProcessGroup) {
