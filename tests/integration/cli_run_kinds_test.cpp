@@ -159,6 +159,22 @@ TEST_F(CliRunKindsTest, MultiHoldsEveryLockAtOnce) {
   EXPECT_FALSE(key_exists(a));
 }
 
+TEST_F(CliRunKindsTest, MultiLockMemberLostExits76) {
+  const std::string a = unique_name("cli:multilost:a:");
+  const std::string b = unique_name("cli:multilost:b:");
+  const std::string marker = temp_file("in");
+  std::string out;
+  const pid_t pid = start_cli({"run", "--redis", server_.url(), "--watchdog-timeout", "900ms",
+                               "--fair", "--multi", a, b, "--", "sh", "-c",
+                               "touch " + marker + "; exec sleep 30"},
+                              &out);
+  ASSERT_TRUE(wait_until([&] { return file_exists(marker); }, 10s)) << read_file(out);
+  server_.command({"DEL", b});
+  EXPECT_EQ(finish(pid, 15s), 76) << read_file(out);
+  EXPECT_NE(read_file(out).find("fair locks " + a + ", " + b + " lost: "), std::string::npos)
+      << read_file(out);
+}
+
 TEST_F(CliRunKindsTest, ExclusiveOptionsAndBadCountsAreUsageErrors) {
   const std::string name = unique_name("cli:usage:");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
