@@ -126,27 +126,6 @@ TEST_F(CliLsTest, ScansEveryMasterOfACluster) {
   for (auto& l : locks) l.unlock();
 }
 
-// tmux: a private server (-S socket), a detached session with a fixed size.
-class Tmux {
- public:
-  Tmux() : socket_(temp_file("tmux.sock")) {}
-  ~Tmux() { run_process({"tmux", "-S", socket_, "kill-server"}, 10s); }
-  ProcessResult start(const std::string& shell_command) {
-    return run_process({"tmux", "-S", socket_, "new-session", "-d", "-x", "150", "-y", "30",
-                        shell_command},
-                       10s);
-  }
-  std::string screen() {
-    return run_process({"tmux", "-S", socket_, "capture-pane", "-p"}, 10s).output;
-  }
-  void keys(const std::string& keys) {
-    run_process({"tmux", "-S", socket_, "send-keys", keys}, 10s);
-  }
-
- private:
-  std::string socket_;
-};
-
 TEST_F(CliLsTest, TopShowsHoldersAndChangesAndQuitsOnQ) {
   ASSERT_EQ(run_process({"sh", "-c", "command -v tmux"}, 10s).exit_code, 0)
       << "tmux is needed (scripts/deps.sh installs it)";
