@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_support.h"
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
 #include "support/test_util.h"
@@ -25,82 +26,6 @@ namespace redisync::test {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::string cli_path() {
-  if (const char* env = std::getenv("REDISYNC_CLI"); env != nullptr && *env != '\0') return env;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe");
-  return (self.parent_path() / ".." / "tools" / "redisync" / "redisync")
-      .lexically_normal()
-      .string();
-}
-
-class CliTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    cli_ = cli_path();
-    ASSERT_TRUE(std::filesystem::exists(cli_))
-        << "redisync CLI not found at " << cli_
-        << " (build target redisync_cli, or set REDISYNC_CLI)";
-  }
-
-  // Runs the CLI to completion (bounded) and returns its status and output.
-  ProcessResult cli(std::vector<std::string> args, std::chrono::milliseconds timeout = 30s) {
-    args.insert(args.begin(), cli_);
-    return run_process(args, timeout);
-  }
-
-  // Starts the CLI in the background, output to a temp file; reap with finish().
-  pid_t start_cli(std::vector<std::string> args, std::string* output_path) {
-    args.insert(args.begin(), cli_);
-    *output_path = temp_file("cli.out");
-    const int fd = ::open(output_path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    EXPECT_GE(fd, 0);
-    const pid_t pid = detail::spawn_process(args, fd);
-    ::close(fd);
-    return pid;
-  }
-
-  // Waits (bounded) for a background CLI; its exit code (128+signal), or -1 if it hung.
-  static int finish(pid_t pid, std::chrono::milliseconds limit = 20s) {
-    int status = 0;
-    if (!detail::reap_within(pid, limit, &status)) {
-      ::kill(pid, SIGKILL);
-      detail::reap_within(pid, 5s, &status);
-      return -1;
-    }
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    return 128 + WTERMSIG(status);
-  }
-
-  static std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-
-  static bool file_exists(const std::string& path) { return std::filesystem::exists(path); }
-
-  bool key_exists(const std::string& key) {
-    return server_.command({"EXISTS", key}).as_integer() == 1;
-  }
-
-  RedisServer server_;
-  std::string cli_;
-};
-
-// A loopback port nothing listens on (bound to 0, read back, closed).
-std::uint16_t unused_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 TEST_F(CliTest, RunPassesTheCommandsExitStatus) {
   const std::string name = unique_name("cli:status:");

@@ -31,6 +31,9 @@ int report_current_exception() noexcept {
   } catch (const ConfigError& e) {
     print_diagnostic(strip_prefix(e.what()));
     return kExitUsage;
+  } catch (const InvalidArgument& e) {
+    print_diagnostic(strip_prefix(e.what()));
+    return kExitUsage;
   } catch (const ConnectionError& e) {
     print_diagnostic("cannot reach Redis: " + strip_prefix(e.what()));
     return kExitUnavailable;

@@ -36,7 +36,8 @@ class UsageError : public CliError {
 };
 
 /// Call inside a catch block: prints the in-flight exception as "redisync: <message>" on
-/// stderr and returns the exit code it maps to (CliError: its own; ConfigError: 64;
+/// stderr and returns the exit code it maps to (CliError: its own; ConfigError and
+/// InvalidArgument (a name or value the library refuses): 64;
 /// ConnectionError / TimeoutError: 69; anything else: 1).
 int report_current_exception() noexcept;
 

@@ -119,7 +119,8 @@ class Demo {
     client_->execute({"DEL", keys_.lock, keys_.counter, keys_.victim, keys_.holder});
     client_->execute({"SET", keys_.counter, "0"});
 
-    std::cerr << "redisync demo: " << o_.workers << " processes contend for lock \"" << kLockName
+    std::cerr << "redisync demo: " << o_.workers << " processes contend for "
+              << (o_.kind == "lock" ? std::string("lock") : o_.kind + " lock") << " \"" << kLockName
               << "\" on " << where << " for " << fixed(o_.seconds, 1) << " s\n"
               << "  critical section: GET counter, ~1.5 ms of work, SET counter+1 (not atomic: "
                  "only the lock keeps updates from being lost)\n"
@@ -148,7 +149,7 @@ class Demo {
                         {"redisync", "demo-worker", "--redis", url, "--lock", kLockName,
                          "--worker-id", std::to_string(i), "--events", w.events, "--start-at-ns",
                          std::to_string(start_ns_), "--deadline-ns", std::to_string(deadline_ns_),
-                         "--watchdog-ms", std::to_string(kWatchdogMs)},
+                         "--watchdog-ms", std::to_string(kWatchdogMs), "--kind", o_.kind},
                         spawn);
       workers_.workers.push_back(w);
     }
@@ -358,12 +359,16 @@ CLI::App* add_demo_command(CLI::App& app, DemoOptions& o) {
   demo->add_option("--seconds", o.seconds, "Length of the run")
       ->capture_default_str()
       ->check(CLI::Range(0.5, 3600.0));
+  demo->add_option("--kind", o.kind,
+                   "Lock kind the workers contend for: lock, fair, rw (its write lock), fenced")
+      ->capture_default_str();
   demo->add_flag("--kill,!--no-kill", o.kill,
                  "SIGKILL one worker inside its critical section midway (default: on)");
   return demo;
 }
 
 int demo_command(const DemoOptions& o) {
+  check_demo_kind(o.kind);
   TempDir dir;
   Demo demo(o, dir);
   return demo.run();

@@ -13,6 +13,7 @@ struct DemoOptions {
   int workers = 8;
   double seconds = 10;
   bool kill = true;
+  std::string kind = "lock";  ///< lock, fair, rw, fenced
 };
 
 CLI::App* add_demo_command(CLI::App& app, DemoOptions& options);

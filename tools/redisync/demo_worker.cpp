@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -11,7 +12,10 @@
 #include "events.h"
 #include "redis_option.h"
 #include "redisync/client.h"
+#include "redisync/fair_lock.h"
+#include "redisync/fenced_lock.h"
 #include "redisync/lock.h"
+#include "redisync/read_write_lock.h"
 
 namespace redisync::cli {
 namespace {
@@ -21,13 +25,31 @@ namespace {
 constexpr int kWorkMinUs = 1000;
 constexpr int kWorkMaxUs = 2000;
 
+// The demo's lock, whatever its kind: only try_lock_for and unlock are needed.
+struct DemoLock {
+  std::function<bool(Duration)> try_lock_for;
+  std::function<void()> unlock;
+
+  template <class L>
+  static DemoLock of(L lock) {
+    return {[lock](Duration wait) mutable { return lock.try_lock_for(wait); },
+            [lock]() mutable { lock.unlock(); }};
+  }
+  static DemoLock make(Client& client, const std::string& kind, const std::string& name) {
+    if (kind == "fair") return of(client.fair_lock(name));
+    if (kind == "rw") return of(client.read_write_lock(name).write_lock());
+    if (kind == "fenced") return of(client.fenced_lock(name));
+    return of(client.lock(name));
+  }
+};
+
 class DemoWorker {
  public:
   explicit DemoWorker(const DemoWorkerOptions& o)
       : o_(o),
         keys_(DemoKeys::for_lock(o.lock_name)),
         client_(make_config(o)),
-        lock_(client_.lock(keys_.lock)),
+        lock_(DemoLock::make(client_, o.kind, keys_.lock)),
         log_(o.events),
         rng_(static_cast<unsigned>(::getpid())) {}
 
@@ -80,7 +102,7 @@ class DemoWorker {
   const DemoWorkerOptions& o_;
   DemoKeys keys_;
   Client client_;
-  Lock lock_;
+  DemoLock lock_;
   SectionLog log_;
   std::mt19937 rng_;
 };
@@ -97,10 +119,21 @@ CLI::App* add_demo_worker_command(CLI::App& app, DemoWorkerOptions& o) {
   w->add_option("--start-at-ns", o.start_at_ns);
   w->add_option("--deadline-ns", o.deadline_ns)->required();
   w->add_option("--watchdog-ms", o.watchdog_ms);
+  w->add_option("--kind", o.kind);
   return w;
 }
 
+void check_demo_kind(const std::string& kind) {
+  std::string all;
+  for (const char* k : kDemoKinds) {
+    if (kind == k) return;
+    all += std::string(all.empty() ? "" : ", ") + k;
+  }
+  throw UsageError("unknown --kind '" + kind + "' (one of: " + all + ")");
+}
+
 int demo_worker_command(const DemoWorkerOptions& o) {
+  check_demo_kind(o.kind);
   DemoWorker worker(o);
   return worker.run();
 }

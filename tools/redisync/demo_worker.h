@@ -34,7 +34,13 @@ struct DemoWorkerOptions {
   std::int64_t start_at_ns = 0;
   std::int64_t deadline_ns = 0;
   std::int64_t watchdog_ms = 2000;
+  std::string kind = "lock";  ///< lock, fair, rw (its write lock), fenced
 };
+
+/// The lock kinds `redisync demo --kind` accepts.
+inline constexpr const char* kDemoKinds[] = {"lock", "fair", "rw", "fenced"};
+/// Throws UsageError naming the kinds if `kind` is not one of them.
+void check_demo_kind(const std::string& kind);
 
 /// Adds the hidden `demo-worker` subcommand.
 CLI::App* add_demo_worker_command(CLI::App& app, DemoWorkerOptions& options);

@@ -2,6 +2,8 @@
 //   run      run a command while holding a lock
 //   status   show a lock's (or synchronizer's) state
 //   unlock   force-release a lock
+//   ls       list locks and synchronizers (SCAN)
+//   top      watch them live
 //   bench    benchmark driver (one worker process)
 //   demo     contention + crash demo with a summary
 #include <CLI/CLI.hpp>
@@ -13,6 +15,7 @@
 #include "cli_error.h"
 #include "demo_command.h"
 #include "demo_worker.h"
+#include "ls_command.h"
 #include "run_command.h"
 #include "status_command.h"
 #include "unlock_command.h"
@@ -52,7 +55,7 @@ int run_main(int argc, char** argv) {
   CLI::App app(
       "redisync: Redisson-compatible distributed locks on Redis.\n"
       "Exit codes: 64 usage error, 69 Redis unreachable, 75 lock not acquired,\n"
-      "76 lock lost; `run` otherwise passes on the command's status.",
+      "76 lock lost, 1 other errors; `run` otherwise passes on the command's status.",
       "redisync");
   app.set_version_flag("--version", REDISYNC_VERSION);
   app.require_subcommand(1);
@@ -64,9 +67,13 @@ int run_main(int argc, char** argv) {
   BenchDriverOptions bench_options;
   DemoOptions demo_options;
   DemoWorkerOptions demo_worker_options;
+  LsOptions ls_options;
+  TopOptions top_options;
   CLI::App* run = add_run_command(app, run_options);
   CLI::App* status = add_status_command(app, status_options);
   CLI::App* unlock = add_unlock_command(app, unlock_options);
+  CLI::App* ls = add_ls_command(app, ls_options);
+  CLI::App* top = add_top_command(app, top_options);
   CLI::App* bench_driver = add_bench_driver_command(app, bench_options);
   CLI::App* demo = add_demo_command(app, demo_options);
   CLI::App* demo_worker = add_demo_worker_command(app, demo_worker_options);
@@ -86,6 +93,8 @@ int run_main(int argc, char** argv) {
     }
     if (status->parsed()) return status_command(status_options);
     if (unlock->parsed()) return unlock_command(unlock_options);
+    if (ls->parsed()) return ls_command(ls_options);
+    if (top->parsed()) return top_command(top_options);
     if (bench_driver->parsed()) return bench_driver_command(bench_options);
     if (demo->parsed()) return demo_command(demo_options);
     if (demo_worker->parsed()) return demo_worker_command(demo_worker_options);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 #include "cli_error.h"
@@ -59,17 +60,39 @@ pid_t spawn_process(const std::string& path, const std::vector<std::string>& arg
                                        ? "redisync: cannot execute " + path + ": "
                                        : options.exec_error_prefix;
   const pid_t parent = ::getpid();
+  // The environment: ours, minus the names extra_env sets, plus extra_env.
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const bool replaced = std::any_of(
+        options.extra_env.begin(), options.extra_env.end(), [&](const std::string& extra) {
+          const auto eq = extra.find('=');
+          return entry.substr(0, eq + 1) == std::string_view(extra).substr(0, eq + 1);
+        });
+    if (!replaced) env.push_back(*e);
+  }
+  for (const auto& extra : options.extra_env) env.push_back(const_cast<char*>(extra.c_str()));
+  env.push_back(nullptr);
+  const pid_t group = options.process_group;
 
   const pid_t pid = ::fork();
   if (pid < 0) {
     throw CliError(kExitOsError, "fork failed: " + std::string(std::strerror(errno)));
   }
-  if (pid > 0) return pid;
+  if (pid > 0) {
+    if (group > 0) ::setpgid(pid, group);
+    return pid;
+  }
 
   // --- child ---
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   // The parent may have died before prctl took effect; then nobody would kill us.
   if (::getppid() != parent) ::_exit(kExitFailure);
+  if (group > 0 && ::setpgid(0, group) != 0) {
+    write_str(2, error_prefix.c_str());
+    write_str(2, "cannot join the process group\n");
+    ::_exit(kExitCannotExecute);
+  }
   ::sigprocmask(SIG_SETMASK, &mask, nullptr);
   if (options.stdin_fd >= 0) ::dup2(options.stdin_fd, 0);
   if (options.stdout_fd >= 0) ::dup2(options.stdout_fd, 1);
@@ -80,7 +103,7 @@ pid_t spawn_process(const std::string& path, const std::vector<std::string>& arg
   for (int fd : {options.stdin_fd, options.stdout_fd, options.stderr_fd}) {
     if (fd > 2) ::close(fd);
   }
-  ::execve(path.c_str(), args.data(), environ);
+  ::execve(path.c_str(), args.data(), env.data());
   const int err = errno;
   write_str(2, error_prefix.c_str());
   write_str(2, err == ENOENT    ? "no such file or directory\n"

@@ -23,6 +23,10 @@ struct SpawnOptions {
   std::optional<sigset_t> signal_mask;
   /// Prefix of the message the child prints when exec fails ("redisync: cannot execute X: ").
   std::string exec_error_prefix;
+  /// > 0: the child joins this process group (setpgid, done on both sides of the fork).
+  pid_t process_group = -1;
+  /// "NAME=value" entries added to (or replacing those of) the current environment.
+  std::vector<std::string> extra_env;
 };
 
 /// fork + execv of `path` with `argv` (argv[0] included) and the current environment. The

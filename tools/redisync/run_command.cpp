@@ -1,23 +1,30 @@
 #include "run_command.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <asio/use_future.hpp>
 #include <chrono>
-#include <iostream>
+#include <fstream>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "cli_error.h"
 #include "duration.h"
 #include "metrics_option.h"
 #include "process.h"
+#include "process_group.h"
 #include "redis_option.h"
 #include "redisync/client.h"
 #include "redisync/errors.h"
-#include "redisync/lock.h"
+#include "run_holding.h"
+#include "run_settings.h"
 #include "signals.h"
 
 namespace redisync::cli {
@@ -41,129 +48,147 @@ struct Shared {
   EventFd wake;
 };
 
-struct Settings {
-  std::optional<Duration> wait;  // nullopt: forever
-  Duration lease{0};             // 0: watchdog
-  std::string executable;
-};
-
-Settings parse_settings(const RunOptions& o, Config& config) {
-  Settings s;
-  if (o.command.empty()) {
-    throw UsageError("run: missing the command to run (usage: redisync run NAME -- CMD ARGS...)");
-  }
-  if (o.name.empty()) throw UsageError("run: the lock NAME must not be empty");
-  if (!o.wait.empty()) s.wait = parse_duration_flag(o.wait, "--wait");
-  if (!o.lease.empty()) {
-    s.lease = parse_duration_flag(o.lease, "--lease");
-    if (s.lease <= Duration{0}) throw UsageError("--lease must be > 0 (got '" + o.lease + "')");
-  }
-  if (!o.watchdog_timeout.empty()) {
-    config.lock_watchdog_timeout = parse_duration_flag(o.watchdog_timeout, "--watchdog-timeout");
-    if (config.lock_watchdog_timeout <= Duration{0}) {
-      throw UsageError("--watchdog-timeout must be > 0 (got '" + o.watchdog_timeout + "')");
-    }
-  }
-  s.executable = find_executable(o.command[0]);
-  if (s.executable.empty()) throw CliError(kExitNotFound, o.command[0] + ": command not found");
-  return s;
-}
-
-std::string lease_text(const Settings& s, const Config& config) {
+std::string lease_text(const RunSettings& s, const Config& config) {
   return s.lease > Duration{0}
              ? "fixed lease " + format_duration(s.lease)
              : "watchdog lease " + format_duration(config.lock_watchdog_timeout) + ", renewed";
 }
 
-// Drops our hold; true if it was released, false if it turned out lost. Connection problems
-// are reported and count as released (the lease frees the lock).
-bool release(Lock& lock, std::int64_t owner, std::string* lost_reason) {
-  try {
-    lock.async_unlock(owner, asio::use_future).get();
-    return true;
-  } catch (const LockLostError&) {
-    *lost_reason = "its lease ran out or the key was removed before the command finished";
-  } catch (const NotOwnerError&) {
-    *lost_reason = "it was no longer held by this process when the command finished";
-  } catch (const std::exception& e) {
-    print_diagnostic("could not release lock " + lock.name() + " (it frees itself when its lease " +
-                     "runs out): " + e.what());
-    return true;
+// Blocking release: true if released, false (with the reason) if it turned out lost.
+// Connection problems are reported and count as released (the lease frees the lock).
+bool release(Holding& holding, std::string* lost_reason) {
+  std::promise<std::exception_ptr> done;
+  auto result = done.get_future();
+  holding.start_release([&done](std::exception_ptr e) { done.set_value(e); });
+  const std::exception_ptr error = result.get();
+  if (!error) return true;
+  if (is_lost_error(error)) {
+    *lost_reason = "it was no longer held when the command finished (its lease ran out or it "
+                   "was removed)";
+    return false;
   }
-  return false;
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    print_diagnostic("could not release " + holding.describe() +
+                     " (it frees itself when its lease runs out): " + e.what());
+  }
+  return true;
+}
+
+// Processes other than `except` whose process group is `pgid` (from /proc).
+bool group_has_members(pid_t pgid, pid_t except) {
+  DIR* dir = ::opendir("/proc");
+  if (dir == nullptr) return false;
+  bool found = false;
+  while (const dirent* entry = ::readdir(dir)) {
+    char* end = nullptr;
+    const long pid = std::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || pid == except) continue;
+    std::ifstream stat("/proc/" + std::string(entry->d_name) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const auto paren = line.rfind(')');
+    if (paren == std::string::npos) continue;
+    char state = 0;
+    long ppid = 0;
+    long pgrp = 0;
+    if (std::sscanf(line.c_str() + paren + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
+    if (pgrp == pgid && state != 'Z') {
+      found = true;
+      break;
+    }
+  }
+  ::closedir(dir);
+  return found;
 }
 
 class Runner {
  public:
-  Runner(const RunOptions& options, Config config, Settings settings)
+  Runner(const RunOptions& options, Config config, RunSettings settings)
       : options_(options),
         config_(std::move(config)),
         settings_(std::move(settings)),
         inherited_fds_(open_fds()),
         // Before the Client exists: its I/O thread must inherit the blocked mask.
-        signals_({SIGINT, SIGTERM, SIGHUP, SIGCHLD}),
+        signals_({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}),
         shared_(std::make_shared<Shared>()),
         client_(config_),
-        lock_(client_.lock(options.name)),
-        owner_(Client::new_owner_id()) {
-    client_.on_lock_lost(
-        [shared = shared_, name = options.name, owner = owner_](const LockLostEvent& e) {
-          if (e.name != name || e.owner != owner) return;
-          {
-            std::lock_guard guard(shared->mutex);
-            shared->lost = true;
-            shared->lost_reason = e.reason.empty() ? "lease expired or key removed" : e.reason;
-          }
-          shared->wake.notify();
-        });
+        owner_(Client::new_owner_id()),
+        holding_(make_holding(client_, settings_.hold, owner_)) {
+    // Every lock kind writes our owner id; the owner id is fresh and ours alone.
+    client_.on_lock_lost([shared = shared_, owner = owner_](const LockLostEvent& e) {
+      if (e.owner != owner) return;
+      {
+        std::lock_guard guard(shared->mutex);
+        if (!shared->lost) {
+          shared->lost = true;
+          shared->lost_reason = e.reason.empty() ? "lease expired or key removed" : e.reason;
+        }
+      }
+      shared->wake.notify();
+    });
   }
 
   int run() {
+    holding_->prepare();
     const auto started = SteadyClock::now();
     if (const auto interrupted = acquire()) return *interrupted;
+    holding_->after_acquire();
     if (options_.verbose) {
       const auto waited = std::chrono::duration_cast<Duration>(SteadyClock::now() - started);
-      print_diagnostic("acquired lock " + options_.name + " on " + config_.describe() + " after " +
-                       format_duration(waited) + " (" + lease_text(settings_, config_) + ")");
+      print_diagnostic("acquired " + holding_->describe() + " on " + config_.describe() +
+                       " after " + format_duration(waited) + " (" +
+                       lease_text(settings_, config_) + ")");
     }
+    std::optional<ProcessGroup> group;
     pid_t child = -1;
     try {
+      const auto ours = fds_opened_since(inherited_fds_, open_fds());
+      group.emplace(ours);
+      group->take_terminal();
       SpawnOptions spawn;
       spawn.close_fds = fds_opened_since(inherited_fds_, open_fds());
       spawn.signal_mask = signals_.original_mask();
       spawn.exec_error_prefix = "redisync: cannot execute " + options_.command[0] + ": ";
+      spawn.process_group = group->id();
+      spawn.extra_env = holding_->environment();
       child = spawn_process(settings_.executable, options_.command, spawn);
     } catch (...) {
+      group.reset();
       std::string ignored;
-      release(lock_, owner_, &ignored);
+      release(*holding_, &ignored);
       throw;
     }
-    const int status = supervise(child);
-    if (lost_) return kExitLockLost;
-
-    std::string reason;
-    {
-      std::lock_guard guard(shared_->mutex);
-      if (shared_->lost) reason = shared_->lost_reason;
-    }
-    // A fixed lease may have run out while the command ran: release() then reports it lost.
-    if (reason.empty()) release(lock_, owner_, &reason);
-    if (!reason.empty()) {
-      print_diagnostic("lock " + options_.name + " lost: " + reason);
+    const int status = supervise(child, *group);
+    if (lost_) {
+      finish_group_after_loss(*group);
       return kExitLockLost;
     }
-    if (options_.verbose) print_diagnostic("released lock " + options_.name);
+    group->dismiss();  // what the command left running in the background stays (as flock)
+
+    std::string reason = lost_reason();
+    // A fixed lease may have run out while the command ran: release() then reports it lost.
+    if (reason.empty()) release(*holding_, &reason);
+    if (!reason.empty()) {
+      print_diagnostic(holding_->describe() + " lost: " + reason);
+      return kExitLockLost;
+    }
+    if (options_.verbose) print_diagnostic("released " + holding_->describe());
     return exit_code_of(status);
   }
 
  private:
+  std::string lost_reason() {
+    std::lock_guard guard(shared_->mutex);
+    return shared_->lost ? shared_->lost_reason : std::string();
+  }
+
   // Starts the acquisition and waits for it or for a terminating signal. Returns an exit
   // code if we must stop (interrupted), nullopt once the lock is held. Throws on errors.
   std::optional<int> acquire() {
-    auto shared = shared_;
-    Lock lock = lock_;
-    const std::int64_t owner = owner_;
-    auto done = [shared, lock, owner](std::exception_ptr error, bool acquired) mutable {
+    auto done = [shared = shared_, holding = holding_](std::exception_ptr error,
+                                                       bool acquired) mutable {
       bool abandoned = false;
       {
         std::lock_guard guard(shared->mutex);
@@ -173,15 +198,10 @@ class Runner {
         abandoned = shared->abandoned;
       }
       // Nobody will run the command any more: give the lock back at once.
-      if (abandoned && acquired && !error) lock.async_unlock(owner, [](std::exception_ptr) {});
+      if (abandoned && acquired && !error) holding->start_release([](std::exception_ptr) {});
       shared->wake.notify();
     };
-    if (settings_.wait) {
-      lock_.async_try_lock(owner_, *settings_.wait, settings_.lease, done);
-    } else {
-      lock_.async_lock(owner_, settings_.lease,
-                       [done](std::exception_ptr error) mutable { done(error, !error); });
-    }
+    holding_->start_acquire(settings_.wait, settings_.lease, done);
 
     for (;;) {
       const auto ready = wait_readable({shared_->wake.fd(), signals_.fd()}, -1);
@@ -191,7 +211,7 @@ class Runner {
         if (shared_->acquire_done) {
           if (shared_->acquire_error) std::rethrow_exception(shared_->acquire_error);
           if (!shared_->acquired) {
-            throw CliError(kExitNotAcquired, "lock " + options_.name + " not acquired within " +
+            throw CliError(kExitNotAcquired, holding_->describe() + " not acquired within " +
                                                  format_duration(*settings_.wait) +
                                                  " (held by someone else)");
           }
@@ -210,103 +230,116 @@ class Runner {
           }
           if (held) {
             std::string ignored;
-            release(lock_, owner_, &ignored);
+            release(*holding_, &ignored);
           }
-          print_diagnostic("interrupted by " + signal_name(signo) + " while waiting for lock " +
-                           options_.name);
+          print_diagnostic("interrupted by " + signal_name(signo) + " while waiting for " +
+                           holding_->describe());
           return 128 + signo;
         }
       }
     }
   }
 
-  // Waits for the child, forwarding signals and reacting to a lost lock. Returns its status.
-  int supervise(pid_t child) {
+  void lose(const std::string& reason, const ProcessGroup& group,
+            std::optional<SteadyClock::time_point>& kill_at) {
+    if (lost_) return;
+    lost_ = true;
+    lost_at_ = SteadyClock::now();
+    print_diagnostic(holding_->describe() + " lost: " + reason);
+    group.signal(SIGTERM);
+    kill_at = SteadyClock::now() + kLostGrace;
+  }
+
+  // The command stopped (^Z at the terminal, which it owns): stop too, so the shell gets the
+  // terminal back; on SIGCONT give it back to the command's group and continue it.
+  static void follow_stop(ProcessGroup& group) {
+    if (!group.has_terminal()) return;  // stopped by someone else: it keeps the lock
+    group.restore_terminal();
+    ::kill(::getpid(), SIGSTOP);
+    // Continued: in the foreground again (fg) or in the background (bg)?
+    group.take_terminal();
+    group.signal(SIGCONT);
+  }
+
+  // Waits for the child, forwarding signals to its group and reacting to a lost lock.
+  int supervise(pid_t child, ProcessGroup& group) {
     std::optional<SteadyClock::time_point> kill_at;
     for (;;) {
       int status = 0;
-      if (try_reap(child, &status)) return status;
+      const pid_t r = ::waitpid(child, &status, WNOHANG | WUNTRACED);
+      if (r == child && WIFSTOPPED(status)) {
+        follow_stop(group);
+        continue;
+      }
+      if (r == child) return status;
+      const auto now = SteadyClock::now();
+      std::optional<SteadyClock::time_point> next = kill_at;
+      if (const auto renewal = holding_->next_renewal(); renewal && !lost_) {
+        next = next ? std::min(*next, *renewal) : *renewal;
+      }
       int timeout_ms = -1;
-      if (kill_at) {
-        const auto left =
-            std::chrono::ceil<std::chrono::milliseconds>(*kill_at - SteadyClock::now());
+      if (next) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - now);
         timeout_ms = static_cast<int>(std::max<long long>(0, left.count()));
       }
       const auto ready = wait_readable({shared_->wake.fd(), signals_.fd()}, timeout_ms);
       if (ready[0]) {
         shared_->wake.drain();
-        std::string reason;
-        {
-          std::lock_guard guard(shared_->mutex);
-          if (shared_->lost && !lost_) reason = shared_->lost_reason;
+        if (const std::string reason = lost_reason(); !reason.empty()) {
+          lose(reason, group, kill_at);
         }
-        if (!reason.empty()) {
-          lost_ = true;
-          print_diagnostic("lock " + options_.name + " lost: " + reason);
-          ::kill(child, SIGTERM);
-          kill_at = SteadyClock::now() + kLostGrace;
+      }
+      if (const auto renewal = holding_->next_renewal();
+          !lost_ && renewal && SteadyClock::now() >= *renewal) {
+        if (const std::string reason = holding_->renew(); !reason.empty()) {
+          lose(reason, group, kill_at);
         }
       }
       if (ready[1]) {
         for (const auto& info : signals_.read_pending()) {
           const int signo = static_cast<int>(info.ssi_signo);
           if (signo == SIGCHLD) continue;
-          // A terminal's ^C / hangup goes to the whole foreground process group, the child
-          // included; forwarding it again would deliver it twice.
-          if (info.ssi_code == SI_KERNEL) continue;
-          ::kill(child, signo);
+          group.signal(signo);  // the command and what it started (the watcher ignores it)
         }
       }
       if (kill_at && SteadyClock::now() >= *kill_at) {
         print_diagnostic("command did not exit within " + std::to_string(kLostGrace.count()) +
-                         " s of SIGTERM; sending SIGKILL");
-        ::kill(child, SIGKILL);
+                         " s of SIGTERM; sending SIGKILL to its process group");
+        group.signal(SIGKILL);
         kill_at.reset();
       }
     }
   }
 
+  // After a loss the command has exited; what it started may still run. They had SIGTERM
+  // with the command: wait out the rest of the grace period for them, then SIGKILL the group.
+  void finish_group_after_loss(ProcessGroup& group) {
+    const auto deadline = lost_at_ + kLostGrace;
+    while (SteadyClock::now() < deadline && group_has_members(group.id(), group.id())) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    group.signal(SIGKILL);
+    group.dismiss();
+  }
+
   const RunOptions& options_;
   Config config_;
-  Settings settings_;
+  RunSettings settings_;
   std::vector<int> inherited_fds_;
   SignalFd signals_;
   std::shared_ptr<Shared> shared_;
   Client client_;
-  Lock lock_;
   std::int64_t owner_;
+  std::shared_ptr<Holding> holding_;
   bool lost_ = false;
+  SteadyClock::time_point lost_at_{};
 };
 
 }  // namespace
 
-CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
-  CLI::App* run = app.add_subcommand("run", "Run a command while holding a lock");
-  run->footer(
-      "Run a command while holding a lock: acquire NAME, run CMD, release when it exits.\n"
-      "The lock's lease is renewed while CMD runs. Exit status: CMD's (128+signal if it was\n"
-      "killed); 75 not acquired within --wait; 76 lock lost while CMD ran (CMD gets SIGTERM,\n"
-      "SIGKILL 5 s later); 69 Redis unreachable; 64 usage error; 127 CMD not found.\n\n"
-      "Example: redisync run --wait 10s nightly-report -- ./make-report.sh --full");
-  add_redis_option(*run, o.redis_url);
-  run->add_option("--wait", o.wait,
-                  "How long to wait for the lock: 0 = one try; default: forever. "
-                  "Durations: 250ms, 30s, 5m, bare number = ms");
-  run->add_option("--lease", o.lease,
-                  "Fixed lease, never renewed (default: watchdog lease, renewed while CMD runs). "
-                  "If CMD outlives it, others may take the lock meanwhile and run exits 76");
-  run->add_option("--watchdog-timeout", o.watchdog_timeout,
-                  "Watchdog lease, renewed every third of it (default 30s)");
-  run->add_flag("-v,--verbose", o.verbose, "Print acquire/release lines on stderr");
-  add_metrics_option(*run, o.metrics_listen);  // metrics_option.h
-  run->add_option("name", o.name, "Lock name")->required();
-  run->add_option("command", o.command, "-- CMD ARGS...: the command to run");
-  return run;
-}
-
 int run_command(const RunOptions& options) {
   Config config = config_from_url(options.redis_url);
-  Settings settings = parse_settings(options, config);
+  RunSettings settings = parse_run_settings(options, config);
   const auto metrics = metrics_sink(options.metrics_listen, config);  // metrics_option.h
   Runner runner(options, std::move(config), std::move(settings));
   serve_metrics(metrics);  // after the Runner blocked its signals: threads inherit the mask

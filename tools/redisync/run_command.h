@@ -1,4 +1,5 @@
-// `redisync run NAME -- CMD ARGS...`: run a command while holding a distributed lock.
+// `redisync run [KIND] NAME -- CMD ARGS...`: run a command while holding a distributed lock of
+// any kind, several locks (--multi), or one permit of a semaphore (--semaphore N).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -13,6 +14,13 @@ struct RunOptions {
   std::string lease;             ///< empty: watchdog lease (renewed while the command runs)
   std::string watchdog_timeout;  ///< empty: the Config default (30 s)
   bool verbose = false;
+  // --- kind (at most one; --multi combines with --fair, --read or --write) ---
+  bool fair = false;
+  bool read = false;
+  bool write = false;
+  bool fenced = false;
+  std::string semaphore;            ///< N as given; empty: not a semaphore
+  std::vector<std::string> multi;  ///< --multi NAME...: several locks at once
   std::string metrics_listen;  ///< --metrics-port [HOST:]PORT; empty: none
   std::string name;
   std::vector<std::string> command;  ///< CMD ARGS...: the words after "--"

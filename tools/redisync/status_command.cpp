@@ -5,6 +5,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "names.h"
 #include "redis_option.h"
 #include "redisync/errors.h"
 #include "status_rate_limiter.h"
@@ -162,6 +163,7 @@ CLI::App* add_status_command(CLI::App& app, StatusOptions& o) {
 }
 
 int status_command(const StatusOptions& o) {
+  check_name(o.name, "status");
   Client client(config_from_url(o.redis_url));
   const StatusReport report = inspect(client, o.name);
   std::cout << (o.json ? render_json(report) + "\n" : render_text(report)) << std::flush;

@@ -1,0 +1,61 @@
+// Unit tests of the pure pieces of `ls`, `unlock --force` and the name rule (no Redis).
+#include <gtest/gtest.h>
+
+#include "cli_error.h"
+#include "ls_scan.h"
+#include "names.h"
+#include "unlock_kinds.h"
+
+namespace redisync::cli {
+namespace {
+
+TEST(CliNames, EmptyNameIsAUsageErrorNamingTheCommand) {
+  try {
+    check_name("", "status");
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    EXPECT_NE(std::string(e.what()).find("status: the NAME must not be empty"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(check_name(" ", "status"));  // only empty is refused here
+}
+
+TEST(CliOwnerField, OnlyClientColonIntegerIsAnOwner) {
+  EXPECT_TRUE(is_owner_field("0b7e3f2a-1111-2222-3333-444455556666:17"));
+  EXPECT_TRUE(is_owner_field("someone:-3"));
+  EXPECT_FALSE(is_owner_field("mode"));
+  EXPECT_FALSE(is_owner_field(":17"));
+  EXPECT_FALSE(is_owner_field("client:"));
+  EXPECT_FALSE(is_owner_field("client:12abc"));
+}
+
+TEST(CliLsRender, EmptyTextAndJsonAndLeaseCells) {
+  EXPECT_EQ(render_ls_text({}), "");
+  EXPECT_EQ(render_ls_json({}), "[]");
+  EXPECT_EQ(lease_cell(std::nullopt), "-");
+  EXPECT_EQ(lease_cell(-1), "none");
+  EXPECT_EQ(lease_cell(850), "850ms");
+  EXPECT_EQ(lease_cell(12345), "12.3s");
+}
+
+TEST(CliLsRender, OneLinePerEntryWithAlignedColumns) {
+  LsEntry lock;
+  lock.name = "orders";
+  lock.kind = "lock";
+  lock.holders = {"0b7e3f2a-1111-2222-3333-444455556666:17"};
+  lock.lease_ms = 29000;
+  LsEntry sem;
+  sem.name = "pool";
+  sem.kind = "semaphore";
+  sem.permits = 3;
+  const std::string text = render_ls_text({lock, sem});
+  EXPECT_EQ(text,
+            "KIND       NAME    HOLDERS          LEASE  WAITERS  PERMITS  DETAIL\n"
+            "lock       orders  1 0b7e3f2a..:17  29.0s  -        -\n"
+            "semaphore  pool    -                -      -        3        or a latch's count\n")
+      << text;
+}
+
+}  // namespace
+}  // namespace redisync::cli

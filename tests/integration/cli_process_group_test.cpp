@@ -1,0 +1,108 @@
+// Issue 17 item 6: `redisync run` left grandchildren running. The command now runs in its own
+// process group: a lost lock signals the whole group, and a SIGKILLed `run` takes the whole
+// group along (its watcher sees the pipe from `run` close).
+#include "cli_support.h"
+
+namespace redisync::test {
+namespace {
+
+class CliProcessGroupTest : public CliTest {
+ protected:
+  // Starts `run` with a shell that puts a grandchild in the background and waits for it; the
+  // grandchild's pid lands in a file. Returns run's pid and the grandchild's.
+  std::pair<pid_t, pid_t> start_with_grandchild(const std::vector<std::string>& extra,
+                                                const std::string& name, std::string* out,
+                                                const std::string& grandchild = "sleep 1000") {
+    const std::string pid_file = temp_file("grandchild.pid");
+    std::vector<std::string> args{"run", "--redis", server_.url()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {name, "--", "sh", "-c",
+                             grandchild + " & echo $! > " + pid_file + ".tmp; mv " + pid_file +
+                                 ".tmp " + pid_file + "; wait"});
+    const pid_t run = start_cli(args, out);
+    pid_t child = -1;
+    EXPECT_TRUE(wait_until(
+        [&] {
+          std::ifstream in(pid_file);
+          return static_cast<bool>(in >> child);
+        },
+        10s))
+        << read_file(*out);
+    return {run, child};
+  }
+
+  // A grandchild the code under test failed to stop must not outlive the test.
+  static void reap_leftover(pid_t pid) {
+    if (pid > 0 && alive(pid)) ::kill(pid, SIGKILL);
+  }
+
+  // Whether `pid` still runs (a zombie counts as gone: it has exited).
+  static bool alive(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    const auto paren = line.rfind(')');
+    return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
+  }
+};
+
+TEST_F(CliProcessGroupTest, LostLockTerminatesTheGrandchildToo) {
+  const std::string name = unique_name("cli:pg:lost:");
+  std::string out;
+  const auto started = start_with_grandchild({"--watchdog-timeout", "900ms"}, name, &out);
+  const pid_t run = started.first;
+  const pid_t grandchild = started.second;
+  ASSERT_GT(grandchild, 0);
+  ASSERT_TRUE(alive(grandchild));
+  server_.command({"DEL", name});
+  EXPECT_EQ(finish(run, 15s), 76) << read_file(out);
+  EXPECT_TRUE(wait_until([&] { return !alive(grandchild); }, 10s))
+      << "grandchild " << grandchild << " still runs after the lock was lost";
+  reap_leftover(grandchild);
+}
+
+TEST_F(CliProcessGroupTest, GrandchildIgnoringSigtermIsKilledAfterTheGracePeriod) {
+  const std::string name = unique_name("cli:pg:stubborn:");
+  std::string out;
+  const auto started = start_with_grandchild(
+      {"--watchdog-timeout", "900ms"}, name, &out, "sh -c 'trap \"\" TERM; exec sleep 1000'");
+  const pid_t run = started.first;
+  const pid_t grandchild = started.second;
+  ASSERT_GT(grandchild, 0);
+  server_.command({"DEL", name});
+  EXPECT_EQ(finish(run, 20s), 76) << read_file(out);
+  EXPECT_TRUE(wait_until([&] { return !alive(grandchild); }, 10s))
+      << "grandchild " << grandchild << " ignoring SIGTERM survived the grace period";
+  reap_leftover(grandchild);
+}
+
+TEST_F(CliProcessGroupTest, SigkilledRunTakesTheWholeGroupAlong) {
+  const std::string name = unique_name("cli:pg:kill:");
+  std::string out;
+  const auto started = start_with_grandchild({}, name, &out);
+  const pid_t run = started.first;
+  const pid_t grandchild = started.second;
+  ASSERT_GT(grandchild, 0);
+  ASSERT_TRUE(alive(grandchild));
+  ::kill(run, SIGKILL);
+  EXPECT_EQ(finish(run), 128 + SIGKILL);
+  EXPECT_TRUE(wait_until([&] { return !alive(grandchild); }, 10s))
+      << "grandchild " << grandchild << " still runs after `run` was SIGKILLed";
+  reap_leftover(grandchild);
+}
+
+TEST_F(CliProcessGroupTest, CommandRunsInItsOwnProcessGroup) {
+  const std::string name = unique_name("cli:pg:own:");
+  const std::string file = temp_file("pgids");
+  const auto r = cli({"run", "--redis", server_.url(), name, "--", "sh", "-c",
+                      "echo $(ps -o pgid= -p $$) $(ps -o pgid= -p $PPID) > " + file});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream in(read_file(file));
+  long command_group = 0;
+  long run_group = 0;
+  ASSERT_TRUE(in >> command_group >> run_group) << read_file(file);
+  EXPECT_NE(command_group, run_group);
+}
+
+}  // namespace
+}  // namespace redisync::test

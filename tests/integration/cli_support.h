@@ -1,0 +1,128 @@
+// The fixture of the end-to-end tests of the `redisync` command-line tool (cli_*_test.cpp):
+// runs the built binary ($REDISYNC_CLI, else <dir of this test>/../tools/redisync/redisync)
+// against a private redis-server.
+#pragma once
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/redis_server.h"
+#include "support/test_util.h"
+
+namespace redisync::test {
+
+using namespace std::chrono_literals;
+
+inline std::string cli_path() {
+  if (const char* env = std::getenv("REDISYNC_CLI"); env != nullptr && *env != '\0') return env;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe");
+  return (self.parent_path() / ".." / "tools" / "redisync" / "redisync")
+      .lexically_normal()
+      .string();
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cli_ = cli_path();
+    ASSERT_TRUE(std::filesystem::exists(cli_))
+        << "redisync CLI not found at " << cli_
+        << " (build target redisync_cli, or set REDISYNC_CLI)";
+  }
+
+  // Runs the CLI to completion (bounded) and returns its status and output.
+  ProcessResult cli(std::vector<std::string> args, std::chrono::milliseconds timeout = 30s) {
+    args.insert(args.begin(), cli_);
+    return run_process(args, timeout);
+  }
+
+  // Starts the CLI in the background, output to a temp file; reap with finish().
+  pid_t start_cli(std::vector<std::string> args, std::string* output_path) {
+    args.insert(args.begin(), cli_);
+    *output_path = temp_file("cli.out");
+    const int fd = ::open(output_path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    EXPECT_GE(fd, 0);
+    const pid_t pid = detail::spawn_process(args, fd);
+    ::close(fd);
+    return pid;
+  }
+
+  // Waits (bounded) for a background CLI; its exit code (128+signal), or -1 if it hung.
+  static int finish(pid_t pid, std::chrono::milliseconds limit = 20s) {
+    int status = 0;
+    if (!detail::reap_within(pid, limit, &status)) {
+      ::kill(pid, SIGKILL);
+      detail::reap_within(pid, 5s, &status);
+      return -1;
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    return 128 + WTERMSIG(status);
+  }
+
+  static std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  static bool file_exists(const std::string& path) { return std::filesystem::exists(path); }
+
+  bool key_exists(const std::string& key) {
+    return server_.command({"EXISTS", key}).as_integer() == 1;
+  }
+
+  RedisServer server_;
+  std::string cli_;
+};
+
+// A loopback port nothing listens on (bound to 0, read back, closed).
+inline std::uint16_t unused_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+
+// tmux: a private server (-S socket), a detached session with a fixed size.
+class Tmux {
+ public:
+  Tmux() : socket_(temp_file("tmux.sock")) {}
+  ~Tmux() { run_process({"tmux", "-S", socket_, "kill-server"}, 10s); }
+  ProcessResult start(const std::string& shell_command) {
+    return run_process({"tmux", "-S", socket_, "new-session", "-d", "-x", "150", "-y", "30",
+                        shell_command},
+                       10s);
+  }
+  std::string screen() {
+    return run_process({"tmux", "-S", socket_, "capture-pane", "-p"}, 10s).output;
+  }
+  void keys(const std::string& keys) {
+    run_process({"tmux", "-S", socket_, "send-keys", keys}, 10s);
+  }
+
+ private:
+  std::string socket_;
+};
+
+}  // namespace redisync::test
