@@ -60,7 +60,7 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
     sync::AcquireLoop::Params params;
     params.channel = lock_channel(name);
     params.policy = lock_message_policy;
-    if (wait >= Duration{0}) params.deadline = sync::Clock::now() + wait;
+    params.deadline = sync::deadline_after(wait);
     // A waiter that has waited longer than starvation_guard claims the next turn (see
     // lock_acquire.lua); the claim lasts a few guard periods and is renewed by each attempt.
     const auto started = sync::Clock::now();
@@ -138,6 +138,22 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
           },
           net::Retry::never);
     };
+    // Issue 22: before giving up after such an attempt, find out whether it ran.
+    params.settle = [core, name, owner, field](sync::AcquireLoop::AttemptDone cb) {
+      auto it = core->holds().find({name, owner});
+      const long long local = it == core->holds().end() || it->second.lost ? 0 : it->second.count;
+      core->executor().execute(
+          {"HGET", name, field},
+          [cb, local](std::exception_ptr error, net::Reply reply) {
+            if (error) return cb(error, {});
+            long long count = 0;
+            if (reply.is_string()) {
+              std::from_chars(reply.str.data(), reply.str.data() + reply.str.size(), count);
+            }
+            cb(nullptr, {count == local + 1, -1});
+          },
+          net::Retry::never);
+    };
     params.retry_attempts = core->config().retry_attempts;
     params.retry_interval = core->config().retry_interval;
     auto finished = [core, name, owner, field, watchdog, effective, done](
@@ -148,6 +164,7 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
         ++hold.count;
         hold.lease = effective;
         hold.watchdog = hold.watchdog || watchdog;
+        hold.leases.push_back({watchdog, sync::Clock::now() + effective});
         if (watchdog) core->watchdog().add(name, field);
       }
       done(error, acquired);
@@ -165,9 +182,10 @@ void release_step(const std::shared_ptr<ClientCore>& core, const std::string& na
   asio::post(core->io(), [core, name, owner, done = std::move(done)] {
     const std::string field = core->owner_field(owner);
     auto hold_it = core->holds().find({name, owner});
-    const Duration lease = hold_it != core->holds().end() && hold_it->second.lease.count() > 0
-                               ? hold_it->second.lease
-                               : core->config().lock_watchdog_timeout;
+    const Duration lease =
+        hold_it != core->holds().end()
+            ? detail::remaining_lease(hold_it->second, core->config().lock_watchdog_timeout)
+            : core->config().lock_watchdog_timeout;
     const std::string record = release_record_key(name);
     // The release record makes a resend after a dropped connection safe (spec §1.8).
     detail::HoldRef hold;  // only the field matters to the step
@@ -195,7 +213,11 @@ void release_step(const std::shared_ptr<ClientCore>& core, const std::string& na
             core->watchdog().forget(name, field);
             return done(was_held ? ReleaseOutcome::lost : ReleaseOutcome::not_held, nullptr);
           }
-          core->watchdog().remove(name, field);
+          // Only a watchdog hold gives up its renewal (issue 22: the remaining ones may need it).
+          if (it == holds.end() || it->second.leases.empty() || it->second.leases.back().watchdog) {
+            core->watchdog().remove(name, field);
+          }
+          if (it != holds.end() && !it->second.leases.empty()) it->second.leases.pop_back();
           if (reply.integer == 0) {
             if (it != holds.end() && --it->second.count <= 0) holds.erase(it);
             return done(ReleaseOutcome::still_held, nullptr);
