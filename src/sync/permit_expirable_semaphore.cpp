@@ -98,9 +98,9 @@ namespace detail {
 void check_permit_args(const std::string& name, std::int64_t permits, Duration lease) {
   if (permits < 1 || permits > PermitExpirableSemaphore::kMaxPermitsPerAcquire) {
     throw InvalidArgument("redisync: permits to acquire from permit-expirable semaphore '" +
-                          name + "' must be in [1, " +
+                          name + "' must be >= 1 and <= " +
                           std::to_string(PermitExpirableSemaphore::kMaxPermitsPerAcquire) +
-                          "] (got " + std::to_string(permits) + "; each permit gets an id)");
+                          " (got " + std::to_string(permits) + "; each permit gets an id)");
   }
   check_lease(name, lease);
 }
