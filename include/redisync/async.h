@@ -11,7 +11,25 @@
 #include <asio/async_result.hpp>
 #include <asio/dispatch.hpp>
 
-namespace redisync::detail {
+namespace redisync {
+
+/// Exceptions thrown by async completion handlers (issue 22).
+///
+/// A handler that runs on a Client's I/O thread (the default: the handler has no associated
+/// executor of its own) must not throw. If one does, the exception is caught on the I/O thread,
+/// which keeps running (every other call and lease renewal of the Client goes on), and handed
+/// to this hook; the default hook prints one line on stderr. The hook runs on the I/O thread:
+/// keep it short; an exception it throws is dropped. Process-wide; thread-safe.
+///
+/// A handler bound to an executor of your own (asio::bind_executor, a strand, a coroutine on
+/// your io_context) follows Asio's convention instead: its exception propagates out of that
+/// executor's run().
+void set_async_handler_exception_hook(std::function<void(std::exception_ptr)> hook);
+
+namespace detail {
+
+/// Passes an exception that escaped a handler on an I/O thread to the hook (never throws).
+void report_handler_exception(std::exception_ptr error) noexcept;
 
 /// Wraps a (possibly move-only) Asio completion handler into a copyable std::function that
 /// delivers the result on the handler's associated executor (default: the caller-given one).
@@ -22,10 +40,18 @@ std::function<void(std::exception_ptr, Args...)> wrap_handler(Handler&& handler,
   auto shared = std::make_shared<H>(std::forward<Handler>(handler));
   return [shared, fallback](std::exception_ptr error, Args... args) {
     auto ex = asio::get_associated_executor(*shared, fallback);
-    asio::dispatch(ex, [shared, error, args...]() mutable {
-      std::move (*shared)(error, std::move(args)...);
+    asio::dispatch(ex, [shared, fallback, error, args...]() mutable {
+      if (!fallback.running_in_this_thread()) return std::move (*shared)(error, std::move(args)...);
+      // On the I/O thread (dispatch may run it inside the library's own callbacks): an
+      // exception must not unwind through them nor end the thread.
+      try {
+        std::move (*shared)(error, std::move(args)...);
+      } catch (...) {
+        report_handler_exception(std::current_exception());
+      }
     });
   };
 }
 
-}  // namespace redisync::detail
+}  // namespace detail
+}  // namespace redisync

@@ -49,7 +49,8 @@ class BasicLock {
   void lock(Duration lease);
   /// One attempt, no waiting (watchdog lease on success).
   bool try_lock();
-  /// Waits up to `wait` (watchdog lease on success). wait <= 0 is one attempt.
+  /// Waits up to `wait` (watchdog lease on success). wait <= 0 is one attempt; a wait whose
+  /// deadline the steady clock cannot represent (beyond ~292 years) waits without limit.
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
     return try_acquire(to_wait(wait), Duration{0});
@@ -129,6 +130,11 @@ class BasicLock {
   template <class Rep, class Period>
   static Duration to_wait(const std::chrono::duration<Rep, Period>& d) {
     if (d <= d.zero()) return Duration{0};
+    // Saturates: a wait Duration cannot hold (e.g. hours::max()) waits without limit.
+    if (std::chrono::duration<long double, std::milli>(d).count() >=
+        static_cast<long double>(Duration::max().count())) {
+      return Duration::max();
+    }
     return std::chrono::ceil<Duration>(d);
   }
   /// Throws InvalidArgument unless lease > 0.

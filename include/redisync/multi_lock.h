@@ -134,6 +134,10 @@ struct MultiLockOptions {
 /// attempt). Blocking calls must not run on a Client's I/O thread.
 class MultiLock {
  public:
+  /// The shortest lease a lock with the validity check (RedLock) accepts: below it the drift
+  /// allowance (0.01 x lease + 2 ms) leaves no validity, and every attempt would fail.
+  static constexpr Duration kMinValidityLease{10};
+
   /// Throws InvalidArgument if `members` is empty.
   MultiLock(std::initializer_list<AnyLock> members);
   explicit MultiLock(std::vector<AnyLock> members, MultiLockOptions options = {});

@@ -70,6 +70,9 @@ class PermitExpirableSemaphore {
  public:
   /// The lease meaning "held until released" (stored with score 922337203685477).
   static constexpr Duration no_expiry = Duration::max();
+  /// The most permits one acquire call takes (each gets an id, built before the call); more
+  /// is refused with InvalidArgument. Counts (set/add) range over [0, kMaxPermits].
+  static constexpr std::int64_t kMaxPermitsPerAcquire = 100000;
 
   /// Throws InvalidArgument if the name is empty.
   PermitExpirableSemaphore(std::shared_ptr<detail::ClientCore> core, std::string name);

@@ -24,7 +24,9 @@ namespace redisync {
 /// paused server costs at most that); a success whose validity time (lease - elapsed - clock
 /// drift allowance of 0.01 x lease + 2 ms) is not positive is released and retried. A failed
 /// attempt releases on every member, including those that did not answer in time (when their
-/// answer arrives). Release ignores members that cannot be reached. lock() throws
+/// answer arrives). Leases below MultiLock::kMinValidityLease (10 ms) are refused with
+/// InvalidArgument: no attempt could have a positive validity. Release ignores members that
+/// cannot be reached. lock() throws
 /// MultiLockError when more members than tolerated are unreachable / timed out / failing.
 class RedLock : public MultiLock {
  public:

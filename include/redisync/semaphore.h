@@ -27,9 +27,14 @@ void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std:
 /// Releases `permits` (>= 0; 0 completes at once without a server call).
 void start_semaphore_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
                              std::int64_t permits, std::function<void(std::exception_ptr)> done);
-/// Throws InvalidArgument naming `what` when `permits` < 0.
+/// Throws InvalidArgument naming `what` when `permits` is outside [0, kMaxPermits].
 void check_permits(std::int64_t permits, const char* what, const std::string& name);
 }  // namespace detail
+
+/// The largest permit count (and number of permits per call) the semaphores accept: 2^53 - 1,
+/// the largest integer the server's Lua scripts (IEEE doubles) compare exactly. Larger values
+/// are refused with InvalidArgument before anything is written (issue 22).
+inline constexpr std::int64_t kMaxPermits = (std::int64_t{1} << 53) - 1;
 
 /// A distributed counting semaphore on Redis, compatible with Redisson's RSemaphore: a Java
 /// service using getSemaphore(name) on the same server shares its permits, and each side's

@@ -23,7 +23,7 @@ if redis.call('exists', KEYS[1]) == 0 and
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  redis.call('pexpire', KEYS[1], ARGV[1])
+  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then redis.call('pexpire', KEYS[1], ARGV[1]) end  -- never shortens (issue 22)
   return nil
 end
 if ARGV[5] ~= '1' then

@@ -16,7 +16,7 @@ if held == false then
 end
 if tonumber(held) > 1 then
   redis.call('hincrby', KEYS[1], ARGV[3], -1)
-  redis.call('pexpire', KEYS[1], ARGV[2])
+  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then redis.call('pexpire', KEYS[1], ARGV[2]) end  -- never shortens (issue 22)
   redis.call('set', KEYS[3], 0, 'px', ARGV[4])
   return 0
 end

@@ -4,7 +4,7 @@
 local result = {}
 for i, key in ipairs(KEYS) do
   if redis.call('hexists', key, ARGV[i + 1]) == 1 then
-    redis.call('pexpire', key, ARGV[1])
+    if redis.call('pttl', key) < tonumber(ARGV[1]) then redis.call('pexpire', key, ARGV[1]) end  -- never shortens (issue 22)
     result[i] = 1
   else
     result[i] = 0

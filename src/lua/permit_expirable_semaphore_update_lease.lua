@@ -26,8 +26,14 @@ local function reclaim(now, limit)
 end
 
 reclaim(ARGV[1], nil)
-if redis.call('zscore', KEYS[2], ARGV[3]) == false then
+local old = redis.call('zscore', KEYS[2], ARGV[3])
+if old == false then
   return 0
 end
 redis.call('zadd', KEYS[2], ARGV[4], ARGV[3])
+-- An earlier deadline: waiters sleep until the earliest deadline they saw, so tell them to
+-- look again (issue 22: they used to miss the shortened permit's expiry).
+if tonumber(ARGV[4]) < tonumber(old) then
+  redis.call(ARGV[2], KEYS[3], 1)
+end
 return 1

@@ -38,7 +38,10 @@ if redis.call('hlen', KEYS[1]) > 1 then
     end
   end
   if longest > 0 then
-    redis.call('pexpire', KEYS[1], longest)
+    -- In write mode the hash also carries the writer's lease (no marker): never shorten it.
+    if mode ~= 'write' or redis.call('pttl', KEYS[1]) < longest then
+      redis.call('pexpire', KEYS[1], longest)
+    end
     redis.call('set', KEYS[5], 0, 'px', ARGV[3])
     return 0
   end

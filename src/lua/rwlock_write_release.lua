@@ -21,7 +21,7 @@ if mode == 'write' then
   end
   local count = redis.call('hincrby', KEYS[1], ARGV[3], -1)
   if count > 0 then
-    redis.call('pexpire', KEYS[1], ARGV[2])
+    if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then redis.call('pexpire', KEYS[1], ARGV[2]) end  -- never shortens (issue 22)
     redis.call('set', KEYS[3], 0, 'px', ARGV[4])
     return 0
   end
@@ -32,6 +32,8 @@ if mode == 'write' then
   else
     -- The same thread still reads (downgrade): the lock stays, in read mode.
     redis.call('hset', KEYS[1], 'mode', 'read')
+    -- Waiting readers can enter now (issue 22: they used to wait for their deadline).
+    redis.call(ARGV[5], KEYS[2], ARGV[1])
   end
   redis.call('set', KEYS[3], 1, 'px', ARGV[4])
   return 1

@@ -4,5 +4,10 @@
 -- ARGV[1] n (release: >= 1; add: any sign); ARGV[2] publish command (PUBLISH or SPUBLISH).
 -- Creates N when absent; publishes the new available count. Returns the new count.
 local value = redis.call('incrby', KEYS[1], ARGV[1])
+-- Counts stay within +-(2^53 - 1), where Lua's doubles are exact (issue 22).
+if value > 9007199254740991 or value < -9007199254740991 then
+  redis.call('decrby', KEYS[1], ARGV[1])
+  return redis.error_reply('ERR redisync: the permit count would leave [-(2^53 - 1), 2^53 - 1]')
+end
 redis.call(ARGV[2], KEYS[2], value)
 return value

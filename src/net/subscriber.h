@@ -72,6 +72,10 @@ class Channel {
   void wake_all();
   /// Waiters asleep right now.
   std::size_t sleeping() const { return sleepers_.size(); }
+  /// Messages the channel's policy marked as events a waiter must not miss even when the
+  /// state they announce has changed again by the time it looks (a latch's openings).
+  std::uint64_t marks() const { return marks_; }
+  void mark() { ++marks_; }
 
  private:
   friend class Subscriber;
@@ -85,6 +89,7 @@ class Channel {
   bool was_subscribed_ = false;  // a confirmation after a reconnect wakes everyone
   Connection* link_ = nullptr;   // the connection it is subscribed (or subscribing) on
   int wakeups_ = 0;
+  std::uint64_t marks_ = 0;
   std::list<Waiter*> sleepers_;
   struct ReadyCallback {
     std::uint64_t id;

@@ -24,6 +24,26 @@ NextStep decide_next_step(const AttemptResult& result, Clock::time_point now,
   return {NextStep::sleep, std::max(*bound, Duration{0})};
 }
 
+std::optional<Clock::time_point> deadline_after(Duration wait) {
+  if (wait < Duration{0}) return std::nullopt;
+  const auto now = Clock::now();
+  if (wait >= std::chrono::floor<Duration>(Clock::time_point::max() - now)) return std::nullopt;
+  return now + wait;
+}
+
+bool may_have_run(std::exception_ptr error) {
+  if (!error) return false;
+  try {
+    std::rethrow_exception(error);
+  } catch (const ConnectionError& e) {
+    return e.maybe_sent();
+  } catch (const TimeoutError&) {
+    return true;
+  } catch (...) {
+  }
+  return false;
+}
+
 void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
   auto loop = std::shared_ptr<AcquireLoop>(
       new AcquireLoop(executor, std::move(params), std::move(done)));
@@ -70,17 +90,22 @@ bool AcquireLoop::retry_after_error(std::exception_ptr error) {
   Duration pause = params_.retry_interval;
   if (params_.deadline) {
     const auto left = std::chrono::floor<Duration>(*params_.deadline - Clock::now());
+    uncertain_ = uncertain_ || uncertain;
     if (left <= Duration{0}) {
-      // The wait is over: a timed acquire that could not get through is "not acquired".
-      if (params_.on_give_up) params_.on_give_up();
-      finish(nullptr, false);
+      // The wait is over: a timed acquire that could not get through is "not acquired",
+      // unless the attempt ran after all (settled first).
+      give_up(nullptr);
       return true;
     }
     pause = std::min(pause, left);
   }
-  if (failures_ >= params_.retry_attempts) return false;
-  ++failures_;
   uncertain_ = uncertain_ || uncertain;
+  if (failures_ >= params_.retry_attempts) {
+    if (!uncertain_ || !params_.settle) return false;
+    give_up(error);
+    return true;
+  }
+  ++failures_;
   const auto round = ++round_;
   auto self = shared_from_this();
   timer_.expires_after(pause);
@@ -154,6 +179,43 @@ void AcquireLoop::on_attempt(std::exception_ptr error, AttemptResult result) {
       return;
     }
   }
+}
+
+void AcquireLoop::give_up(std::exception_ptr error) {
+  if (uncertain_ && params_.settle) return settle(error, std::max(params_.retry_attempts, 1));
+  if (params_.on_give_up) params_.on_give_up();
+  finish(error, false);
+}
+
+// The last attempt may have run on the server: ask (by owner or request id) before answering
+// "no". The caller's deadline is past; an honest answer is worth a few more round trips.
+void AcquireLoop::settle(std::exception_ptr error, int tries_left) {
+  ++round_;
+  auto self = shared_from_this();
+  params_.settle([self, error, tries_left](std::exception_ptr check_error, AttemptResult r) {
+    if (self->finished_) return;
+    if (!check_error) {
+      if (r.acquired) return self->finish(nullptr, true);
+      if (self->params_.on_give_up) self->params_.on_give_up();
+      return self->finish(error, false);
+    }
+    if (tries_left <= 1) {
+      // Still unknown: say so rather than "not acquired". A hold the attempt may have taken
+      // ends with its lease (it is not renewed).
+      if (self->params_.on_give_up) self->params_.on_give_up();
+      return self->finish(
+          std::make_exception_ptr(TimeoutError(
+              "redisync: could not find out whether an acquire whose reply timed out ran on "
+              "the server; if it did, its hold lasts until its lease ends")),
+          false);
+    }
+    const auto round = self->round_;
+    self->timer_.expires_after(self->params_.retry_interval);
+    self->timer_.async_wait([self, error, tries_left, round](std::error_code ec) {
+      if (ec || self->finished_ || round != self->round_) return;
+      self->settle(error, tries_left - 1);
+    });
+  });
 }
 
 void AcquireLoop::wake() {

@@ -38,6 +38,15 @@ struct AcquireProbe {
   std::optional<Clock::time_point> last_wake;
 };
 
+/// The deadline of a wait of `wait` from now. nullopt (no limit) when wait < 0, and when the
+/// deadline lies beyond what the steady clock can represent (~292 years from its epoch): such
+/// waits are waits without limit, never an overflow into the past (issue 22).
+std::optional<Clock::time_point> deadline_after(Duration wait);
+
+/// True for an error after which the request may have run on the server (a timeout, or a
+/// connection dropped after sending).
+bool may_have_run(std::exception_ptr error);
+
 /// What the loop does after an attempt that did not acquire. Pure, for unit tests.
 struct NextStep {
   enum Kind { give_up, subscribe, retry_now, sleep } kind;
@@ -68,6 +77,11 @@ class AcquireLoop : public net::Waiter, public std::enable_shared_from_this<Acqu
     /// on the server (timeout, connection dropped after sending). It must find out whether
     /// that attempt acquired (e.g. compare the owner's hold count) and, if not, attempt.
     AttemptFn recheck;
+    /// Optional: finds out, without attempting, whether an attempt that may have run on the
+    /// server acquired ({acquired}; an error when the server cannot tell). Run before the loop
+    /// gives up after such an attempt (wait over, or retries exhausted): an acquisition it
+    /// finds is reported as one, so the caller never hears "no" while it holds (issue 22).
+    AttemptFn settle;
     /// Connection errors and timeouts are retried this many times in a row (waiting
     /// `retry_interval` between tries, within the deadline) before they are reported.
     int retry_attempts = 0;
@@ -86,6 +100,9 @@ class AcquireLoop : public net::Waiter, public std::enable_shared_from_this<Acqu
   bool retry_after_error(std::exception_ptr error);
   void on_attempt(std::exception_ptr error, AttemptResult result);
   void finish(std::exception_ptr error, bool acquired);
+  /// Gives up with `error` (nullptr: "not acquired"), after settling an uncertain attempt.
+  void give_up(std::exception_ptr error);
+  void settle(std::exception_ptr error, int tries_left);
 
   net::Executor& executor_;
   Params params_;

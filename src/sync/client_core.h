@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
@@ -37,6 +38,14 @@ struct Hold {
   bool lost = false;  ///< the watchdog found it gone; the next release reports LockLostError
   /// When the first hold was taken; set only with a Metrics hook (hold time).
   std::chrono::steady_clock::time_point since{};
+  /// One entry per hold, in acquisition order (a release ends the latest): whether the
+  /// watchdog renews it, else when its fixed lease ends (this machine's clock). A partial
+  /// release keeps the key alive for what the remaining entries need (issue 22 item 2).
+  struct Lease {
+    bool watchdog = false;
+    std::chrono::steady_clock::time_point ends{};
+  };
+  std::vector<Lease> leases;
 };
 
 class ClientCore : public std::enable_shared_from_this<ClientCore> {

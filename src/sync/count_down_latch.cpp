@@ -21,7 +21,12 @@ std::string latch_channel(const std::string& name) {
 // makes all local waiters re-check the count: a delete opens the latch too (Redisson's own
 // waiters only re-check on "0"), and a new count is never set while anybody waits (it needs
 // the key to be absent, i.e. the latch open), so "1" costs nothing in practice.
-void latch_message_policy(net::Channel& channel, const std::string&) { channel.wake_all(); }
+// A "0" is also counted (Channel::mark): a waiter that was subscribed when the latch opened
+// returns even if the count was set again before its re-check (issue 22).
+void latch_message_policy(net::Channel& channel, const std::string& payload) {
+  if (payload == "0") channel.mark();
+  channel.wake_all();
+}
 
 std::string describe_latch(const detail::ClientCore& core, const std::string& name) {
   return "count-down latch '" + name + "' on " + core.config().describe();
@@ -71,8 +76,12 @@ void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string
     sync::AcquireLoop::Params params;
     params.channel = latch_channel(name);
     params.policy = latch_message_policy;
-    if (wait >= Duration{0}) params.deadline = sync::Clock::now() + wait;
-    params.attempt = [core, name, what](sync::AcquireLoop::AttemptDone cb) {
+    params.deadline = sync::deadline_after(wait);
+    // Held for the whole wait, so openings announced while we wait are counted.
+    auto channel = core->executor().subscriber().join(params.channel, latch_message_policy);
+    const std::uint64_t openings = channel->marks();
+    params.attempt = [core, name, what, channel, openings](sync::AcquireLoop::AttemptDone cb) {
+      if (channel->marks() != openings) return cb(nullptr, {true, -1});  // it opened meanwhile
       core->executor().execute(
           {"GET", name},
           [cb, what](std::exception_ptr error, net::Reply reply) {
@@ -88,7 +97,12 @@ void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string
     // Reading the count is idempotent: connection errors and timeouts are simply retried.
     params.retry_attempts = core->config().retry_attempts;
     params.retry_interval = core->config().retry_interval;
-    sync::AcquireLoop::start(core->executor(), std::move(params), std::move(done));
+    sync::AcquireLoop::start(
+        core->executor(), std::move(params),
+        [core, channel, done = std::move(done)](std::exception_ptr error, bool opened) {
+          core->executor().subscriber().leave(channel);
+          done(std::move(error), opened);
+        });
   });
 }
 

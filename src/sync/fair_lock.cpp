@@ -120,7 +120,8 @@ class FairKind final : public detail::LockKind {
     auto recheck = detail::hold_count_recheck(core, shared_from_this(), name, owner, attempt);
     detail::start_pubsub_loop(core, detail::lock_channel(name) + ":" + field, deadline,
                               std::move(attempt), std::move(finish),
-                              [gave_up] { *gave_up = true; }, std::move(recheck));
+                              [gave_up] { *gave_up = true; }, std::move(recheck),
+                              detail::hold_count_check(core, shared_from_this(), name, owner));
   }
 
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,

@@ -69,7 +69,8 @@ class FencedKind final : public detail::LockKind {
     }
     auto recheck = detail::hold_count_recheck(core, self, name, owner, attempt, read_token);
     detail::start_pubsub_loop(core, detail::lock_channel(name), deadline, std::move(attempt),
-                              std::move(done), nullptr, std::move(recheck));
+                              std::move(done), nullptr, std::move(recheck),
+                              detail::hold_count_check(core, self, name, owner, read_token));
   }
 
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,

@@ -44,8 +44,10 @@ class PlainKind final : public detail::LockKind {
     // After a timeout or a dropped connection the attempt may have run: the owner's hold
     // count on the server tells (only this owner ever changes its own field).
     auto recheck = detail::hold_count_recheck(core, self, name, owner, attempt);
+    // Before giving up after an attempt that may have run, find out whether it did.
     detail::start_pubsub_loop(core, detail::lock_channel(name), deadline, std::move(attempt),
-                              std::move(done), std::move(on_give_up), std::move(recheck));
+                              std::move(done), std::move(on_give_up), std::move(recheck),
+                              detail::hold_count_check(core, self, name, owner));
   }
 
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,

@@ -1,6 +1,7 @@
 #include "sync/lock_kind.h"
 
 #include <asio/post.hpp>
+#include <algorithm>
 #include <charconv>
 #include <iostream>
 
@@ -158,36 +159,55 @@ UndoFn release_undo(const std::shared_ptr<ClientCore>& core, const KindPtr& kind
   };
 }
 
-sync::AcquireLoop::AttemptFn hold_count_recheck(
+sync::AcquireLoop::AttemptFn hold_count_check(
     const std::shared_ptr<ClientCore>& core, const KindPtr& kind, const std::string& name,
-    std::int64_t owner, sync::AcquireLoop::AttemptFn attempt,
-    std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired) {
-  return [core, kind, name, owner, attempt = std::move(attempt),
+    std::int64_t owner, std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired) {
+  return [core, kind, name, owner,
           on_acquired = std::move(on_acquired)](sync::AcquireLoop::AttemptDone cb) {
     const HoldRef ref = kind->hold_ref(*core, name, owner);
     auto it = core->holds().find({ref.hold_key, owner});
     const long long local = it == core->holds().end() || it->second.lost ? 0 : it->second.count;
     core->executor().execute(
         {"HGET", name, ref.field},
-        [cb, attempt, on_acquired, local](std::exception_ptr error, net::Reply reply) {
-          long long count = -1;
-          if (!error && reply.is_string()) {
+        [cb, on_acquired, local](std::exception_ptr error, net::Reply reply) {
+          if (error) return cb(error, {});
+          if (reply.is_error()) {
+            return cb(std::make_exception_ptr(ServerError(
+                          "redisync: rechecking an acquire: " + reply.str, reply.str)),
+                      {});
+          }
+          long long count = 0;
+          if (reply.is_string()) {
             std::from_chars(reply.str.data(), reply.str.data() + reply.str.size(), count);
           }
           if (count == local + 1) {
             if (on_acquired) return on_acquired(cb);
             return cb(nullptr, {true, 0});
           }
-          attempt(cb);
+          cb(nullptr, {false, -1});
         },
         net::Retry::never);
+  };
+}
+
+sync::AcquireLoop::AttemptFn hold_count_recheck(
+    const std::shared_ptr<ClientCore>& core, const KindPtr& kind, const std::string& name,
+    std::int64_t owner, sync::AcquireLoop::AttemptFn attempt,
+    std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired) {
+  auto check = hold_count_check(core, kind, name, owner, std::move(on_acquired));
+  return [check = std::move(check), attempt = std::move(attempt)](sync::AcquireLoop::AttemptDone cb) {
+    check([cb, attempt](std::exception_ptr error, sync::AttemptResult r) {
+      if (!error && r.acquired) return cb(nullptr, r);
+      attempt(cb);
+    });
   };
 }
 
 void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
                        std::optional<sync::Clock::time_point> deadline,
                        sync::AcquireLoop::AttemptFn attempt, AcquireDone done,
-                       std::function<void()> on_give_up, sync::AcquireLoop::AttemptFn recheck) {
+                       std::function<void()> on_give_up, sync::AcquireLoop::AttemptFn recheck,
+                       sync::AcquireLoop::AttemptFn settle) {
   sync::AcquireLoop::Params params;
   params.channel = std::move(channel);
   params.policy = lock_message_policy;
@@ -197,6 +217,7 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
   params.probe = std::move(core->pending_probe);  // the acquisition's, with a Metrics hook
   if (recheck) {
     params.recheck = std::move(recheck);
+    params.settle = std::move(settle);
     params.retry_attempts = core->config().retry_attempts;
     params.retry_interval = core->config().retry_interval;
   }
@@ -258,8 +279,7 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                           start = std::move(start)]() mutable {
     const bool watchdog = lease <= Duration{0};
     const Duration effective = watchdog ? core->config().lock_watchdog_timeout : lease;
-    std::optional<sync::Clock::time_point> deadline;
-    if (wait >= Duration{0}) deadline = sync::Clock::now() + wait;
+    const auto deadline = sync::deadline_after(wait);
     std::shared_ptr<AcquireMeter> meter;  // null without a Metrics hook
     if (core->config().metrics) meter = start_acquire_meter(*core, kind->noun(), name);
     auto finished = [core, kind, name, owner, watchdog, effective, done, meter](
@@ -272,6 +292,7 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
         ++hold.count;
         hold.lease = effective;
         hold.watchdog = hold.watchdog || watchdog;
+        hold.leases.push_back({watchdog, sync::Clock::now() + effective});
         if (watchdog) core->watchdog().add(ref.renewal, ref.report);
         held = &hold;
       }
@@ -302,12 +323,24 @@ ReleaseOutcome settle_release(ClientCore& core, const HoldRef& ref, const net::R
     drop();
     return believed ? ReleaseOutcome::lost : ReleaseOutcome::not_held;
   }
+  if (believed && it->second.lost) {
+    // The watchdog found the hold lost (e.g. a reader whose own markers expired while other
+    // readers kept its field in the hash): the release cleaned up, the hold was lost all the
+    // same (issue 22).
+    drop();
+    return ReleaseOutcome::lost;
+  }
   if (kind == ReleaseReply::own_or_absent && reply.integer == 2) {
     // The lock was already gone: ours expired (lost), or we never held it.
     drop();
     return believed ? ReleaseOutcome::lost : ReleaseOutcome::not_held;
   }
-  core.watchdog().remove(ref.renewal);
+  // The release ended the latest hold; only a watchdog hold gives up its renewal (the
+  // remaining ones may still need it).
+  if (it == holds.end() || it->second.leases.empty() || it->second.leases.back().watchdog) {
+    core.watchdog().remove(ref.renewal);
+  }
+  if (it != holds.end() && !it->second.leases.empty()) it->second.leases.pop_back();
   bool last = reply.integer == 1;
   if (kind == ReleaseReply::whole_lock) last = !believed || it->second.count <= 1;
   if (last) {
@@ -318,13 +351,27 @@ ReleaseOutcome settle_release(ClientCore& core, const HoldRef& ref, const net::R
   return ReleaseOutcome::still_held;
 }
 
+Duration remaining_lease(const Hold& hold, Duration watchdog_lease) {
+  if (hold.leases.size() < 2) {
+    return hold.lease.count() > 0 ? hold.lease : watchdog_lease;  // the last hold: unused
+  }
+  Duration need{1};
+  const auto now = sync::Clock::now();
+  for (std::size_t i = 0; i + 1 < hold.leases.size(); ++i) {
+    const auto& l = hold.leases[i];
+    need = std::max(need, l.watchdog ? watchdog_lease
+                                     : std::chrono::ceil<Duration>(l.ends - now));
+  }
+  return need;
+}
+
 void run_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                  const std::string& name, std::int64_t owner, ReleaseDone done) {
   asio::post(core->io(), [core, kind, name, owner, done = std::move(done)] {
     const HoldRef ref = kind->hold_ref(*core, name, owner);
     auto it = core->holds().find({ref.hold_key, owner});
-    const Duration lease = it != core->holds().end() && it->second.lease.count() > 0
-                               ? it->second.lease
+    const Duration lease = it != core->holds().end()
+                               ? remaining_lease(it->second, core->config().lock_watchdog_timeout)
                                : core->config().lock_watchdog_timeout;
     // The release record makes a resend after a dropped connection safe (spec §1.8).
     const std::string record = release_record_key(name);

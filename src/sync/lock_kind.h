@@ -107,6 +107,10 @@ using KindPtr = std::shared_ptr<const LockKind>;
 void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                  const std::string& name, std::int64_t owner, Duration lease, Duration wait,
                  AcquireDone done, LoopStarter start = nullptr);
+/// The lease a partial release passes (what the holds left after it need): the watchdog lease
+/// while one of them is a watchdog hold, else the longest time left of their fixed leases.
+/// The scripts never shorten the key's expiry below it (nor below what it has).
+Duration remaining_lease(const Hold& hold, Duration watchdog_lease);
 /// Releases one hold of `owner` on the I/O thread and reports the outcome.
 void run_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                  const std::string& name, std::int64_t owner, ReleaseDone done);
@@ -173,14 +177,24 @@ sync::AcquireLoop::AttemptFn hold_count_recheck(
     std::int64_t owner, sync::AcquireLoop::AttemptFn attempt,
     std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired = nullptr);
 
+/// The check alone (AcquireLoop::Params::settle): {acquired} when the owner's count on the
+/// server is one more than the local count; an error when the server cannot be asked.
+sync::AcquireLoop::AttemptFn hold_count_check(
+    const std::shared_ptr<ClientCore>& core, const KindPtr& kind, const std::string& name,
+    std::int64_t owner,
+    std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired = nullptr);
+
 /// The pub/sub waiting loop of spec §13 for `attempt`, on `channel`. With `recheck`, errors
 /// that may have run on the server (timeouts, dropped connections, unacknowledged acquires)
 /// are retried Config::retry_attempts times within the wait; without, they are reported.
+/// With `settle` (hold_count_check), the loop never gives up after such an error without
+/// finding out whether the attempt ran (issue 22 item 1).
 void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
                        std::optional<sync::Clock::time_point> deadline,
                        sync::AcquireLoop::AttemptFn attempt, AcquireDone done,
                        std::function<void()> on_give_up = nullptr,
-                       sync::AcquireLoop::AttemptFn recheck = nullptr);
+                       sync::AcquireLoop::AttemptFn recheck = nullptr,
+                       sync::AcquireLoop::AttemptFn settle = nullptr);
 
 /// Runs a release step (idempotent: it carries its release record, spec §1.8) followed by WAIT
 /// when the master has replicas (spec §1.7). A release no replica acknowledged is resent with

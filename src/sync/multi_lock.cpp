@@ -121,6 +121,14 @@ void MultiLock::check_lease(Duration lease) const {
     throw InvalidArgument("redisync: lease for " + name() + " must be > 0 (got " +
                           std::to_string(lease.count()) + " ms)");
   }
+  // With the validity check (RedLock) a lease whose drift allowance (0.01 x lease + 2 ms)
+  // leaves no validity would make every attempt fail and lock() retry forever (issue 22).
+  if (state_->policy.check_validity && lease < kMinValidityLease) {
+    throw InvalidArgument("redisync: lease for " + name() + " must be at least " +
+                          std::to_string(kMinValidityLease.count()) +
+                          " ms (the clock drift allowance of 0.01 x lease + 2 ms leaves no "
+                          "validity below that; got " + std::to_string(lease.count()) + " ms)");
+  }
 }
 
 void MultiLock::start_try(std::int64_t owner, Duration wait, Duration lease, TryDone done) const {

@@ -1,5 +1,6 @@
 // redisync::PermitExpirableSemaphore: Redisson's RPermitExpirableSemaphore (wire spec §8, §13).
 #include "redisync/permit_expirable_semaphore.h"
+#include "redisync/semaphore.h"
 
 #include <set>
 
@@ -55,9 +56,10 @@ void check_lease(const std::string& name, Duration lease) {
 }
 
 void check_count(const std::string& name, std::int64_t permits) {
-  if (permits < 0) {
+  if (permits < 0 || permits > kMaxPermits) {
     throw InvalidArgument("redisync: permits for permit-expirable semaphore '" + name +
-                          "' must be >= 0 (got " + std::to_string(permits) + ")");
+                          "' must be in [0, " + std::to_string(kMaxPermits) + "] (got " +
+                          std::to_string(permits) + ")");
   }
 }
 
@@ -89,9 +91,11 @@ net::Reply run_script(const std::shared_ptr<detail::ClientCore>& core, const lua
 namespace detail {
 
 void check_permit_args(const std::string& name, std::int64_t permits, Duration lease) {
-  if (permits < 1) {
+  if (permits < 1 || permits > PermitExpirableSemaphore::kMaxPermitsPerAcquire) {
     throw InvalidArgument("redisync: permits to acquire from permit-expirable semaphore '" +
-                          name + "' must be >= 1 (got " + std::to_string(permits) + ")");
+                          name + "' must be >= 1 and <= " +
+                          std::to_string(PermitExpirableSemaphore::kMaxPermitsPerAcquire) +
+                          " (got " + std::to_string(permits) + "; each permit gets an id)");
   }
   check_lease(name, lease);
 }
@@ -104,8 +108,7 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
   auto raw_ids = std::make_shared<std::vector<std::string>>();
   for (std::int64_t i = 0; i < permits; ++i) raw_ids->push_back(sync::random_permit_id());
   asio::post(core->io(), [core, name, raw_ids, lease, wait, done = std::move(done)]() mutable {
-    std::optional<sync::Clock::time_point> deadline;
-    if (wait >= Duration{0}) deadline = sync::Clock::now() + wait;
+    const auto deadline = sync::deadline_after(wait);
     auto gate = sync::SemaphoreGate::of(core.get(), "permit_expirable_semaphore:" + name,
                                         core->io());
     gate->enqueue(
@@ -144,6 +147,17 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
                   attempt(cb);
                 },
                 net::Retry::always);
+          };
+          // Before giving up after such an attempt: did it run? (issue 22: an id without
+          // expiry must never stay in the set unknown to anybody.)
+          params.settle = [core, name, raw_ids](sync::AcquireLoop::AttemptDone cb) {
+            core->executor().execute(
+                {"ZSCORE", timeout_key(name), raw_ids->front()},
+                [cb](std::exception_ptr error, net::Reply reply) {
+                  if (error) return cb(error, {});
+                  cb(nullptr, {reply.is_string(), -1});
+                },
+                net::Retry::never);
           };
           params.retry_attempts = core->config().retry_attempts;
           params.retry_interval = core->config().retry_interval;
@@ -305,6 +319,11 @@ void PermitExpirableSemaphore::set_permits(std::int64_t permits) {
 }
 
 void PermitExpirableSemaphore::add_permits(std::int64_t permits) {
+  if (permits < -kMaxPermits || permits > kMaxPermits) {
+    throw InvalidArgument("redisync: permits to add to permit-expirable semaphore '" + name_ +
+                          "' must be in [-" + std::to_string(kMaxPermits) + ", " +
+                          std::to_string(kMaxPermits) + "] (got " + std::to_string(permits) + ")");
+  }
   run_script(core_, lua::permit_expirable_semaphore_add_permits, pes_keys(name_),
              [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
              "adding permits to " + describe_pes(*core_, name_));

@@ -56,7 +56,8 @@ class RwKind : public detail::LockKind {
     auto recheck = detail::hold_count_recheck(core, shared_from_this(), name, owner, attempt);
     // Read and write waiters share the channel: "0" wakes one, "1" (write release) all.
     detail::start_pubsub_loop(core, rwlock_channel(name), deadline, std::move(attempt),
-                              std::move(done), nullptr, std::move(recheck));
+                              std::move(done), nullptr, std::move(recheck),
+                              detail::hold_count_check(core, shared_from_this(), name, owner));
   }
 };
 

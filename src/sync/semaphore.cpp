@@ -1,10 +1,13 @@
 // redisync::Semaphore: Redisson's RSemaphore (wire spec §7, §13).
 #include "redisync/semaphore.h"
 
+#include <charconv>
+
 #include "lua/scripts.h"
 #include "redisync/errors.h"
 #include "sync/acquire_loop.h"
 #include "sync/client_core.h"
+#include "sync/identity.h"
 #include "sync/semaphore_gate.h"
 
 namespace redisync {
@@ -41,9 +44,10 @@ net::Reply run_script(const std::shared_ptr<detail::ClientCore>& core, const lua
 namespace detail {
 
 void check_permits(std::int64_t permits, const char* what, const std::string& name) {
-  if (permits < 0) {
+  if (permits < 0 || permits > kMaxPermits) {
     throw InvalidArgument(std::string("redisync: ") + what + " for semaphore '" + name +
-                          "' must be >= 0 (got " + std::to_string(permits) + ")");
+                          "' must be in [0, " + std::to_string(kMaxPermits) + "] (got " +
+                          std::to_string(permits) + ")");
   }
 }
 
@@ -53,8 +57,7 @@ void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std:
   check_permits(permits, "permits", name);
   asio::post(core->io(), [core, name, permits, wait, done = std::move(done)]() mutable {
     if (permits == 0) return done(nullptr, true);  // acquire(0): no server call
-    std::optional<sync::Clock::time_point> deadline;
-    if (wait >= Duration{0}) deadline = sync::Clock::now() + wait;
+    const auto deadline = sync::deadline_after(wait);
     auto gate = sync::SemaphoreGate::of(core.get(), "semaphore:" + name, core->io());
     gate->enqueue(
         permits, deadline,
@@ -65,16 +68,47 @@ void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std:
           params.channel = sync::semaphore_channel(name);
           params.policy = sync::semaphore_message_policy;
           params.deadline = until;
-          params.attempt = [core, name, permits, what](sync::AcquireLoop::AttemptDone cb) {
+          // The request record makes the acquisition idempotent (issue 22): a resent or late
+          // attempt takes nothing twice, and a recheck can tell whether one ran.
+          const std::string record = "redisync_semaphore_request:" + sync::hash_tag(name) + ":" +
+                                     sync::random_request_id();
+          const std::string record_ttl = std::to_string(core->release_record_ttl_ms());
+          params.attempt = [core, name, permits, what, record,
+                            record_ttl](sync::AcquireLoop::AttemptDone cb) {
             core->executor().eval(
-                lua::semaphore_try_acquire, {name}, {std::to_string(permits)},
+                lua::semaphore_try_acquire, {name, record}, {std::to_string(permits), record_ttl},
                 [cb, what](std::exception_ptr error, net::Reply reply) {
                   if (!error && reply.is_error()) error = net::server_error(reply, what);
                   if (error) return cb(std::move(error), {});
                   // No lease to wait out: sleep until a release message (or the deadline).
                   cb(nullptr, {reply.integer == 1, -1});
-                });
+                },
+                net::Retry::never);  // the loop resends, after a recheck
           };
+          // After a timeout or a dropped connection: the record says whether it ran.
+          params.recheck = [core, record, attempt = params.attempt](
+                               sync::AcquireLoop::AttemptDone cb) {
+            core->executor().execute(
+                {"GET", record},
+                [cb, attempt](std::exception_ptr error, net::Reply reply) {
+                  if (!error && reply.is_string() && reply.str == "1") return cb(nullptr, {true, 0});
+                  attempt(cb);
+                },
+                net::Retry::never);
+          };
+          // Before giving up after such an attempt: confirm it, or cancel it for good (a late
+          // copy then finds the record "0" and takes nothing). Never a permit nobody knows of.
+          params.settle = [core, record, record_ttl](sync::AcquireLoop::AttemptDone cb) {
+            core->executor().execute(
+                {"SET", record, "0", "NX", "PX", record_ttl, "GET"},
+                [cb](std::exception_ptr error, net::Reply reply) {
+                  if (error) return cb(error, {});
+                  cb(nullptr, {reply.is_string() && reply.str == "1", -1});
+                },
+                net::Retry::always);
+          };
+          params.retry_attempts = core->config().retry_attempts;
+          params.retry_interval = core->config().retry_interval;
           sync::AcquireLoop::start(core->executor(), std::move(params), std::move(finished));
         },
         std::move(done));
@@ -166,6 +200,11 @@ bool Semaphore::try_set_permits(std::int64_t permits, Duration ttl) {
 }
 
 void Semaphore::add_permits(std::int64_t permits) {
+  if (permits < -kMaxPermits || permits > kMaxPermits) {
+    throw InvalidArgument("redisync: permits to add to semaphore '" + name_ + "' must be in [-" +
+                          std::to_string(kMaxPermits) + ", " + std::to_string(kMaxPermits) +
+                          "] (got " + std::to_string(permits) + ")");
+  }
   run_script(core_, lua::semaphore_release, {name_, sync::semaphore_channel(name_)},
              {std::to_string(permits), kPublish},
              "adding permits to " + describe_semaphore(*core_, name_));
@@ -178,12 +217,16 @@ std::int64_t Semaphore::available_permits() const {
   });
   if (reply.is_error()) net::throw_server_error(reply, what);
   if (reply.is_nil()) return 0;
-  try {
-    return std::stoll(reply.str);
-  } catch (const std::exception&) {
+  // Strict: the whole value is an integer ("12abc" is not 12).
+  std::int64_t value = 0;
+  const char* first = reply.str.data();
+  const char* last = first + reply.str.size();
+  const auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec != std::errc{} || ptr != last || first == last) {
     throw ServerError(what + ": the key holds '" + reply.str + "', not a permit count",
                       reply.str);
   }
+  return value;
 }
 
 std::int64_t Semaphore::drain_permits() {

@@ -27,6 +27,14 @@ class BackoffSequence {
   long long sleeps_ = 0;  // k: sleeps handed out so far
 };
 
+/// Finding out whether an attempt whose reply was lost (timeout, dropped connection) ran:
+/// `check` is tried up to `tries` times, `interval` apart, before the error is reported.
+struct SpinSettle {
+  AcquireLoop::AttemptFn check;
+  int tries = 1;
+  Duration interval{0};
+};
+
 /// Sleep-and-retry acquisition: attempt; if not acquired and time is left, sleep the next
 /// backoff (capped by the time left) on a steady_timer, then attempt again. Lives on the I/O
 /// thread; owns itself until done. No pub/sub.
@@ -34,19 +42,21 @@ class SpinLoop : public std::enable_shared_from_this<SpinLoop> {
  public:
   static void start(asio::io_context& io, std::optional<Clock::time_point> deadline,
                     AcquireLoop::AttemptFn attempt, BackoffSequence backoff,
-                    AcquireLoop::Done done);
+                    AcquireLoop::Done done, SpinSettle settle = {});
 
  private:
   SpinLoop(asio::io_context& io, std::optional<Clock::time_point> deadline,
            AcquireLoop::AttemptFn attempt, BackoffSequence backoff, AcquireLoop::Done done);
   void attempt();
   void on_attempt(std::exception_ptr error, const AttemptResult& result);
+  void settle(std::exception_ptr error, int tries_left);
 
   asio::steady_timer timer_;
   std::optional<Clock::time_point> deadline_;
   AcquireLoop::AttemptFn attempt_;
   BackoffSequence backoff_;
   AcquireLoop::Done done_;
+  SpinSettle settle_;
 };
 
 }  // namespace redisync::sync

@@ -47,9 +47,10 @@ Duration BackoffSequence::next() {
 
 void SpinLoop::start(asio::io_context& io, std::optional<Clock::time_point> deadline,
                      AcquireLoop::AttemptFn attempt, BackoffSequence backoff,
-                     AcquireLoop::Done done) {
+                     AcquireLoop::Done done, SpinSettle settle) {
   std::shared_ptr<SpinLoop> loop(
       new SpinLoop(io, deadline, std::move(attempt), std::move(backoff), std::move(done)));
+  loop->settle_ = std::move(settle);
   loop->attempt();
 }
 
@@ -69,6 +70,7 @@ void SpinLoop::attempt() {
 }
 
 void SpinLoop::on_attempt(std::exception_ptr error, const AttemptResult& result) {
+  if (error && settle_.check && may_have_run(error)) return settle(error, settle_.tries);
   if (error || result.acquired) return done_(error, !error);
   Duration sleep = backoff_.next();
   if (deadline_) {
@@ -80,6 +82,21 @@ void SpinLoop::on_attempt(std::exception_ptr error, const AttemptResult& result)
   timer_.async_wait([self = shared_from_this()](std::error_code ec) {
     if (ec) return self->done_(nullptr, false);  // cancelled: the Client is shutting down
     self->attempt();
+  });
+}
+
+// The attempt's reply was lost but it may have run: ask before reporting the error, so a
+// hold it took is reported as acquired (issue 22 item 1).
+void SpinLoop::settle(std::exception_ptr error, int tries_left) {
+  settle_.check([self = shared_from_this(), error, tries_left](std::exception_ptr check_error,
+                                                               AttemptResult r) {
+    if (!check_error) return self->done_(r.acquired ? nullptr : error, r.acquired);
+    if (tries_left <= 1) return self->done_(error, false);
+    self->timer_.expires_after(self->settle_.interval);
+    self->timer_.async_wait([self, error, tries_left](std::error_code ec) {
+      if (ec) return self->done_(error, false);
+      self->settle(error, tries_left - 1);
+    });
   });
 }
 
@@ -109,7 +126,9 @@ class SpinKind final : public detail::LockKind {
             core, lua::lock_acquire, {name},
             detail::fixed_args({std::to_string(effective_lease.count()), core->owner_field(owner)}),
             describe(*core, name)),
-        sync::BackoffSequence(backoff_, random_seed()), std::move(done));
+        sync::BackoffSequence(backoff_, random_seed()), std::move(done),
+        {detail::hold_count_check(core, shared_from_this(), name, owner),
+         std::max(core->config().retry_attempts, 1), core->config().retry_interval});
   }
 
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,

@@ -1,0 +1,46 @@
+// Where exceptions thrown by async completion handlers on an I/O thread go (redisync/async.h).
+#include <exception>
+#include <functional>
+#include <iostream>
+#include <mutex>
+
+#include "redisync/async.h"
+
+namespace redisync {
+
+namespace {
+
+std::mutex hook_mutex;
+std::function<void(std::exception_ptr)> hook;  // empty: the default (stderr)
+
+}  // namespace
+
+void set_async_handler_exception_hook(std::function<void(std::exception_ptr)> h) {
+  std::lock_guard lock(hook_mutex);
+  hook = std::move(h);
+}
+
+namespace detail {
+
+void report_handler_exception(std::exception_ptr error) noexcept {
+  std::function<void(std::exception_ptr)> h;
+  {
+    std::lock_guard lock(hook_mutex);
+    h = hook;
+  }
+  try {
+    if (h) return h(error);
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      std::cerr << "redisync: an async completion handler threw (ignored): " << e.what() << "\n";
+    } catch (...) {
+      std::cerr << "redisync: an async completion handler threw a non-std exception (ignored)\n";
+    }
+  } catch (...) {
+    // The hook itself threw: dropped, the I/O thread goes on.
+  }
+}
+
+}  // namespace detail
+}  // namespace redisync

@@ -1,0 +1,93 @@
+// Issue 22 item 6: numbers outside what the library can represent or the server's Lua can
+// compare exactly are refused before anything is written; waits too long for the clock wait
+// without limit; counts read from the server are parsed strictly.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <future>
+#include <limits>
+
+#include "lock_kinds_util.h"
+
+using namespace std::chrono_literals;
+using redisync::test::RedisServer;
+using redisync::test::unique_name;
+using namespace redisync::test::kinds;
+
+namespace {
+constexpr std::int64_t kTwoTo53 = std::int64_t{1} << 53;
+}
+
+TEST(HonestNumbersTest, TryLockForMillisecondsMaxGivesUpAtOnce) {
+  RedisServer server;
+  redisync::Client a(config_for(server)), b(config_for(server));
+  const std::string name = unique_name("numbers:fair:");
+  auto holder = a.fair_lock(name);
+  auto waiter = b.fair_lock(name);
+  holder.lock();
+  auto got = std::async(std::launch::async, [&] {
+    const bool ok = waiter.try_lock_for(std::chrono::milliseconds::max());
+    if (ok) waiter.unlock();
+    return ok;
+  });
+  ASSERT_EQ(got.wait_for(1s), std::future_status::timeout) << "gave up at once";
+  holder.unlock();
+  ASSERT_EQ(got.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(got.get());
+}
+
+TEST(HonestNumbersTest, SemaphoreTryAcquireForHoursMaxGivesUpAtOnce) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  auto sem = client.semaphore(unique_name("numbers:sem:"));
+  ASSERT_TRUE(sem.try_set_permits(0));
+  auto got = std::async(std::launch::async,
+                        [&] { return sem.try_acquire_for(std::chrono::hours(2600000)); });
+  ASSERT_EQ(got.wait_for(1s), std::future_status::timeout) << "gave up at once";
+  sem.release();
+  ASSERT_EQ(got.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(got.get());
+}
+
+TEST(HonestNumbersTest, SemaphoreAvailablePermitsAcceptsTrailingGarbage) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  auto sem = client.semaphore(unique_name("numbers:sem:"));
+  server.command({"SET", sem.name(), "12abc"});
+  EXPECT_THROW(sem.available_permits(), redisync::ServerError);
+}
+
+TEST(HonestNumbersTest, SemaphoreOfTwoTo53PermitsGrantsOneMore) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  auto sem = client.semaphore(unique_name("numbers:sem:"));
+  EXPECT_THROW(sem.try_set_permits(kTwoTo53), redisync::InvalidArgument);
+  EXPECT_THROW(sem.release(kTwoTo53), redisync::InvalidArgument);
+  EXPECT_EQ(server.command({"EXISTS", sem.name()}).as_integer(), 0);  // nothing written
+  ASSERT_TRUE(sem.try_set_permits(kTwoTo53 - 1));
+  EXPECT_THROW(sem.release(1), redisync::ServerError);  // the count would leave the range
+  EXPECT_EQ(sem.available_permits(), kTwoTo53 - 1);
+}
+
+TEST(HonestNumbersTest, PermitExpirableSetPermitsInt64MaxDrivesTheCountNegative) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  auto pes = client.permit_expirable_semaphore(unique_name("numbers:pes:"));
+  ASSERT_TRUE(pes.try_set_permits(2));
+  EXPECT_THROW(pes.set_permits(std::numeric_limits<std::int64_t>::max()),
+               redisync::InvalidArgument);
+  EXPECT_EQ(pes.available_permits(), 2);
+  pes.set_permits(3);  // still usable
+  EXPECT_EQ(pes.available_permits(), 3);
+}
+
+TEST(HonestNumbersTest, PermitExpirableAcquireInt64MaxBuildsIdsUntilMemoryRunsOut) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  auto pes = client.permit_expirable_semaphore(unique_name("numbers:pes:"));
+  ASSERT_TRUE(pes.try_set_permits(1));
+  EXPECT_THROW(pes.acquire(std::numeric_limits<std::int64_t>::max(), 10s),
+               redisync::InvalidArgument);
+  EXPECT_EQ(pes.available_permits(), 1);
+}
