@@ -50,7 +50,8 @@ struct ReleaseResult {
 /// using Redisson's getLock(name) on the same server excludes and is excluded by this lock.
 ///
 /// Meets the standard *TimedLockable* requirements, so std::unique_lock, std::lock_guard and
-/// std::scoped_lock (several locks, deadlock-free) work. Ownership is per thread (blocking
+/// std::scoped_lock (several locks, deadlock-free) work (unlock() never throws; see there).
+/// Ownership is per thread (blocking
 /// API) or per explicit owner id (async API): the holder field is "<client id>:<owner id>".
 ///
 /// Leases: lock(), try_lock() and try_lock_for(wait) take the watchdog lease
@@ -91,18 +92,26 @@ class Lock {
   bool try_lock_until(const std::chrono::time_point<Clock, Dur>& deadline) {
     return try_lock_for(deadline - Clock::now());
   }
-  /// Drops one hold of the calling thread. Throws NotOwnerError if this thread does not hold
-  /// the lock, LockLostError if it held it but the lock expired or was removed meanwhile.
-  /// Called while an exception unwinds the stack (e.g. from a guard's destructor during
-  /// unwinding) it never throws: problems go to the lost-lock handler / stderr instead.
-  void unlock();
-  /// Like unlock() but never throws: reports what happened.
+  /// Drops one hold of the calling thread. Never throws (BasicLockable: std::lock_guard and
+  /// std::unique_lock call it from a noexcept destructor). What it cannot do is reported, not
+  /// raised: a hold found lost goes to the lost-lock handler (Client::on_lock_lost) unless
+  /// the watchdog already reported it; a release the server could not answer stops renewing
+  /// the hold (the lock frees when its lease ends) and is a line on stderr, as is an unlock
+  /// by a non-holder. Use unlock_checked() or release() to see the outcome.
+  void unlock() noexcept;
+  /// unlock() that raises: NotOwnerError if this thread does not hold the lock, LockLostError
+  /// if it held it but the lock expired or was removed meanwhile, ConnectionError /
+  /// TimeoutError if the server could not answer (the hold is then kept and still renewed).
+  void unlock_checked();
+  /// Like unlock_checked() but never throws: reports what happened.
   ReleaseResult release() noexcept;
   /// Deletes the lock whoever holds it and wakes a waiter. True if it was held.
   bool force_unlock();
 
   /// True if anyone holds it (reads the master).
   bool is_locked() const;
+  /// Asks the server, unless this process already knows the hold is lost (the lost-lock
+  /// handler was told): then false at once, even while the server does not answer.
   bool is_held_by_current_thread() const;
   bool is_held_by_thread(std::int64_t owner) const;
   /// Holds of the calling thread (0 if none).
@@ -138,7 +147,7 @@ class Lock {
     return asio::async_initiate<Token, void(std::exception_ptr, bool)>(
         [core = core_, name = name_, owner, wait, lease](auto handler) {
           detail::start_lock_acquire(
-              core, name, owner, lease, wait < Duration{0} ? Duration{0} : wait,
+              core, name, owner, lease, detail::clamp_wait(wait),
               detail::wrap_handler<decltype(handler), asio::io_context::executor_type, bool>(
                   std::move(handler), detail::io_of(core).get_executor()));
         },
@@ -161,9 +170,7 @@ class Lock {
   friend struct detail::LockAccess;
   template <class Rep, class Period>
   static Duration to_wait(const std::chrono::duration<Rep, Period>& d) {
-    if (d <= d.zero()) return Duration{0};
-    auto ms = std::chrono::ceil<Duration>(d);
-    return ms;
+    return detail::to_wait_ms(d);
   }
   bool try_acquire(Duration wait, Duration lease);
 

@@ -7,6 +7,7 @@
 #include "lua/scripts.h"
 #include "sync/acquire_loop.h"
 #include "sync/client_core.h"
+#include "sync/durations.h"
 #include "sync/identity.h"
 #include "sync/lock_kind.h"
 
@@ -52,6 +53,9 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
                         std::int64_t owner, Duration lease, Duration wait,
                         std::function<void(std::exception_ptr, bool)> done) {
   asio::post(core->io(), [core, name, owner, lease, wait, done = std::move(done)]() mutable {
+    if (lease > max_duration) {  // async callers reach here unchecked; nothing written yet
+      return done(too_long_lease(lease, "lock '" + name + "'"), false);
+    }
     const bool watchdog = lease <= Duration{0};
     const Duration effective = watchdog ? core->config().lock_watchdog_timeout : lease;
     const std::string field = core->owner_field(owner);
@@ -148,7 +152,13 @@ void start_lock_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
         ++hold.count;
         hold.lease = effective;
         hold.watchdog = hold.watchdog || watchdog;
-        if (watchdog) core->watchdog().add(name, field);
+        const auto sent = sync::deciding_attempt_sent().value_or(sync::Clock::now());
+        if (watchdog) {
+          core->watchdog().add(sync::RenewalKey{name, field}, sync::RenewalKey{name, field}, sent);
+        } else {
+          core->watchdog().watch(sync::RenewalKey{name, field}, sync::RenewalKey{name, field},
+                                 effective, sent);
+        }
       }
       done(error, acquired);
     };
@@ -223,6 +233,7 @@ void start_lock_release(const std::shared_ptr<ClientCore>& core, const std::stri
 Lock::Lock(std::shared_ptr<detail::ClientCore> core, std::string name)
     : core_(std::move(core)), name_(std::move(name)) {
   check_name(name_);
+  sync::check_cluster_name(core_->config().topology == Topology::cluster, name_, "lock");
 }
 
 std::string Lock::owner_field(std::int64_t owner) const { return core_->owner_field(owner); }
@@ -235,10 +246,7 @@ void Lock::lock() {
 }
 
 void Lock::lock(Duration lease) {
-  if (lease <= Duration{0}) {
-    throw InvalidArgument("redisync: lease for lock '" + name_ + "' must be > 0 (got " +
-                          std::to_string(lease.count()) + " ms)");
-  }
+  sync::check_lease(lease, "lease for lock '" + name_ + "'");
   const auto owner = sync::thread_owner_id();
   core_->call<bool>([&](auto done) {
     detail::start_lock_acquire(core_, name_, owner, lease, Duration{-1}, done);
@@ -248,11 +256,8 @@ void Lock::lock(Duration lease) {
 bool Lock::try_lock() { return try_acquire(Duration{0}, Duration{0}); }
 
 bool Lock::try_lock_for(Duration wait, Duration lease) {
-  if (lease <= Duration{0}) {
-    throw InvalidArgument("redisync: lease for lock '" + name_ + "' must be > 0 (got " +
-                          std::to_string(lease.count()) + " ms)");
-  }
-  return try_acquire(wait < Duration{0} ? Duration{0} : wait, lease);
+  sync::check_lease(lease, "lease for lock '" + name_ + "'");
+  return try_acquire(detail::clamp_wait(wait), lease);
 }
 
 bool Lock::try_acquire(Duration wait, Duration lease) {
@@ -279,21 +284,30 @@ ReleaseResult Lock::release() noexcept {
   }
 }
 
-void Lock::unlock() {
-  const auto owner = sync::thread_owner_id();
-  if (std::uncaught_exceptions() > 0) {
-    // Unwinding (e.g. a guard's destructor during an exception): throwing would terminate.
-    const ReleaseResult r = release();
-    if (!r) {
-      std::cerr << "redisync: unlock of " << describe_lock(*core_, name_)
-                << " during stack unwinding failed: "
-                << (r.outcome == ReleaseOutcome::failed ? r.error
-                    : r.outcome == ReleaseOutcome::lost ? "lock was lost"
-                                                        : "not held")
-                << "\n";
-    }
-    return;
+void Lock::unlock() noexcept {
+  std::string what = name_;
+  try {
+    what = describe_lock(*core_, name_);
+    const auto owner = sync::thread_owner_id();
+    core_->call<bool>([&](auto done) {
+      asio::post(core_->io(), [core = core_, name = name_, owner, what, done] {
+        detail::quiet_unlock(
+            core, name, owner, sync::RenewalKey{name, core->owner_field(owner)}, what,
+            [core, name, owner](detail::ReleaseDone d) {
+              detail::release_step(core, name, owner, std::move(d));
+            },
+            [done] { done(nullptr, true); });
+      });
+    });
+  } catch (const std::exception& e) {
+    detail::log_quiet_unlock(what, e.what());
+  } catch (...) {
+    detail::log_quiet_unlock(what, "unknown error");
   }
+}
+
+void Lock::unlock_checked() {
+  const auto owner = sync::thread_owner_id();
   core_->call<bool>([&](auto done) {
     detail::start_lock_release(core_, name_, owner,
                                [done](std::exception_ptr e) { done(e, true); });
@@ -336,6 +350,7 @@ bool Lock::is_locked() const {
 bool Lock::is_held_by_current_thread() const { return is_held_by_thread(sync::thread_owner_id()); }
 
 bool Lock::is_held_by_thread(std::int64_t owner) const {
+  if (detail::known_lost(core_, name_, owner)) return false;  // reported lost: not held
   return query(core_, {"HEXISTS", name_, core_->owner_field(owner)},
                "querying " + describe_lock(*core_, name_))
              .integer == 1;
