@@ -100,7 +100,7 @@ CountDownLatch::CountDownLatch(std::shared_ptr<detail::ClientCore> core, std::st
     : core_(std::move(core)), name_(std::move(name)) {
   if (name_.empty()) throw InvalidArgument("redisync: count-down latch name must not be empty");
   sync::check_cluster_name(core_->config().topology == Topology::cluster, name_,
-                           "count-down latch");
+                           "count-down latch", /*always_braced=*/true);
 }
 
 void CountDownLatch::count_down(std::int64_t n) {

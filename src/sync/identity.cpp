@@ -81,8 +81,16 @@ bool one_slot_name(const std::string& name) {
   return close != std::string::npos && close > open + 1;
 }
 
-void check_cluster_name(bool cluster, const std::string& name, const std::string& noun) {
-  if (!cluster || one_slot_name(name)) return;
+void check_cluster_name(bool cluster, const std::string& name, const std::string& noun,
+                        bool always_braced) {
+  if (!cluster) return;
+  if (always_braced && name.find_first_of("{}") != std::string::npos) {
+    throw InvalidArgument("redisync: " + noun + " name '" + name +
+                          "' cannot be used in a Redis Cluster: its channel puts the name in "
+                          "braces, so with a brace in the name its keys and channel would hash "
+                          "to different slots (use a name without '{' and '}')");
+  }
+  if (one_slot_name(name)) return;
   throw InvalidArgument(
       "redisync: " + noun + " name '" + name +
       "' cannot be used in a Redis Cluster: its keys and channels would hash to different "

@@ -26,6 +26,9 @@ bool one_slot_name(const std::string& name);
 /// in a cluster such a lock would be taken and then never released (CROSSSLOT). `noun`:
 /// "lock", "fair lock"... Redisson builds the same keys (and has the same problem) for such
 /// names, so they are refused rather than laid out differently.
-void check_cluster_name(bool cluster, const std::string& name, const std::string& noun);
+/// `always_braced`: the kind also builds a key or channel with "{N}" whatever N holds (the
+/// count-down latch's channel, spec §9): then N must contain no brace at all.
+void check_cluster_name(bool cluster, const std::string& name, const std::string& noun,
+                        bool always_braced = false);
 
 }  // namespace redisync::sync

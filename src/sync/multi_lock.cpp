@@ -124,7 +124,8 @@ void MultiLock::check_lease(Duration lease) const {
 
 void MultiLock::start_try(std::int64_t owner, Duration wait, Duration lease, TryDone done) const {
   if (lease > max_duration) return done(detail::too_long_lease(lease, name()), AttemptReport{});
-  detail::start_multi_try(state_, owner, detail::clamp_wait(wait), lease,
+  const Duration w = detail::clamp_wait(wait);
+  detail::start_multi_try(state_, owner, w < Duration{0} ? max_duration : w, lease,
                           std::move(done));
 }
 
@@ -159,13 +160,16 @@ bool MultiLock::try_lock() { return try_acquire(Duration{0}, Duration{0}).acquir
 
 bool MultiLock::try_lock_for(Duration wait, Duration lease) {
   check_lease(lease);
-  return try_acquire(wait, lease).acquired;
+  return try_acquire(detail::clamp_wait(wait), lease).acquired;
 }
 
 AttemptReport MultiLock::try_acquire(Duration wait, Duration lease) {
   check_open(*state_);
   const auto owner = sync::thread_owner_id();
-  return wait_for<AttemptReport>([&](auto done) { start_try(owner, wait, lease, done); });
+  // A negative wait comes from to_wait() (beyond max_duration): wait the longest a deadline
+  // holds (max_duration, about 31.7 years), as good as no limit.
+  const Duration w = wait < Duration{0} ? max_duration : wait;
+  return wait_for<AttemptReport>([&](auto done) { start_try(owner, w, lease, done); });
 }
 
 AttemptReport MultiLock::last_attempt() const {

@@ -125,8 +125,10 @@ bool Semaphore::try_acquire_wait(std::int64_t permits, Duration wait) {
   detail::check_permits(permits, "permits", name_);
   if (permits == 0) return true;
   return core_->call<bool>([&](auto done) {
+    // Negative only from to_wait(): a wait beyond max_duration, i.e. no limit.
     detail::start_semaphore_acquire(core_, name_, permits,
-                                    detail::clamp_wait(wait), done);
+                                    wait < Duration{0} ? Duration{-1} : detail::clamp_wait(wait),
+                                    done);
   });
 }
 

@@ -136,34 +136,35 @@ TEST(DurationLimits, WaitTooLongToAddToTheClockMeansNoLimit) {
   redisync::Client a(redisync::Config::from_url(server.url()));
   redisync::Client b(redisync::Config::from_url(server.url()));
   const auto name = unique_name("lock:");
-  auto check = [&](auto&& wait_on_b, auto&& hold_on_a, auto&& release_on_a) {
+  auto check = [&](const std::string& label, auto&& wait_on_b, auto&& hold_on_a,
+                   auto&& release_on_a) {
     hold_on_a();
     auto waiter = std::async(std::launch::async, wait_on_b);
-    EXPECT_EQ(waiter.wait_for(300ms), std::future_status::timeout);  // really waiting
+    EXPECT_EQ(waiter.wait_for(300ms), std::future_status::timeout) << label;  // really waiting
     release_on_a();
-    ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
-    EXPECT_TRUE(waiter.get());
+    ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready) << label;
+    EXPECT_TRUE(waiter.get()) << label;
   };
   auto la = a.lock(name);
   auto lb = b.lock(name);
-  check([&] { bool r = lb.try_lock_for(std::chrono::hours::max()); if (r) lb.unlock(); return r; },
+  check("lock hours::max", [&] { bool r = lb.try_lock_for(std::chrono::hours::max()); if (r) lb.unlock(); return r; },
         [&] { la.lock(); }, [&] { la.unlock(); });
-  check([&] { bool r = lb.try_lock_for(kHuge, 10s); if (r) lb.unlock(); return r; },
+  check("lock Duration::max", [&] { bool r = lb.try_lock_for(kHuge, 10s); if (r) lb.unlock(); return r; },
         [&] { la.lock(); }, [&] { la.unlock(); });
   auto fa = a.fair_lock(name + "f");
   auto fb = b.fair_lock(name + "f");
-  check([&] { bool r = fb.try_lock_for(std::chrono::hours::max()); if (r) fb.unlock(); return r; },
+  check("fair", [&] { bool r = fb.try_lock_for(std::chrono::hours::max()); if (r) fb.unlock(); return r; },
         [&] { fa.lock(); }, [&] { fa.unlock(); });
   auto sa = a.semaphore(name + "s");
   auto sb = b.semaphore(name + "s");
-  check([&] { bool r = sb.try_acquire_for(std::chrono::hours::max()); if (r) sb.release(); return r; },
+  check("semaphore", [&] { bool r = sb.try_acquire_for(std::chrono::hours::max()); if (r) sb.release(); return r; },
         [&] { sa.try_set_permits(0); }, [&] { sa.release(); });
   auto latch_a = a.count_down_latch(name + "l");
   auto latch_b = b.count_down_latch(name + "l");
-  check([&] { return latch_b.wait_for(std::chrono::hours::max()); },
+  check("latch", [&] { return latch_b.wait_for(std::chrono::hours::max()); },
         [&] { latch_a.try_set_count(1); }, [&] { latch_a.count_down(); });
   redisync::MultiLock ma{a.lock(name + "m")};
   redisync::MultiLock mb{b.lock(name + "m")};
-  check([&] { bool r = mb.try_lock_for(std::chrono::hours::max()); if (r) mb.unlock(); return r; },
+  check("multi", [&] { bool r = mb.try_lock_for(std::chrono::hours::max()); if (r) mb.unlock(); return r; },
         [&] { ma.lock(); }, [&] { ma.unlock(); });
 }

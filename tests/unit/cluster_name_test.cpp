@@ -30,10 +30,13 @@ TEST(ClusterName, BraceNamesThatSplitSlotsAreExactlyTheRefusedOnes) {
       "a{", "{}", "x{y", "a}b", "}", "{", "x{}y", "{}{a}", "a{b}", "{a}b", "x}{y}", "plain",
       "a{b}c{", "}{", "{{}}", "{{a}}", "a b", std::string("\0{x}", 4), "\xff{\x01}"};
   for (const auto& n : names) {
-    EXPECT_EQ(one_slot_name(n), same_slot_for_every_shape(n)) << n;
+    if (one_slot_name(n)) {
+      EXPECT_TRUE(same_slot_for_every_shape(n)) << n;
+    }
   }
   for (const char* bad : {"a{", "{}", "x{y", "a}b", "}", "{", "x{}y", "{}{a}"}) {
     EXPECT_FALSE(one_slot_name(bad)) << bad;
+    EXPECT_FALSE(same_slot_for_every_shape(bad)) << bad;
   }
   for (const char* good : {"a{b}", "{a}b", "x}{y}", "plain", "{{a}}"}) {
     EXPECT_TRUE(one_slot_name(good)) << good;
@@ -48,8 +51,12 @@ TEST(ClusterName, EveryShortNameOverASmallAlphabetIsJudgedRight) {
     for (const auto& n : names) {
       for (char c : alphabet) next.push_back(n + c);
     }
+    // Every accepted name keeps its keys in one slot. (A refused name may still land in one
+    // slot by a CRC16 collision, e.g. "::}}:": the rule refuses by shape, not by luck.)
     for (const auto& n : next) {
-      EXPECT_EQ(one_slot_name(n), same_slot_for_every_shape(n)) << n;
+      if (one_slot_name(n)) {
+      EXPECT_TRUE(same_slot_for_every_shape(n)) << n;
+    }
     }
     names = std::move(next);
   }
