@@ -7,6 +7,8 @@
 #include "redisync/permit_expirable_semaphore.h"
 #include "redisync/read_write_lock.h"
 #include "redisync/semaphore.h"
+#include "redisync/rate_limiter.h"
+#include "redisync/non_reentrant_lock.h"
 #include "redisync/spin_lock.h"
 #include "sync/client_core.h"
 #include "sync/identity.h"
@@ -49,6 +51,13 @@ PermitExpirableSemaphore Client::permit_expirable_semaphore(const std::string& n
 CountDownLatch Client::count_down_latch(const std::string& name) {
   return CountDownLatch(core_, name);
 }
+RateLimiter Client::rate_limiter(const std::string& name) { return RateLimiter(core_, name); }
+NonReentrantLock Client::non_reentrant_lock(const std::string& name) {
+  return NonReentrantLock(core_, name);
+}
+NonReentrantFairLock Client::non_reentrant_fair_lock(const std::string& name) {
+  return NonReentrantFairLock(core_, name);
+}
 
 Reply Client::execute(const std::vector<std::string>& args) {
   if (args.empty()) throw InvalidArgument("redisync: execute() needs a command name");
@@ -63,11 +72,7 @@ void Client::start_execute(std::vector<std::string> args,
     core->executor().execute(std::move(args), [core, name, done](std::exception_ptr error,
                                                                  Reply reply) {
       if (!error && reply.is_error()) {
-        try {
-          net::throw_server_error(reply, "redis " + core->config().describe() + ": " + name);
-        } catch (...) {
-          error = std::current_exception();
-        }
+        error = net::server_error(reply, "redis " + core->config().describe() + ": " + name);
       }
       done(error, std::move(reply));
     });

@@ -37,6 +37,10 @@ class Category final : public std::error_category {
         return "unknown or expired permit id";
       case errc::multi_lock_failed:
         return "too many members of a multi-lock failed";
+      case errc::not_configured:
+        return "the rate limiter has no rate set";
+      case errc::reentry_refused:
+        return "the holder of a non-reentrant lock asked for it again";
     }
     // Not a switch default, so -Wswitch flags an errc added without a message.
     return "unknown redisync error " + std::to_string(value);

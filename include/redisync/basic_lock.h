@@ -1,5 +1,5 @@
-// redisync::BasicLock: the API every exclusive lock kind shares (FairLock, FencedLock, SpinLock,
-// and the two sides of a ReadWriteLock): the same shape as redisync::Lock.
+// redisync::BasicLock: the API every exclusive lock kind shares (Lock, FairLock, FencedLock,
+// SpinLock, and the two sides of a ReadWriteLock).
 #pragma once
 
 #include <asio/io_context.hpp>
@@ -13,7 +13,7 @@
 
 #include "redisync/async.h"
 #include "redisync/config.h"
-#include "redisync/lock.h"  // ReleaseOutcome, ReleaseResult
+#include "redisync/release_result.h"
 
 namespace redisync {
 

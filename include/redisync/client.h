@@ -25,6 +25,9 @@ struct SpinBackoff;
 class Semaphore;
 class PermitExpirableSemaphore;
 class CountDownLatch;
+class RateLimiter;
+class NonReentrantLock;
+class NonReentrantFairLock;
 
 namespace detail {
 class ClientCore;
@@ -83,6 +86,14 @@ class Client {
   /// A count-down latch named `name` (Redisson RCountDownLatch layout). Cheap; no server
   /// call. Throws InvalidArgument if the name is empty.
   CountDownLatch count_down_latch(const std::string& name);
+  /// A rate limiter named `name` (Redisson RRateLimiter layout): at most `rate` permits per
+  /// interval. Cheap; no server call. Throws InvalidArgument if the name is empty.
+  RateLimiter rate_limiter(const std::string& name);
+  /// A lock whose holder may not acquire it again (Redisson's non-reentrant lock, §12): a
+  /// second acquire by the same owner throws ReentryError. Same layout as lock(name).
+  NonReentrantLock non_reentrant_lock(const std::string& name);
+  /// The non-reentrant form of fair_lock(name) (Redisson's non-reentrant fair lock, §12).
+  NonReentrantFairLock non_reentrant_fair_lock(const std::string& name);
 
   /// Runs one Redis command and returns its reply. Blocks. Throws ServerError for an error
   /// reply, ConnectionError / TimeoutError when the server cannot answer.

@@ -27,6 +27,8 @@ enum class errc {
   client_closed,           ///< the Client was shut down while the call was pending
   unknown_permit,          ///< a permit id that is not (or no longer) held
   multi_lock_failed,       ///< a MultiLock / RedLock could not reach enough members (see MultiLockError)
+  not_configured,          ///< a RateLimiter was used before any rate was set on it
+  reentry_refused,         ///< the holder of a non-reentrant lock asked for it again
 };
 
 /// The category of redisync::errc; name() is "redisync".
@@ -122,6 +124,21 @@ class LockLostError : public Error {
 class UpgradeError : public Error {
  public:
   explicit UpgradeError(const std::string& what) : Error(errc::upgrade_would_deadlock, what) {}
+};
+
+/// A RateLimiter was asked for permits (or released some) before its rate was set
+/// (try_set_rate / set_rate), or after it was removed or its keep-alive ran out.
+class NotConfiguredError : public Error {
+ public:
+  explicit NotConfiguredError(const std::string& what) : Error(errc::not_configured, what) {}
+};
+
+/// The holder of a non-reentrant lock (NonReentrantLock, NonReentrantFairLock) asked for it
+/// again; nothing changed on the server (Java: IllegalMonitorStateException). Waiting would
+/// never end, and counting it as a re-entry is what the variant exists to forbid.
+class ReentryError : public Error {
+ public:
+  explicit ReentryError(const std::string& what) : Error(errc::reentry_refused, what) {}
 };
 
 /// The Client was shut down while the call was pending.

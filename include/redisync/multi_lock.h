@@ -41,8 +41,7 @@ struct MultiLockPolicy {
 /// (its write lock), so `MultiLock{a, b, c}` takes a mix of kinds.
 class AnyLock {
  public:
-  AnyLock(const Lock& lock);           // NOLINT(google-explicit-constructor): by design
-  AnyLock(const BasicLock& lock);      // NOLINT(google-explicit-constructor)
+  AnyLock(const BasicLock& lock);      // NOLINT(google-explicit-constructor): by design
   AnyLock(const ReadWriteLock& lock);  // NOLINT(google-explicit-constructor)
 
   const std::string& name() const;

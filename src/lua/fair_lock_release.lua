@@ -5,8 +5,9 @@
 -- ARGV[1] message "0"; ARGV[2] lease for the remaining holds (ms); ARGV[3] owner field O;
 -- ARGV[4] unused (now is the server's TIME); ARGV[5] publish command; ARGV[6] release record expiry (ms).
 -- Sent after fair_lock_dead_heads.lua (drop_dead_heads).
--- Returns nil: caller is not the owner; 0: still held (reentrant); 1: released (also when
--- the lock no longer existed).
+-- Returns nil: caller is not the owner; 0: still held (reentrant); 1: released; 2: the lock
+-- no longer existed (the next waiter is woken all the same, as Redisson does; the caller's
+-- hold, if it believed it had one, was lost).
 -- Checked before any write: a user without the right to publish would otherwise have the
 -- write done and the script aborted at the publish, its waiters never woken.
 if redis.acl_check_cmd and not redis.acl_check_cmd(ARGV[5], KEYS[4] .. ':' .. ARGV[3], ARGV[1]) then
@@ -25,8 +26,8 @@ if redis.call('exists', KEYS[1]) == 0 then
   if head ~= false then
     redis.call(ARGV[5], KEYS[4] .. ':' .. head, ARGV[1])
   end
-  redis.call('set', KEYS[5], 1, 'px', ARGV[6])
-  return 1
+  redis.call('set', KEYS[5], 2, 'px', ARGV[6])
+  return 2
 end
 if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
   return nil

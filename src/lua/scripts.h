@@ -17,6 +17,7 @@ extern const Script lock_acquire;
 extern const Script lock_release;
 extern const Script lock_force_release;
 extern const Script lock_renew;
+extern const Script lock_guard_drop;
 // Fair lock (§4), read-write lock (§5), fenced lock (§11). fair_lock_dead_heads is the shared
 // §4.2 sub-step the fair lock's scripts are sent with (see sync/fair_lock.cpp).
 extern const Script fair_lock_dead_heads;
@@ -53,5 +54,15 @@ extern const Script permit_expirable_semaphore_remaining_lease;
 extern const Script count_down_latch_try_set_count;
 extern const Script count_down_latch_count_down;
 extern const Script count_down_latch_delete;
+// Rate limiter (rate_limiter.cpp). rate_limiter_window is the shared sub-steps the acquire,
+// release and available scripts are sent with.
+extern const Script rate_limiter_window;
+extern const Script rate_limiter_acquire;
+extern const Script rate_limiter_release;
+extern const Script rate_limiter_available;
+extern const Script rate_limiter_try_set_rate;
+extern const Script rate_limiter_set_rate;
+// Non-reentrant lock kinds (non_reentrant_lock.cpp): sent in front of the acquire scripts.
+extern const Script non_reentrant_guard;
 
 }  // namespace redisync::lua

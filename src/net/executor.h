@@ -118,7 +118,12 @@ ConnectionOptions connection_options(const Config& config, bool pubsub);
 /// Makes the OpenSSL context described by config.tls_options; throws ConfigError on bad files.
 std::unique_ptr<asio::ssl::context> make_tls_context(const Config& config);
 
-/// Turns an error reply into a ServerError naming `what` (the operation and object).
+/// The one mapping of an error reply to an exception naming `what` (the operation and object):
+/// NOAUTH / WRONGPASS become AuthError (a configuration problem, not a failed operation), any
+/// other error reply ServerError. Made without throwing, so the I/O thread can hand it over
+/// without passing it through a catch block.
+std::exception_ptr server_error(const Reply& reply, const std::string& what);
+/// server_error(), thrown.
 [[noreturn]] void throw_server_error(const Reply& reply, const std::string& what);
 
 }  // namespace redisync::net

@@ -7,6 +7,9 @@
 
 namespace redisync::detail {
 
+// Declared in the public headers of the primitives that complete async calls on the I/O thread.
+asio::io_context& io_of(const std::shared_ptr<ClientCore>& core) { return core->io(); }
+
 ClientCore::ClientCore(Config config)
     : config_(std::move(config)), id_(sync::random_uuid()), work_(io_.get_executor()) {
   config_.validate();

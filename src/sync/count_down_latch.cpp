@@ -33,8 +33,7 @@ std::string describe_latch(const detail::ClientCore& core, const std::string& na
 std::int64_t parse_count(const net::Reply& reply, const std::string& what,
                          std::exception_ptr& error) {
   if (reply.is_error()) {
-    error = std::make_exception_ptr(
-        ServerError(what + ": server replied " + reply.str, reply.str));
+    error = net::server_error(reply, what);
     return 0;
   }
   if (reply.is_nil()) return 0;

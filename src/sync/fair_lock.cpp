@@ -8,6 +8,7 @@
 #include "sync/fair_poll.h"
 #include "sync/identity.h"
 #include "sync/lock_kind.h"
+#include "sync/non_reentrant.h"
 
 namespace redisync {
 
@@ -49,9 +50,20 @@ std::string timeout_key(const std::string& name) {
   return "redisson_lock_timeout:" + sync::hash_tag(name);
 }
 
+// The non-reentrant fair lock's acquire step (§12): the guard in front of the usual one.
+const lua::Script& non_reentrant_acquire() {
+  static const std::string source = std::string(lua::non_reentrant_guard.source) + "\n" +
+                                    std::string(with_dead_heads<lua::fair_lock_acquire>().source);
+  static const lua::Script script{"non_reentrant_fair_lock_acquire", source};
+  return script;
+}
+
 class FairKind final : public detail::LockKind {
  public:
-  std::string noun() const override { return "fair lock"; }
+  explicit FairKind(bool reentrant = true) : reentrant_(reentrant) {}
+  std::string noun() const override {
+    return reentrant_ ? "fair lock" : "non-reentrant fair lock";
+  }
   detail::ReleaseReply release_reply() const override {
     return detail::ReleaseReply::own_or_absent;
   }
@@ -68,7 +80,8 @@ class FairKind final : public detail::LockKind {
     const std::string allow = std::to_string(allowance.count());
     auto idle_polls = std::make_shared<int>(0);
     auto attempt = detail::script_attempt(
-        core, with_dead_heads<lua::fair_lock_acquire>(), {name, queue_key(name), timeout_key(name)},
+        core, reentrant_ ? with_dead_heads<lua::fair_lock_acquire>() : non_reentrant_acquire(),
+        {name, queue_key(name), timeout_key(name)},
         [lease, field, allow, queueing] {
           return std::vector<std::string>{lease, field, allow, kUnusedNow, queueing ? "1" : "0"};
         },
@@ -82,6 +95,7 @@ class FairKind final : public detail::LockKind {
           return result;
         },
         detail::release_undo(core, shared_from_this(), name, owner, effective_lease));
+    if (!reentrant_) attempt = detail::refuse_reentry(std::move(attempt), describe(*core, name));
     if (!queueing) {
       // §4.4: one attempt, never queued; nothing to subscribe to or clean up.
       return attempt([done](std::exception_ptr error, sync::AttemptResult r) {
@@ -124,11 +138,18 @@ class FairKind final : public detail::LockKind {
                           {"0", kUnusedNow, core->publish_command()}, std::move(handler),
                           net::Retry::always);
   }
+
+ private:
+  bool reentrant_;
 };
 
 }  // namespace
 
 FairLock::FairLock(std::shared_ptr<detail::ClientCore> core, std::string name)
     : BasicLock(std::move(core), std::move(name), std::make_shared<const FairKind>()) {}
+
+namespace detail {
+KindPtr non_reentrant_fair_kind() { return std::make_shared<const FairKind>(false); }
+}  // namespace detail
 
 }  // namespace redisync

@@ -42,11 +42,7 @@ void LockKind::is_locked(const std::shared_ptr<ClientCore>& core, const std::str
 std::exception_ptr reply_error(std::exception_ptr error, const net::Reply& reply,
                                const std::string& what) {
   if (error || !reply.is_error()) return error;
-  try {
-    net::throw_server_error(reply, what);
-  } catch (...) {
-    return std::current_exception();
-  }
+  return net::server_error(reply, what);
 }
 
 std::exception_ptr too_long_lease(Duration lease, const std::string& what) {
@@ -97,6 +93,10 @@ void lock_message_policy(net::Channel& channel, const std::string& payload) {
   } else {
     channel.wake_all();
   }
+}
+
+std::string release_record_key(const std::string& name) {
+  return "redisson_unlock_latch:" + sync::hash_tag(name) + ":" + sync::random_request_id();
 }
 
 std::string lock_channel(const std::string& name) {
@@ -159,8 +159,7 @@ sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& c
 UndoFn release_undo(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                     const std::string& name, std::int64_t owner, Duration lease) {
   return [core, kind, name, owner, lease](std::function<void()> then) {
-    const std::string record =
-        "redisson_unlock_latch:" + sync::hash_tag(name) + ":" + sync::random_request_id();
+    const std::string record = release_record_key(name);
     HoldRef hold = kind->hold_ref(*core, name, owner);
     hold.undo = true;
     kind->release_step(core, name, hold, lease, record,
@@ -314,7 +313,7 @@ ReleaseOutcome settle_release(ClientCore& core, const HoldRef& ref, const net::R
     drop();
     return believed ? ReleaseOutcome::lost : ReleaseOutcome::not_held;
   }
-  if (kind == ReleaseReply::own_or_absent && reply.integer == 1 && (!believed || it->second.lost)) {
+  if (kind == ReleaseReply::own_or_absent && reply.integer == 2) {
     // The lock was already gone: ours expired (lost), or we never held it.
     drop();
     return believed ? ReleaseOutcome::lost : ReleaseOutcome::not_held;
@@ -338,8 +337,7 @@ void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                              ? it->second.lease
                              : core->config().lock_watchdog_timeout;
   // The release record makes a resend after a dropped connection safe (spec §1.8).
-  const std::string record =
-      "redisson_unlock_latch:" + sync::hash_tag(name) + ":" + sync::random_request_id();
+  const std::string record = release_record_key(name);
   const std::string what = "releasing " + kind->describe(*core, name);
   kind->release_step(
       core, name, ref, lease, record,

@@ -33,8 +33,8 @@ using BoolDone = std::function<void(std::exception_ptr, bool)>;
 enum class ReleaseReply {
   own_count,      ///< 0 = the caller still holds it (reentrant), 1 = the caller's last hold
                   ///< was released (lock, fenced, spin, write lock)
-  own_or_absent,  ///< as own_count, but 1 also answers a release of a lock that no longer
-                  ///< existed (fair lock §4.6)
+  own_or_absent,  ///< as own_count, and 2 answers a release of a lock that no longer
+                  ///< existed (fair lock §4.6: it wakes the next waiter all the same)
   whole_lock,     ///< 0/1 say whether the lock as a whole is still held, not whether the
                   ///< caller is (read lock §5.3): the caller's own count is kept locally
 };
@@ -220,6 +220,8 @@ void hash_release_step(const std::shared_ptr<ClientCore>& core, const std::strin
 /// The force release of spec §2.4 (lock_force_release.lua).
 void hash_force_step(const std::shared_ptr<ClientCore>& core, const std::string& name, bool publish,
                      net::ReplyHandler handler);
+/// A fresh release record key (spec §1.8) for one release of `name`.
+std::string release_record_key(const std::string& name);
 /// "redisson_lock__channel:TAG(N)".
 std::string lock_channel(const std::string& name);
 

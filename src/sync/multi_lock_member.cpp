@@ -1,4 +1,4 @@
-// MultiLock members over redisync::Lock and the BasicLock kinds (wire spec §6).
+// MultiLock members over the lock kinds (wire spec §6).
 #include "sync/multi_lock_member.h"
 
 #include <asio/post.hpp>
@@ -12,78 +12,15 @@
 
 namespace redisync::detail {
 
-/// The one door into Lock's and BasicLock's internals (friend of both).
+/// The one door into BasicLock's internals (its friend).
 struct LockAccess {
-  static const std::shared_ptr<ClientCore>& core(const Lock& lock) { return lock.core_; }
   static const std::shared_ptr<ClientCore>& core(const BasicLock& lock) { return lock.core_; }
   static const KindPtr& kind(const BasicLock& lock) { return lock.kind_; }
 };
 
 namespace {
 
-std::string record_key(const std::string& name) {
-  return "redisson_unlock_latch:" + sync::hash_tag(name) + ":" + sync::random_request_id();
-}
-
-// redisync::Lock (wire spec §2): its own flows in lock.cpp.
-class PlainMember final : public MultiLockMember {
- public:
-  explicit PlainMember(const Lock& lock) : MultiLockMember(LockAccess::core(lock), lock.name()) {}
-
-  std::string describe() const override {
-    return "lock '" + name() + "' on " + core()->config().describe();
-  }
-  std::string noun() const override { return "lock"; }
-
-  void acquire(std::int64_t owner, Duration lease, Duration wait, AcquireDone done) const override {
-    start_lock_acquire(core(), name(), owner, lease, wait, std::move(done));
-  }
-  // Lock's release step (spec §2.3) with the shared bookkeeping of lock_kind.h, so the
-  // outcome (released / still held / not held / lost) is reported as by Lock::release().
-  void release(std::int64_t owner, ReleaseDone done) const override {
-    auto self = std::static_pointer_cast<const PlainMember>(shared_from_this());
-    asio::post(core()->io(), [self, owner, done = std::move(done)] {
-      const auto& core = self->core();
-      const HoldRef ref = self->hold_ref(owner);
-      auto it = core->holds().find({ref.hold_key, owner});
-      const Duration lease = it != core->holds().end() && it->second.lease.count() > 0
-                                 ? it->second.lease
-                                 : core->config().lock_watchdog_timeout;
-      const std::string record = record_key(self->name());
-      const std::string what = "releasing " + self->describe();
-      hash_release_step(
-          core, self->name(), ref, lease, record, true,
-          [core, ref, record, what, done](std::exception_ptr error, net::Reply reply) {
-            error = reply_error(error, reply, what);
-            if (error) return done(ReleaseOutcome::failed, error);
-            core->executor().execute({"DEL", record}, [](std::exception_ptr, net::Reply) {});
-            done(settle_release(*core, ref, reply, ReleaseReply::own_count), nullptr);
-          });
-    });
-  }
-
- protected:
-  std::string hold_key() const override { return name(); }
-  std::string field(std::int64_t owner) const override { return core()->owner_field(owner); }
-  void raw_release_io(std::int64_t owner, Duration lease, const std::string& record,
-                      ReplyDone done) const override {
-    hash_release_step(core(), name(), hold_ref(owner), lease, record, true, std::move(done));
-  }
-
- private:
-  // As Lock registers its holds: hold key and renewal key are the name, field "<id>:<owner>".
-  HoldRef hold_ref(std::int64_t owner) const {
-    HoldRef ref;
-    ref.hold_key = name();
-    ref.owner = owner;
-    ref.field = core()->owner_field(owner);
-    ref.renewal = sync::RenewalKey{name(), ref.field};
-    ref.report = ref.renewal;
-    return ref;
-  }
-};
-
-// Any BasicLock kind (fair, fenced, spin, read, write): the shared flows of lock_kind.h.
+// Any lock kind (lock, fair, fenced, spin, read, write): the shared flows of lock_kind.h.
 class KindMember final : public MultiLockMember {
  public:
   explicit KindMember(const BasicLock& lock)
@@ -164,13 +101,14 @@ void MultiLockMember::undo_possible_hold(std::int64_t owner) const {
 
 void MultiLockMember::run_raw_release_io(std::int64_t owner) const {
   auto core = core_;
-  const std::string record = record_key(name_);
+  const std::string record = release_record_key(name_);
   auto it = core->holds().find({hold_key(), owner});
   const Duration lease = it != core->holds().end() && it->second.lease.count() > 0
                              ? it->second.lease
                              : core->config().lock_watchdog_timeout;
   raw_release_io(owner, lease, record, [core, record](std::exception_ptr error, net::Reply) {
-    if (!error) core->executor().execute({"DEL", record}, [](std::exception_ptr, net::Reply) {});
+    // Deleted in a batch once the release completed, as every release's record (§1.8).
+    if (!error) core->release_records().add(record);
   });
 }
 
@@ -190,7 +128,6 @@ void MultiLockMember::is_held(std::int64_t owner, AcquireDone done) const {
 
 namespace redisync {
 
-AnyLock::AnyLock(const Lock& lock) : impl_(std::make_shared<detail::PlainMember>(lock)) {}
 AnyLock::AnyLock(const BasicLock& lock) : impl_(std::make_shared<detail::KindMember>(lock)) {}
 AnyLock::AnyLock(const ReadWriteLock& lock)
     : AnyLock(static_cast<const BasicLock&>(lock.write_lock())) {}

@@ -68,11 +68,6 @@ std::exception_ptr unknown_permit(const std::string& hex, const detail::ClientCo
       " is not held (never issued, already released, or its lease expired)"));
 }
 
-// The ServerError of an error reply, made without throwing: the exception is created and
-// handed to the caller's thread without passing through a catch block on the I/O thread.
-std::exception_ptr server_error(const net::Reply& reply, const std::string& what) {
-  return std::make_exception_ptr(ServerError(what + ": server replied " + reply.str, reply.str));
-}
 
 // Runs one script on the I/O thread and blocks for its reply (error replies thrown). The
 // arguments are made on the I/O thread (the publish command and "now" are read there).
@@ -83,7 +78,7 @@ net::Reply run_script(const std::shared_ptr<detail::ClientCore>& core, const lua
   return core->call<net::Reply>([&](auto done) {
     core->executor().eval(script, std::move(keys), make_args(*core),
                           [done, what](std::exception_ptr error, net::Reply reply) {
-                            if (!error && reply.is_error()) error = server_error(reply, what);
+                            if (!error && reply.is_error()) error = net::server_error(reply, what);
                             done(error, std::move(reply));
                           });
   });
@@ -131,7 +126,7 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
             core->executor().eval(
                 lua::permit_expirable_semaphore_acquire, pes_keys(name), std::move(args),
                 [cb, what, now](std::exception_ptr error, net::Reply reply) {
-                  if (!error && reply.is_error()) error = server_error(reply, what);
+                  if (!error && reply.is_error()) error = net::server_error(reply, what);
                   if (error) return cb(error, {});
                   // Not enough permits: wait for a message, or at most until the earliest
                   // lease ends (then this retry reclaims that permit).
@@ -174,7 +169,7 @@ void release_one(const std::shared_ptr<ClientCore>& core, const std::string& nam
     core->executor().eval(lua::permit_expirable_semaphore_release, pes_keys(name),
                           pes_args(*core, {raw}),
                           [done, what](std::exception_ptr error, net::Reply reply) {
-                            if (!error && reply.is_error()) error = server_error(reply, what);
+                            if (!error && reply.is_error()) error = net::server_error(reply, what);
                             done(error, !error && reply.integer == 1);
                           });
   });

@@ -17,11 +17,6 @@ std::string describe_semaphore(const detail::ClientCore& core, const std::string
   return "semaphore '" + name + "' on " + core.config().describe();
 }
 
-// The ServerError of an error reply, made without throwing: the exception is created and
-// handed to the caller's thread without passing through a catch block on the I/O thread.
-std::exception_ptr server_error(const net::Reply& reply, const std::string& what) {
-  return std::make_exception_ptr(ServerError(what + ": server replied " + reply.str, reply.str));
-}
 
 // Runs one script on the I/O thread and blocks for its reply (error replies thrown, naming
 // `what`). `args` may end with the publish command: kPublish is replaced on the I/O thread.
@@ -36,7 +31,7 @@ net::Reply run_script(const std::shared_ptr<detail::ClientCore>& core, const lua
     core->executor().eval(
         script, std::move(keys), std::move(args),
         [done, what](std::exception_ptr error, net::Reply reply) {
-          if (!error && reply.is_error()) error = server_error(reply, what);
+          if (!error && reply.is_error()) error = net::server_error(reply, what);
           done(error, std::move(reply));
         },
         retry);
@@ -76,7 +71,7 @@ void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std:
             core->executor().eval(
                 lua::semaphore_try_acquire, {name}, {std::to_string(permits)},
                 [cb, what](std::exception_ptr error, net::Reply reply) {
-                  if (!error && reply.is_error()) error = server_error(reply, what);
+                  if (!error && reply.is_error()) error = net::server_error(reply, what);
                   if (error) return cb(std::move(error), {});
                   // No lease to wait out: sleep until a release message (or the deadline).
                   cb(nullptr, {reply.integer == 1, -1});
@@ -97,7 +92,7 @@ void start_semaphore_release(const std::shared_ptr<ClientCore>& core, const std:
     core->executor().eval(lua::semaphore_release, {name, sync::semaphore_channel(name)},
                           {std::to_string(permits), core->publish_command()},
                           [done, what](std::exception_ptr error, net::Reply reply) {
-                            if (!error && reply.is_error()) error = server_error(reply, what);
+                            if (!error && reply.is_error()) error = net::server_error(reply, what);
                             done(std::move(error));
                           });
   });

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -24,6 +25,8 @@ namespace redisync::chaos {
 namespace {
 
 using namespace std::chrono_literals;
+
+constexpr long long kStillPaused = std::numeric_limits<long long>::max();
 
 long env_or(const char* name, long fallback) {
   const char* v = std::getenv(name);
@@ -62,7 +65,13 @@ ChaosRun::ChaosRun(RunParams params) : params_(std::move(params)) {
   if (params_.workers <= 0) params_.workers = static_cast<int>(env_or("REDISYNC_CHAOS_WORKERS", 8));
   if (params_.duration_ms <= 0) params_.duration_ms = env_or("REDISYNC_CHAOS_MS", 6000);
   for (int i = 0; i < params_.lock_servers; ++i) {
-    lock_servers_.push_back(std::make_unique<test::RedisServer>());
+    lock_servers_.push_back(
+        std::make_unique<test::RedisServer>(test::ServerOptions{.extra_args = params_.lock_server_args}));
+  }
+  if (params_.proxied) {
+    for (int w = 0; w < params_.workers; ++w) {
+      proxies_.push_back(std::make_unique<test::FaultProxy>(lock_servers_.front()->port()));
+    }
   }
   name_ = test::unique_name("chaos:");
   history_ = test::temp_file("history.txt");
@@ -91,13 +100,19 @@ void ChaosRun::start() {
                                   "--wait-ms", std::to_string(params_.wait_ms),
                                   "--hold-ms", std::to_string(params_.hold_ms),
                                   "--timeout-ms", std::to_string(params_.timeout_ms),
-                                  "--retry-attempts", std::to_string(params_.retry_attempts)};
+                                  "--retry-attempts", std::to_string(params_.retry_attempts),
+                                  "--heed-notice", params_.heed_notice ? "1" : "0"};
     if (stop_self_at_ms_ >= 0) {
       argv.insert(argv.end(), {"--stop-self-at-ms", std::to_string(stop_self_at_ms_),
                                "--stop-claim", history_ + ".stop-claim"});
     }
-    for (const auto& server : lock_servers_) {
-      argv.insert(argv.end(), {"--lock-url", server->url()});
+    for (size_t i = 0; i < lock_servers_.size(); ++i) {
+      const bool via_proxy = i == 0 && !proxies_.empty();
+      argv.insert(argv.end(), {"--lock-url", via_proxy ? proxies_[static_cast<size_t>(w)]->url()
+                                                       : lock_servers_[i]->url()});
+    }
+    if (auto extra = params_.worker_args.find(w); extra != params_.worker_args.end()) {
+      argv.insert(argv.end(), extra->second.begin(), extra->second.end());
     }
     logs_.push_back(test::temp_file("worker-" + std::to_string(w) + ".log"));
     const int fd = ::open(logs_.back().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -143,6 +158,8 @@ std::optional<Section> ChaosRun::stop_a_holder(std::chrono::milliseconds limit) 
     const auto owns = lock_servers_.front()->command({"HEXISTS", name_, held.field});
     if (still_open && !owns.is_error() && owns.integer == 1) {
       touched_.push_back(held.worker);
+      paused_[held.worker].emplace_back(mono_ns(), kStillPaused);
+      ++faults_;
       return held;
     }
     ::kill(pid, SIGCONT);
@@ -163,6 +180,8 @@ std::optional<Section> ChaosRun::wait_self_stopped(std::chrono::milliseconds lim
       limit, 1ms);
   if (stopped < 0) return std::nullopt;
   touched_.push_back(stopped);
+  paused_[stopped].emplace_back(mono_ns(), kStillPaused);
+  ++faults_;
   std::optional<Section> open;
   for (const auto& s : read_history(history_).sections) {
     if (s.worker == stopped && !s.closed) open = s;
@@ -173,9 +192,39 @@ std::optional<Section> ChaosRun::wait_self_stopped(std::chrono::milliseconds lim
 void ChaosRun::kill_worker(const Section& held) {
   ::kill(static_cast<pid_t>(held.pid), SIGKILL);
   killed_[held.worker] = mono_ns();
+  // A worker stopped first and then killed: it was paused until the kill, one fault.
+  if (auto p = paused_.find(held.worker); p != paused_.end() && !p->second.empty() &&
+                                          p->second.back().second == kStillPaused) {
+    p->second.back().second = killed_[held.worker];
+  } else {
+    ++faults_;
+  }
 }
 
-void ChaosRun::continue_worker(const Section& held) { ::kill(static_cast<pid_t>(held.pid), SIGCONT); }
+void ChaosRun::continue_worker(const Section& held) {
+  ::kill(static_cast<pid_t>(held.pid), SIGCONT);
+  if (auto p = paused_.find(held.worker); p != paused_.end() && !p->second.empty()) {
+    p->second.back().second = mono_ns();
+  }
+}
+
+void ChaosRun::note_fault(bool data_loss) {
+  ++faults_;
+  if (data_loss) ++data_loss_faults_;
+}
+
+std::optional<Section> ChaosRun::wait_in_section(int w, std::chrono::milliseconds limit) const {
+  std::optional<Section> open;
+  test::wait_until(
+      [&] {
+        for (const auto& s : read_history(history_).sections) {
+          if (s.worker == w && !s.closed) open = s;
+        }
+        return open.has_value();
+      },
+      limit, 2ms);
+  return open;
+}
 
 std::vector<std::string> ChaosRun::finish() {
   std::vector<std::string> problems;
@@ -211,6 +260,9 @@ Verdict ChaosRun::verdict(const std::string& label, const std::string& faults) {
   expect.wait_ns = params_.wait_ms * 1000000LL;
   expect.hang_slack_ns = params_.hang_slack_ms * 1000000LL;
   expect.killed = killed_;
+  expect.paused = paused_;
+  expect.faults = faults_;
+  expect.data_loss_faults = data_loss_faults_;
   Verdict v = check(read_history(history_), expect);
   // Keep the raw history when asked (for the figures or a failure's post-mortem).
   if (const char* dir = std::getenv("REDISYNC_CHAOS_HISTORY_DIR"); dir != nullptr && *dir) {

@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "chaos/history.h"
+#include "support/fault_proxy.h"
 #include "support/redis_server.h"
 
 namespace redisync::chaos {
 
 struct RunParams {
-  std::string kind = "lock";  // lock | fair | fenced | redlock
+  std::string kind = "lock";  // lock | fair | fenced | redlock | broken-* (chaos_worker.cpp)
   int lock_servers = 1;       // redlock: one Lock per server
   int workers = 0;            // 0: $REDISYNC_CHAOS_WORKERS or 8
   long duration_ms = 0;       // 0: $REDISYNC_CHAOS_MS or 6000
@@ -27,6 +28,15 @@ struct RunParams {
   long timeout_ms = 1000;
   long retry_attempts = 3;
   long long hang_slack_ms = 6000;  // an attempt longer than wait + this counts as hung
+  /// Each worker reaches lock server 0 through its own FaultProxy (proxy(w)), so a fault can
+  /// hit one worker while the others still reach the server.
+  bool proxied = false;
+  /// A holder told of the loss skips its write (false: writes anyway, see chaos_worker.cpp).
+  bool heed_notice = true;
+  /// Extra flags for one worker (they override the common ones), e.g. {0, {"--hold-ms", "3000"}}.
+  std::map<int, std::vector<std::string>> worker_args = {};
+  /// Extra redis-server arguments for the lock servers (e.g. maxmemory).
+  std::vector<std::string> lock_server_args = {};
 };
 
 /// CLOCK_MONOTONIC in ns (the clock of the history file).
@@ -42,6 +52,15 @@ class ChaosRun {
   const RunParams& params() const { return params_; }
   test::RedisServer& lock_server(int i = 0) { return *lock_servers_.at(static_cast<size_t>(i)); }
   test::RedisServer& resource() { return resource_; }
+  /// The proxy in front of worker w's lock connections (params().proxied only).
+  test::FaultProxy& proxy(int w) { return *proxies_.at(static_cast<size_t>(w)); }
+  /// Counts a fault the case injected through the proxy or the server (kills and pauses
+  /// through this class count themselves). data_loss: the server may forget locks (restart
+  /// without persistence, FLUSHALL, eviction, failover). The checker bounds the overlaps
+  /// explained by faults by these counts.
+  void note_fault(bool data_loss = false);
+  /// Waits (up to `limit`) until worker w is inside a critical section; returns it.
+  std::optional<Section> wait_in_section(int w, std::chrono::milliseconds limit) const;
   const std::string& lock_name() const { return name_; }
 
   /// Before start(): the first worker inside a section `after` the start SIGSTOPs itself
@@ -86,6 +105,10 @@ class ChaosRun {
   std::vector<int> exit_codes_;
   std::map<int, long long> killed_;
   std::vector<int> touched_;  // workers stopped or killed
+  std::vector<std::unique_ptr<test::FaultProxy>> proxies_;
+  std::map<int, std::vector<std::pair<long long, long long>>> paused_;
+  int faults_ = 0;
+  int data_loss_faults_ = 0;
   long long stop_self_at_ms_ = -1;
   std::chrono::steady_clock::time_point started_{};
 };

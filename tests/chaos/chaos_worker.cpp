@@ -7,10 +7,21 @@
 // lost update). With --kind fenced the write goes through a tiny Lua "resource" that refuses a
 // token lower than the highest it has seen (the fencing check a real resource would make).
 //
-// Usage: chaos_worker --id N --kind lock|fair|fenced|redlock --lock-url URL [--lock-url URL...]
+// Usage: chaos_worker --id N --kind KIND --lock-url URL [--lock-url URL...]
 //        --resource-url URL --name NAME --history FILE --duration-ms D --watchdog-ms W
 //        --wait-ms X --hold-ms H --timeout-ms T [--think-ms K] [--retry-attempts N]
 //        [--stop-self-at-ms S --stop-claim FILE]
+//
+// KIND: lock | fair | fenced | redlock, or one of the deliberately broken locks of the
+// negative control (compiled only into this worker; the suite asserts the checker catches
+// them): broken-ignore (acquire ignores a held lock), broken-norenew (a fixed lease of
+// --watchdog-ms, never renewed), broken-release (a failed unlock() is "fixed" by deleting the
+// lock without checking the owner).
+//
+// A holder told that its lock was lost (the lost-lock callback ran during its section) does
+// not write: it stops using the resource, as a correct application would ("s" below). With
+// --heed-notice 0 it writes anyway (an application that does not look between waking up from
+// a pause and writing: what fencing tokens are for).
 //
 // --think-ms K (default 2): pause after each release before the next attempt, as real work
 // between sections would. With 0 the unfair kinds let the releaser barge straight back in and
@@ -25,12 +36,16 @@
 //   A <id> <pid> <seq> <wait_start> <acquired> <token> <field>
 //       acquired (token 0: the kind has none); field: the owner field in the lock hash
 //   R <id> <seq> <section_end> <released> <read> <wrote> <outcome>
-//       wrote: 1 written, 0 not written (resource error), r rejected by the fencing check
+//       wrote: 1 written, 0 not written (resource error), r rejected by the fencing check,
+//              s skipped (told of the loss before the write)
 //       outcome: ok | lost (LockLostError) | notowner | failed:<Error class> (after retries)
 //   T <id> <seq> <wait_start> <end>                         try_lock_for returned false
 //   E <id> <seq> <wait_start> <end> <Error class>            the acquire threw
 //   L <id> <time> <lock name>                                the lost-lock callback ran
+//   F <id> <seq> <time> <Error class>                        an unlock() attempt threw (retried)
 #include <fcntl.h>
+
+#include <atomic>
 #include <signal.h>
 #include <unistd.h>
 
@@ -72,6 +87,7 @@ struct Options {
   long timeout_ms = 1000;
   long retry_attempts = 3;
   long stop_self_at_ms = -1;
+  long heed_notice = 1;
   std::string stop_claim;
 };
 
@@ -95,7 +111,8 @@ Options parse(int argc, char** argv) {
                                        {"--think-ms", &o.think_ms},
                                        {"--timeout-ms", &o.timeout_ms},
                                        {"--retry-attempts", &o.retry_attempts},
-                                       {"--stop-self-at-ms", &o.stop_self_at_ms}};
+                                       {"--stop-self-at-ms", &o.stop_self_at_ms},
+                                       {"--heed-notice", &o.heed_notice}};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const std::string value = argv[i + 1];
@@ -197,6 +214,58 @@ struct FencedLocker : Locker {
   redisync::FencedLock lock;
 };
 
+// --- The negative control: deliberately broken locks. Never use these anywhere else. ---
+
+// Acquire ignores a held lock: it just adds its field and sets the expiry.
+struct IgnoreHeldLocker : Locker {
+  IgnoreHeldLocker(redisync::Client& c, std::string n, long lease_ms)
+      : client(c), name(std::move(n)), lease(std::to_string(lease_ms)),
+        own("broken:" + std::to_string(::getpid())) {}
+  std::optional<std::uint64_t> try_acquire(Duration) override {
+    client.execute({"HSET", name, own, "1"});
+    client.execute({"PEXPIRE", name, lease});
+    return 0;
+  }
+  void unlock() override {
+    client.execute({"HDEL", name, own});
+    client.execute({"PUBLISH", "redisson_lock__channel:{" + name + "}", "0"});
+  }
+  std::string field() const override { return own; }
+  redisync::Client& client;
+  std::string name;
+  std::string lease;
+  std::string own;
+};
+
+// A fixed lease, never renewed: a hold longer than the lease silently loses the lock.
+struct NoRenewLocker : PlainLocker<redisync::Lock> {
+  NoRenewLocker(redisync::Lock l, long lease_ms)
+      : PlainLocker<redisync::Lock>(std::move(l)), lease(lease_ms) {}
+  std::optional<std::uint64_t> try_acquire(Duration wait) override {
+    if (lock.try_lock_for(wait, lease)) return 0;
+    return std::nullopt;
+  }
+  Duration lease;
+};
+
+// A release that "repairs" a failed unlock() by deleting the lock, whoever holds it now, and
+// waking a waiter (one script, so a lost reply does not stop the wake-up).
+struct BlindReleaseLocker : PlainLocker<redisync::Lock> {
+  BlindReleaseLocker(redisync::Lock l, redisync::Client& c, std::string n)
+      : PlainLocker<redisync::Lock>(std::move(l)), client(c), name(std::move(n)) {}
+  void unlock() override {
+    try {
+      lock.unlock();
+    } catch (const redisync::Error&) {
+      client.execute({"EVAL",
+                      "redis.call('del', KEYS[1]) redis.call('publish', KEYS[2], '0') return 1",
+                      "2", name, "redisson_lock__channel:{" + name + "}"});
+    }
+  }
+  redisync::Client& client;
+  std::string name;
+};
+
 #ifdef REDISYNC_CHAOS_HAS_REDLOCK
 // RedLock over one Lock of the same name per lock server (one Client each).
 struct RedLocker : Locker {
@@ -213,6 +282,7 @@ struct RedLocker : Locker {
 
 int run(const Options& o) {
   const History history(o.history);
+  std::atomic<bool> told{false};  // the lost-lock callback ran since the last acquire
   std::vector<std::unique_ptr<redisync::Client>> lock_clients;
   for (const auto& url : o.lock_urls) {
     auto cfg = redisync::Config::from_url(url);
@@ -222,9 +292,12 @@ int run(const Options& o) {
     cfg.retry_interval = Duration{200};
     cfg.reconnection_delay_max = Duration{200};
     lock_clients.push_back(std::make_unique<redisync::Client>(cfg));
-    lock_clients.back()->on_lock_lost([&history, id = o.id](const redisync::LockLostEvent& e) {
-      history.line("L " + std::to_string(id) + " " + std::to_string(mono_ns()) + " " + e.name);
-    });
+    lock_clients.back()->on_lock_lost(
+        [&history, &told, id = o.id](const redisync::LockLostEvent& e) {
+          told = true;
+          history.line("L " + std::to_string(id) + " " + std::to_string(mono_ns()) + " " +
+                       e.name);
+        });
   }
   redisync::Client resource(redisync::Config::from_url(o.resource_url));
   const std::string counter = o.name + ":counter";
@@ -238,6 +311,12 @@ int run(const Options& o) {
     locker = std::make_unique<PlainLocker<redisync::FairLock>>(client.fair_lock(o.name));
   } else if (o.kind == "fenced") {
     locker = std::make_unique<FencedLocker>(client.fenced_lock(o.name));
+  } else if (o.kind == "broken-ignore") {
+    locker = std::make_unique<IgnoreHeldLocker>(client, o.name, o.watchdog_ms);
+  } else if (o.kind == "broken-norenew") {
+    locker = std::make_unique<NoRenewLocker>(client.lock(o.name), o.watchdog_ms);
+  } else if (o.kind == "broken-release") {
+    locker = std::make_unique<BlindReleaseLocker>(client.lock(o.name), client, o.name);
   } else if (o.kind == "redlock") {
 #ifdef REDISYNC_CHAOS_HAS_REDLOCK
     std::vector<redisync::AnyLock> members;
@@ -260,6 +339,7 @@ int run(const Options& o) {
     const std::string s = std::to_string(seq);
     const long long wait_start = mono_ns();
     std::optional<std::uint64_t> token;
+    told = false;
     try {
       token = locker->try_acquire(Duration{o.wait_ms});
     } catch (const redisync::Error& e) {
@@ -290,7 +370,9 @@ int run(const Options& o) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(o.hold_ms));
     std::string wrote = "1";
-    if (o.kind == "fenced") {
+    if (told && o.heed_notice != 0) {
+      wrote = "s";  // told of the loss: stop using the resource
+    } else if (o.kind == "fenced") {
       const auto r = resource.execute({"EVAL", kFencedWrite, "2", counter, max_token,
                                        std::to_string(*token), std::to_string(read + 1)});
       if (r.integer != 1) wrote = "r";
@@ -317,6 +399,7 @@ int run(const Options& o) {
         break;
       } catch (const redisync::Error& e) {
         outcome = "failed:" + error_class(e);
+        history.line("F " + id + " " + s + " " + std::to_string(mono_ns()) + " " + error_class(e));
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
     }

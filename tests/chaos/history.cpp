@@ -22,6 +22,29 @@ long long hold_end(const Section& s, const Expectations& expect) {
   return it == expect.killed.end() ? kNever : it->second;
 }
 
+// When the holder of `s` was first told its lock was lost: its lost-lock callback during the
+// hold, or unlock() raising LockLostError; kNever if it never was.
+long long told_at(const Section& s, const History& h) {
+  long long told = kNever;
+  const long long until = s.closed ? s.released : kNever;
+  if (auto it = h.lost_times.find(s.worker); it != h.lost_times.end()) {
+    for (const long long t : it->second) {
+      if (t >= s.acquired && t <= until) told = std::min(told, t);
+    }
+  }
+  if (s.closed && s.outcome == "lost") told = std::min(told, s.released);
+  return told;
+}
+
+bool paused_at(int worker, long long at, const Expectations& expect) {
+  auto it = expect.paused.find(worker);
+  if (it == expect.paused.end()) return false;
+  for (const auto& [from, to] : it->second) {
+    if (from <= at && at <= to) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 History parse_history(const std::string& text) {
@@ -71,7 +94,20 @@ History parse_history(const std::string& text) {
       long long time = 0;
       in >> worker >> time;
       good = static_cast<bool>(in);
-      if (good) ++h.lost_callbacks[worker];
+      if (good) {
+        ++h.lost_callbacks[worker];
+        h.lost_times[worker].push_back(time);
+      }
+    } else if (tag == 'F') {
+      // F <id> <seq> <time> <Error class>: an unlock() attempt threw and was retried.
+      int worker = -1;
+      long long seq = 0;
+      long long time = 0;
+      std::string what;
+      in >> worker >> seq >> time >> what;
+      auto it = open.find({worker, seq});
+      good = static_cast<bool>(in) && it != open.end();
+      if (good) ++h.sections[it->second].release_failures;
     }
     if (!good) h.malformed.push_back(line);
   }
@@ -104,6 +140,7 @@ Verdict check(const History& history, const Expectations& expect) {
       if (s->wrote == 'r') ++v.rejected;
       if (s->outcome == "lost") ++v.lost_reported;
       if (s->outcome == "ok") progressed.insert(s->worker);
+      v.release_failures += s->release_failures;
       if (s->outcome != "ok" && s->outcome != "lost") ++v.errors["release:" + s->outcome];
     } else if (expect.killed.count(s->worker)) {
       ++v.killed_open;
@@ -113,22 +150,61 @@ Verdict check(const History& history, const Expectations& expect) {
     }
   }
 
-  // Exclusion: holds sorted by acquisition must not start before an earlier one ended.
+  // Exclusion: holds sorted by acquisition must not start before an earlier one ended, unless
+  // the earlier holder was told in time (or a fault the lease cannot cover explains it).
+  std::set<const Section*> stale;       // earlier holds of explained overlaps
+  std::set<const Section*> stale_late;  // ... of those reported late
   for (std::size_t i = 0; i < holds.size(); ++i) {
     const long long end_i = hold_end(*holds[i], expect);
+    const long long told = told_at(*holds[i], history);
     for (std::size_t j = i + 1; j < holds.size() && holds[j]->acquired < end_i; ++j) {
       ++v.overlaps;
-      const bool told = holds[i]->outcome == "lost" || holds[j]->outcome == "lost";
-      if (!told) {
-        ++v.unexplained_overlaps;
-        if (v.unexplained_overlaps <= 5) {
-          v.problems.push_back(
-              "overlap without a lost-lock report: worker " + std::to_string(holds[i]->worker) +
-              " seq " + std::to_string(holds[i]->seq) + " and worker " +
-              std::to_string(holds[j]->worker) + " seq " + std::to_string(holds[j]->seq));
-        }
+      const long long acquired_j = holds[j]->acquired;
+      if (told != kNever && told >= acquired_j) {
+        v.max_notice_late_ms = std::max(v.max_notice_late_ms, ms(told - acquired_j));
+      }
+      if (told < acquired_j) {
+        ++v.explained_in_time;
+        const double lead = ms(acquired_j - told);
+        v.min_notice_lead_ms = v.min_notice_lead_ms < 0 ? lead : std::min(v.min_notice_lead_ms, lead);
+        stale.insert(holds[i]);
+        continue;
+      }
+      if (told != kNever && paused_at(holds[i]->worker, acquired_j, expect)) {
+        ++v.explained_by_pause;
+        stale.insert(holds[i]);
+        continue;
+      }
+      if (told != kNever && expect.data_loss_faults > 0) {
+        ++v.reported_late;
+        stale.insert(holds[i]);
+        stale_late.insert(holds[i]);
+        continue;
+      }
+      ++v.unexplained_overlaps;
+      if (v.unexplained_overlaps <= 5) {
+        const std::string why =
+            told == kNever ? "the earlier holder was never told"
+                           : "the earlier holder was told " + std::to_string(ms(told - acquired_j)) +
+                                 " ms after the later one acquired";
+        v.problems.push_back("overlap without a timely lost-lock notice: worker " +
+                             std::to_string(holds[i]->worker) + " seq " +
+                             std::to_string(holds[i]->seq) + " and worker " +
+                             std::to_string(holds[j]->worker) + " seq " +
+                             std::to_string(holds[j]->seq) + " (" + why + ")");
       }
     }
+  }
+  v.stale_holds = static_cast<int>(stale.size());
+  if (expect.faults >= 0 && v.stale_holds > expect.faults) {
+    v.problems.push_back(std::to_string(v.stale_holds) + " stale holds explain overlaps but only " +
+                         std::to_string(expect.faults) + " faults were injected");
+  }
+  if (static_cast<int>(stale_late.size()) > expect.data_loss_faults) {
+    v.problems.push_back(std::to_string(stale_late.size()) +
+                         " holds were reported lost only after the next holder acquired, more "
+                         "than the " + std::to_string(expect.data_loss_faults) +
+                         " data-loss faults injected");
   }
 
   // The chain of reads: the successful sections in acquire order each read what the
@@ -250,6 +326,10 @@ std::string Verdict::summary(const std::string& label) const {
       << " lost_updates=" << lost_updates << " chain_breaks=" << chain_breaks
       << " lost_reported=" << lost_reported
       << " lost_callbacks=" << lost_callbacks << " token_regressions=" << token_regressions
+      << " explained_in_time=" << explained_in_time << " explained_by_pause=" << explained_by_pause
+      << " reported_late=" << reported_late << " stale_holds=" << stale_holds
+      << " min_notice_lead_ms=" << min_notice_lead_ms << " max_notice_late_ms=" << max_notice_late_ms
+      << " release_failures=" << release_failures
       << " wait_timeouts=" << timeouts << " errors={";
   bool first = true;
   for (const auto& [kind, n] : errors) {

@@ -22,8 +22,10 @@ struct Section {
   long long section_end = 0;
   long long released = 0;    // unlock() returned
   long long read = 0;        // counter value read
-  char wrote = '0';          // '1' written, 'r' rejected by the fencing check, '0' not written
+  char wrote = '0';          // '1' written, 'r' rejected by the fencing check, 's' skipped
+                             // (the holder had been told its lock was lost), '0' not written
   std::string outcome;       // ok | lost | notowner | failed:<class>
+  int release_failures = 0;  // F lines: unlock() attempts that threw before the last one
 };
 
 /// A lock attempt that did not acquire: "T" (wait ran out) or "E" (threw).
@@ -38,6 +40,7 @@ struct History {
   std::vector<Section> sections;          // in file order
   std::vector<Attempt> failed_attempts;   // T and E lines
   std::map<int, int> lost_callbacks;      // worker -> L lines
+  std::map<int, std::vector<long long>> lost_times;  // worker -> times of its L lines
   std::vector<std::string> malformed;     // lines that did not parse
 };
 
@@ -54,6 +57,16 @@ struct Expectations {
   long long wait_ns = 0;            // the wait each attempt was given
   long long hang_slack_ns = 0;      // an attempt longer than wait + slack counts as hung
   std::map<int, long long> killed;  // worker -> CLOCK_MONOTONIC ns of its SIGKILL
+  /// worker -> [from, to] ns intervals the test kept it stopped (SIGSTOP ... SIGCONT).
+  std::map<int, std::vector<std::pair<long long, long long>>> paused;
+  /// Faults injected (>= 0): the stale holds that explain overlaps may not outnumber them.
+  /// -1: no bound (hand-written histories that do not count).
+  int faults = -1;
+  /// Of those, faults that can make the server forget a lock (restart without persistence,
+  /// FLUSHALL, eviction, failover to a replica that missed the write). Only these can excuse
+  /// a holder told after the next holder acquired ("reported late"), at most one stale hold
+  /// each.
+  int data_loss_faults = 0;
 };
 
 struct Verdict {
@@ -63,7 +76,16 @@ struct Verdict {
   int rejected = 0;               // writes refused by the fencing check
   int killed_open = 0;            // sections ended by SIGKILL (their write is unknown)
   int overlaps = 0;               // pairs of holds that overlapped in time
-  int unexplained_overlaps = 0;   // ... where neither holder was told of a lost lock
+  int unexplained_overlaps = 0;   // ... not explained by one of the three below
+  int explained_in_time = 0;      // the earlier holder was told before the later acquired
+  int explained_by_pause = 0;     // the earlier holder was SIGSTOPped by the test then (no
+                                  // lease can tell a stopped process), and told afterwards
+  int reported_late = 0;          // told only after the later holder acquired, with a
+                                  // data-loss fault injected (the server forgot the lock)
+  int stale_holds = 0;            // distinct earlier holds of explained overlaps
+  double min_notice_lead_ms = -1; // least lead of an in-time notice over the next acquire
+  double max_notice_late_ms = -1; // worst lateness of a notice after the next acquire
+  int release_failures = 0;       // unlock() attempts that threw and were retried
   long long lost_updates = 0;     // writes - counter (0 when the counter is within bounds)
   int chain_breaks = 0;           // an ok section read other than its predecessor's write
   int unexplained_breaks = 0;     // ... not explained by a told stale holder's or a killed
@@ -87,7 +109,11 @@ struct Verdict {
 
 /// Checks the history against the expectations.
 /// Pass criteria: no malformed lines; no open section except those of killed workers; every
-/// overlap involves a holder that was told (LockLostError); counter within
+/// overlap is explained: the earlier holder was told (lost-lock callback, or LockLostError
+/// from unlock()) BEFORE the later one acquired, or it was stopped by the test at that moment
+/// and told afterwards, or it was told afterwards and a data-loss fault was injected; the
+/// distinct stale holds explaining overlaps number at most the faults injected (and those
+/// reported late at most the data-loss faults); counter within
 /// [writes - overlaps, writes + killed_open] and equal to writes when nothing overlapped;
 /// the chain of reads holds: each successful section (acquire order) read what the previous
 /// one wrote, unless a stale holder that was told (or a killed holder) wrote in between;

@@ -10,6 +10,7 @@
 #include "json_writer.h"
 #include "process.h"
 #include "redis_option.h"
+#include "status_rate_limiter.h"
 #include "status_report.h"
 
 namespace redisync::cli {
@@ -204,6 +205,38 @@ TEST(CliEventsTest, FormatAndReadBack) {
   EXPECT_EQ(back[1].t3, 8);
   ASSERT_EQ(read_sections(path + ".log").size(), 1u);
   EXPECT_TRUE(read_sections(path + ".missing").empty());
+}
+
+// A rate limiter window as `status` reads it (without changing it): grants older than the
+// interval count as available again, as the next acquire would find them.
+TEST(CliStatusRateLimiterTest, WindowCountsLiveGrantsAndReturnsExpiredOnes) {
+  auto member = [](unsigned char permits) {
+    std::string m(1, static_cast<char>(16));
+    m += std::string(16, 'x');
+    m += std::string{static_cast<char>(permits), 0, 0, 0};
+    return m;
+  };
+  auto str = [](std::string s) {
+    Reply r;
+    r.kind = Reply::Kind::string;
+    r.str = std::move(s);
+    return r;
+  };
+  Reply grants;
+  grants.kind = Reply::Kind::array;
+  grants.elements = {str(member(2)), str("1000"), str(member(1)), str("1900")};
+  // now 2100, interval 1000: the grant at 1000 has left the window, the one at 1900 has not.
+  auto w = read_rate_window(5, 1000, 2100, "", str("2"), grants);
+  EXPECT_EQ(w.granted, 1);
+  EXPECT_EQ(w.grants, 1);
+  EXPECT_EQ(w.available, 4);
+  // No value key: a fresh window (rate minus live grants).
+  w = read_rate_window(5, 1000, 2100, "c", Reply{}, grants);
+  EXPECT_EQ(w.available, 4);
+  EXPECT_EQ(w.client, "c");
+  // Value plus expired above the rate: recomputed from the live grants.
+  w = read_rate_window(5, 1000, 2100, "", str("5"), grants);
+  EXPECT_EQ(w.available, 4);
 }
 
 }  // namespace

@@ -22,31 +22,19 @@
 
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
+#include "support/test_config.h"
+#include "support/server_stats.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
 using redisync::Duration;
 using redisync::test::RedisServer;
+using redisync::test::fast_config;
+using redisync::test::no_channels;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
 
 namespace {
-
-redisync::Config fast_config(const std::string& url) {
-  auto cfg = redisync::Config::from_url(url);
-  cfg.timeout = 500ms;
-  cfg.connect_timeout = 1000ms;
-  cfg.retry_attempts = 1;
-  cfg.retry_interval = 50ms;
-  cfg.reconnection_delay_min = 20ms;
-  cfg.reconnection_delay_max = 100ms;
-  cfg.subscription_linger = 50ms;
-  return cfg;
-}
-
-bool no_channels(RedisServer& server) {
-  return server.command({"PUBSUB", "CHANNELS"}).elements.empty();
-}
 
 // Runs `body` on a new thread and waits for it (the calling thread's holds stay untouched).
 void on_other_thread(const std::function<void()>& body) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "redisync/redisync.h"
 #include "support/redis_server.h"
 #include "support/test_util.h"
 
@@ -382,6 +383,45 @@ TEST_F(CliTest, UsageErrorsExit64) {
   r = cli({"run", "--help"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("--wait"), std::string::npos);
+}
+
+TEST_F(CliTest, StatusShowsARateLimitersConfigurationAndWindow) {
+  using redisync::RateType;
+  const std::string name = unique_name("cli:rl:");
+  redisync::Client client(server_.url());
+  auto limiter = client.rate_limiter(name);
+  ASSERT_TRUE(limiter.try_set_rate(RateType::overall, 5, std::chrono::minutes(1)));
+  ASSERT_TRUE(limiter.try_acquire(2));
+  ASSERT_TRUE(limiter.try_acquire(1));
+  auto r = cli({"status", "--redis", server_.url(), "--json", name});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"kind\":\"rate-limiter\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"rate\":5,\"interval_ms\":60000,\"rate_type\":\"overall\","
+                          "\"keep_alive_ms\":0"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("\"windows\":[{\"client\":null,\"available\":2,\"granted\":3,"
+                          "\"grants\":2}]"),
+            std::string::npos)
+      << r.output;
+  r = cli({"status", "--redis", server_.url(), name});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("5 per 60000 ms (overall)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2 available, 3 granted in the current interval"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(limiter.available_permits(), 2);  // status changed nothing
+
+  // Per client: one window per client that has one.
+  const std::string per = unique_name("cli:rlpc:");
+  auto pc = client.rate_limiter(per);
+  ASSERT_TRUE(pc.try_set_rate(RateType::per_client, 3, std::chrono::minutes(1)));
+  ASSERT_TRUE(pc.try_acquire(3));
+  r = cli({"status", "--redis", server_.url(), "--json", per});
+  EXPECT_NE(r.output.find("\"rate_type\":\"per-client\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("{\"client\":\"" + client.id() + "\",\"available\":0,\"granted\":3"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("\"state\":\"limited\""), std::string::npos) << r.output;
 }
 
 }  // namespace

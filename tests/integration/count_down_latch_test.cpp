@@ -14,27 +14,18 @@
 
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
+#include "support/test_config.h"
+#include "support/server_stats.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
+using redisync::test::config_for;
+using redisync::test::subscribers;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
 
 namespace {
-
-redisync::Config config_for(const RedisServer& server) {
-  auto cfg = redisync::Config::from_url(server.url());
-  cfg.subscription_linger = 100ms;
-  cfg.reconnection_delay_min = 20ms;
-  cfg.reconnection_delay_max = 200ms;
-  return cfg;
-}
-
-long long subscribers(RedisServer& server, const std::string& channel) {
-  auto r = server.command({"PUBSUB", "NUMSUB", channel});
-  return r.elements.size() == 2 ? r.elements[1].as_integer() : 0;
-}
 
 std::string channel_of(const std::string& name) {
   return "redisson_countdownlatch__channel__{" + name + "}";

@@ -12,19 +12,14 @@
 
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
+#include "support/test_config.h"
 #include "support/test_util.h"
 
 namespace redisync::test::kinds {
 
 using namespace std::chrono_literals;
 
-inline Config config_for(const RedisServer& server) {
-  auto cfg = Config::from_url(server.url());
-  cfg.subscription_linger = std::chrono::milliseconds(100);
-  cfg.reconnection_delay_min = std::chrono::milliseconds(20);
-  cfg.reconnection_delay_max = std::chrono::milliseconds(200);
-  return cfg;
-}
+using redisync::test::config_for;
 
 /// Starts the test worker with `args`; with `out_fd`, its stdout goes to a pipe read there.
 inline pid_t spawn_worker(const std::vector<std::string>& args, int* out_fd = nullptr) {

@@ -14,6 +14,7 @@
 #include "integration/lock_kinds_util.h"
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
+#include "support/server_stats.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
@@ -334,4 +335,28 @@ TEST(MultiLockTest, BadInput) {
   EXPECT_THROW(lock.unlock_checked(), redisync::NotOwnerError);
   EXPECT_EQ(lock.release().outcome, redisync::ReleaseOutcome::not_held);
   EXPECT_EQ(lock.name(), "multi[" + l.name() + "]");
+}
+
+// One way on purpose (the one-machinery issue): a MultiLock member's release is the kind's own
+// release, whose release record (spec §1.8) goes to the batching sweeper like every other
+// release's; members of plain Locks used to send one DEL per member at once.
+TEST(MultiLockTest, MembersReleaseRecordsAreDeletedInBatches) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  constexpr int kMembers = 8;
+  std::vector<redisync::AnyLock> members;
+  const std::string prefix = unique_name("batch:");
+  for (int i = 0; i < kMembers; ++i) {
+    members.emplace_back(client.lock(prefix + std::to_string(i)));
+  }
+  redisync::MultiLock all(members);
+  all.lock();
+  const long long dels_before = redisync::test::command_calls(server, "del");
+  all.unlock();
+  ASSERT_TRUE(wait_until(
+      [&] { return server.command({"KEYS", "redisson_unlock_latch:*"}).elements.empty(); }, 5s));
+  // Each release script's own DEL of its lock key counts too: kMembers of those, plus one
+  // batch DEL of the records (two if the replies straddled the sweeper's delay).
+  EXPECT_LE(redisync::test::command_calls(server, "del") - dels_before, kMembers + 2);
+  EXPECT_EQ(server.command({"DBSIZE"}).as_integer(), 0);
 }

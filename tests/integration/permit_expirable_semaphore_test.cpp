@@ -18,30 +18,19 @@
 
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
+#include "support/test_config.h"
+#include "support/server_stats.h"
 #include "support/test_util.h"
 #include "sync/permit_expirable_semaphore_ids.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
+using redisync::test::config_for;
+using redisync::test::evalsha_calls;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
 
 namespace {
-
-redisync::Config config_for(const RedisServer& server) {
-  auto cfg = redisync::Config::from_url(server.url());
-  cfg.subscription_linger = 100ms;
-  cfg.reconnection_delay_min = 20ms;
-  cfg.reconnection_delay_max = 200ms;
-  return cfg;
-}
-
-long long evalsha_calls(RedisServer& server) {
-  const std::string info = server.command({"INFO", "commandstats"}).as_string();
-  const auto pos = info.find("cmdstat_evalsha:calls=");
-  if (pos == std::string::npos) return 0;
-  return std::stoll(info.substr(pos + 22));
-}
 
 bool subscribed_to(RedisServer& server, const std::string& channel) {
   auto r = server.command({"PUBSUB", "NUMSUB", channel});

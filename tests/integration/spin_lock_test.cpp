@@ -7,27 +7,15 @@
 #include <thread>
 
 #include "lock_kinds_util.h"
+#include "support/server_stats.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
+using redisync::test::command_calls;
+using redisync::test::no_channels;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
 using namespace redisync::test::kinds;
-
-namespace {
-
-long long publish_calls(RedisServer& server) {
-  const std::string info = server.command({"INFO", "commandstats"}).as_string();
-  const auto pos = info.find("cmdstat_publish:calls=");
-  if (pos == std::string::npos) return 0;
-  return std::stoll(info.substr(pos + 22));
-}
-
-bool no_channels(RedisServer& server) {
-  return server.command({"PUBSUB", "CHANNELS"}).elements.empty();
-}
-
-}  // namespace
 
 TEST(SpinLockTest, ReentrantWithTheLockLayoutAndNoPubSub) {
   RedisServer server;
@@ -48,20 +36,20 @@ TEST(SpinLockTest, ReentrantWithTheLockLayoutAndNoPubSub) {
   }
   EXPECT_FALSE(waiter.get());
 
-  const long long published = publish_calls(server);
+  const long long published = command_calls(server, "publish");
   lock.unlock();
   lock.unlock();
   EXPECT_FALSE(lock.is_locked());
   lock.lock(5s);
   EXPECT_TRUE(b.spin_lock(lock.name()).force_unlock());
-  EXPECT_EQ(publish_calls(server), published);  // releases are silent
+  EXPECT_EQ(command_calls(server, "publish"), published);  // releases are silent
   EXPECT_THROW(lock.unlock_checked(), redisync::LockLostError);
 
   // The measurement does see a publishing release.
   auto plain = a.lock(lock.name());
   plain.lock();
   plain.unlock();
-  EXPECT_EQ(publish_calls(server), published + 1);
+  EXPECT_EQ(command_calls(server, "publish"), published + 1);
 }
 
 TEST(SpinLockTest, WaiterGetsTheLockAfterRelease) {

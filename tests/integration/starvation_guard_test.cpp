@@ -85,6 +85,30 @@ TEST(StarvationGuardTest, ClaimOfAnotherWaiterHoldsBackAFreeLockUntilItExpires) 
   lock.unlock();
 }
 
+// A waiter that claimed the guard and then gave up (its wait ran out) drops its claim: the
+// lock, once free, is not held back from the others for the rest of the claim's expiry
+// (5 guard periods, at least 100 ms).
+TEST(StarvationGuardTest, AWaiterThatGaveUpDropsItsClaim) {
+  RedisServer server;
+  redisync::Client holder(config_for(server, 20ms)), quitter(config_for(server, 20ms));
+  const auto name = unique_name("guard:");
+  auto lock = holder.lock(name);
+  lock.lock();
+  bool quitter_got = true;
+  std::thread([&] { quitter_got = quitter.lock(name).try_lock_for(150ms); }).join();
+  EXPECT_FALSE(quitter_got);
+  EXPECT_TRUE(redisync::test::wait_until(
+      [&] { return server.command({"EXISTS", guard_key(name)}).as_integer() == 0; }, 2s));
+  lock.unlock();
+  bool other_got = false;
+  std::thread([&] {
+    auto other = holder.lock(name);
+    other_got = other.try_lock();
+    if (other_got) other.unlock();
+  }).join();
+  EXPECT_TRUE(other_got);
+}
+
 TEST(StarvationGuardTest, ReentryIsNotHeldBack) {
   RedisServer server;
   redisync::Client client(config_for(server, 20ms));

@@ -61,13 +61,71 @@ TEST(ChaosHistory, ReportedLossExplainsOverlapAndLostUpdate) {
       "R 1 1 8000000 9000000 1 1 ok\n"
       "A 0 100 1 6000000 10000000 0 f0\n"
       "R 0 1 11000000 12000000 2 1 ok\n");
-  const Verdict v = check(h, two_workers(3));
+  Expectations e = two_workers(3);
+  e.paused[0] = {{1500000, 4400000}};  // the test had worker 0 stopped when 1 acquired
+  e.faults = 1;
+  const Verdict v = check(h, e);
   EXPECT_TRUE(v.ok()) << v.summary("x");
   EXPECT_EQ(v.overlaps, 1);
   EXPECT_EQ(v.unexplained_overlaps, 0);
+  EXPECT_EQ(v.explained_by_pause, 1);
   EXPECT_EQ(v.lost_updates, 1);
   EXPECT_EQ(v.lost_reported, 1);
   EXPECT_EQ(v.lost_callbacks, 1);
+}
+
+// The same history with nobody stopped: worker 0 was told 2.5 ms after worker 1 acquired. A
+// notice that late does not explain the overlap (no data-loss fault either).
+const char* kToldLate =
+    "A 0 100 0 0 1000000 0 f0\n"
+    "A 1 101 0 0 2000000 0 f1\n"
+    "R 1 0 3000000 4000000 0 1 ok\n"
+    "L 0 4500000 lockname\n"
+    "R 0 0 5000000 6000000 0 s lost\n";
+
+TEST(ChaosHistory, NoticeAfterTheNextAcquireDoesNotExplainTheOverlap) {
+  const Verdict v = check(parse_history(kToldLate), two_workers(1));
+  EXPECT_FALSE(v.ok());
+  EXPECT_EQ(v.unexplained_overlaps, 1);
+  EXPECT_DOUBLE_EQ(v.max_notice_late_ms, 2.5);
+  ASSERT_FALSE(v.problems.empty());
+  EXPECT_NE(v.problems[0].find("told 2.5"), std::string::npos) << v.problems[0];
+}
+
+TEST(ChaosHistory, LateNoticeIsReportedLateOnlyWithADataLossFault) {
+  Expectations e = two_workers(1);
+  e.workers = 0;  // worker 0 completed no ok section; progress is not the point here
+  e.faults = 1;
+  e.data_loss_faults = 1;
+  const Verdict v = check(parse_history(kToldLate), e);
+  EXPECT_TRUE(v.ok()) << v.summary("x") << v.problems.size();
+  EXPECT_EQ(v.reported_late, 1);
+  EXPECT_EQ(v.stale_holds, 1);
+}
+
+TEST(ChaosHistory, NoticeBeforeTheNextAcquireExplainsTheOverlap) {
+  // Worker 0 is told at 1.5 ms, skips its write; worker 1 acquires at 2 ms.
+  const History h = parse_history(
+      "A 0 100 0 0 1000000 0 f0\n"
+      "L 0 1500000 lockname\n"
+      "A 1 101 0 0 2000000 0 f1\n"
+      "R 1 0 3000000 4000000 0 1 ok\n"
+      "F 0 0 4500000 TimeoutError\n"
+      "R 0 0 5000000 6000000 0 s lost\n");
+  Expectations e = two_workers(1);
+  e.workers = 0;
+  e.faults = 1;
+  const Verdict v = check(h, e);
+  EXPECT_TRUE(v.ok()) << v.summary("x");
+  EXPECT_EQ(v.explained_in_time, 1);
+  EXPECT_DOUBLE_EQ(v.min_notice_lead_ms, 0.5);
+  EXPECT_EQ(v.release_failures, 1);
+  EXPECT_EQ(v.lost_updates, 0);
+  // The explained overlaps are bounded by the faults injected: none injected, none excused.
+  e.faults = 0;
+  const Verdict unbounded = check(h, e);
+  EXPECT_FALSE(unbounded.ok());
+  EXPECT_EQ(unbounded.stale_holds, 1);
 }
 
 TEST(ChaosHistory, ReadNotFollowingThePreviousWriteFails) {

@@ -16,6 +16,7 @@ constexpr errc kAllCodes[] = {
     errc::server_error,           errc::protocol_error, errc::invalid_config,
     errc::invalid_argument,       errc::not_owner,      errc::lock_lost,
     errc::upgrade_would_deadlock, errc::client_closed,  errc::unknown_permit,
+    errc::multi_lock_failed,      errc::not_configured, errc::reentry_refused,
 };
 
 TEST(ErrorCategory, NameIsRedisync) {

@@ -15,7 +15,12 @@
 //       saw it open, 2 if any timed out.
 // Lock kinds (fair_lock_test, read_write_lock_test, fenced_lock_test, spin_lock_test):
 //   test_worker kind-counter KIND URL NAME COUNTER_KEY ITERATIONS
-//       as `counter` with KIND = fair | fenced | spin | rw (the write lock).
+//       as `counter` with KIND = fair | fenced | spin | rw (the write lock) | nr
+//       (non-reentrant lock) | nrfair (non-reentrant fair lock) | lock.
+// Rate limiter (rate_limiter_test):
+//   test_worker rate-hammer URL NAME THREADS DURATION_MS
+//       THREADS threads each call try_acquire_for(1, 1 s) on the rate limiter until
+//       DURATION_MS have passed; prints "granted N" (the total) at the end.
 //   test_worker fenced-tokens URL NAME ITERATIONS
 //       ITERATIONS times: lock_and_get_token(), print the token on its own line, unlock.
 //   test_worker fair-once URL NAME THREADS LIST_KEY
@@ -178,6 +183,15 @@ int run_lock_kind_mode(const std::string& mode, int argc, char** argv) {
       count_under(client, lock, counter, iterations);
     } else if (kind == "rw") {
       auto lock = client.read_write_lock(name);
+      count_under(client, lock, counter, iterations);
+    } else if (kind == "nr") {
+      auto lock = client.non_reentrant_lock(name);
+      count_under(client, lock, counter, iterations);
+    } else if (kind == "nrfair") {
+      auto lock = client.non_reentrant_fair_lock(name);
+      count_under(client, lock, counter, iterations);
+    } else if (kind == "lock") {
+      auto lock = client.lock(name);
       count_under(client, lock, counter, iterations);
     } else {
       return 64;
@@ -345,6 +359,30 @@ int main(int argc, char** argv) {
       }
       for (auto& t : pool) t.join();
       return opened.load() == threads ? 0 : 2;
+    }
+    if (mode == "rate-hammer" && argc >= 6) {
+      redisync::Client client(redisync::Config::from_url(argv[2]));
+      auto limiter = client.rate_limiter(argv[3]);
+      const int threads = std::stoi(argv[4]);
+      const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::stol(argv[5]));
+      std::atomic<long long> granted{0};
+      std::atomic<int> failures{0};
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&] {
+          try {
+            while (std::chrono::steady_clock::now() < end) {
+              if (limiter.try_acquire_for(1, std::chrono::seconds(1))) ++granted;
+            }
+          } catch (const std::exception& e) {
+            std::cerr << "test_worker: " << e.what() << "\n";
+            ++failures;
+          }
+        });
+      }
+      for (auto& t : pool) t.join();
+      std::cout << "granted " << granted.load() << std::endl;
+      return failures.load() == 0 ? 0 : 1;
     }
     if (mode == "hold") {
       redisync::Client client(make_config(argv[2], argc, argv, 4));

@@ -7,6 +7,7 @@
 
 #include "redis_option.h"
 #include "redisync/errors.h"
+#include "status_rate_limiter.h"
 
 namespace redisync::cli {
 namespace {
@@ -62,7 +63,9 @@ void inspect_hash(Client& client, StatusReport& r) {
   }
   const auto mode =
       std::find_if(fields.begin(), fields.end(), [](const auto& f) { return f.first == "mode"; });
-  if (mode != fields.end()) {
+  if (is_rate_limiter(fields)) {
+    inspect_rate_limiter(client, fields, r);
+  } else if (mode != fields.end()) {
     r.kind = "read-write";
     r.mode = mode->second;
     for (const auto& [field, value] : fields) {
@@ -149,7 +152,8 @@ CLI::App* add_status_command(CLI::App& app, StatusOptions& o) {
   CLI::App* status = app.add_subcommand("status", "Show a lock's or synchronizer's state in Redis");
   status->footer(
       "Show what Redis holds under NAME: lock holders and hold counts, read-write mode,\n"
-      "remaining lease, fair-lock queue, fencing token, semaphore permits. Exit 0 (also\n"
+      "remaining lease, fair-lock queue, fencing token, semaphore permits, rate limiter\n"
+      "configuration and windows. Exit 0 (also\n"
       "when free); 69 if Redis is unreachable.");
   add_redis_option(*status, o.redis_url);
   status->add_flag("--json", o.json, "Print one JSON object instead of aligned lines");

@@ -64,6 +64,21 @@ std::string render_text(const StatusReport& r) {
     }
     lines.emplace_back("permit", text);
   }
+  if (r.rate_limiter) {
+    const auto& rl = *r.rate_limiter;
+    lines.emplace_back("rate", std::to_string(rl.rate) + " per " +
+                                   std::to_string(rl.interval_ms) + " ms (" + rl.type + ")");
+    lines.emplace_back("keep-alive", rl.keep_alive_ms > 0
+                                         ? std::to_string(rl.keep_alive_ms) + " ms"
+                                         : "none");
+    if (rl.windows.empty()) lines.emplace_back("window", "none yet");
+    for (const auto& w : rl.windows) {
+      lines.emplace_back(w.client.empty() ? "window" : "window " + w.client,
+                         std::to_string(w.available) + " available, " +
+                             std::to_string(w.granted) + " granted in the current interval (" +
+                             std::to_string(w.grants) + " acquisitions)");
+    }
+  }
   if (r.pttl_ms) lines.emplace_back("lease", lease_text(*r.pttl_ms));
   if (r.lock_family) {
     if (r.queue.empty() && r.kind != "none") lines.emplace_back("queue", "empty");
@@ -109,6 +124,27 @@ std::string render_json(const StatusReport& r) {
         w.null();
       }
       w.end_object();
+    }
+    w.end_array();
+  }
+  if (r.rate_limiter) {
+    const auto& rl = *r.rate_limiter;
+    w.field("rate", rl.rate)
+        .field("interval_ms", rl.interval_ms)
+        .field("rate_type", rl.type)
+        .field("keep_alive_ms", rl.keep_alive_ms);
+    w.key("windows").begin_array();
+    for (const auto& win : rl.windows) {
+      w.begin_object().key("client");
+      if (win.client.empty()) {
+        w.null();
+      } else {
+        w.value(win.client);
+      }
+      w.field("available", win.available)
+          .field("granted", win.granted)
+          .field("grants", win.grants)
+          .end_object();
     }
     w.end_array();
   }

@@ -27,11 +27,29 @@ struct Permit {
   std::optional<long long> remaining_ms;  ///< nullopt: no expiry; <= 0: expired, not reclaimed
 };
 
+/// One window of a rate limiter (the overall one, or one client's).
+struct RateWindow {
+  std::string client;       ///< the client id of a per-client window; empty for overall
+  long long available = 0;  ///< permits the next acquire could take
+  long long granted = 0;    ///< permits granted in the current interval
+  long long grants = 0;     ///< acquisitions behind them
+};
+
+/// A rate limiter's configuration and windows (kind rate-limiter).
+struct RateLimiterStatus {
+  long long rate = 0;
+  long long interval_ms = 0;
+  std::string type;  ///< "overall" or "per-client"
+  long long keep_alive_ms = 0;
+  std::vector<RateWindow> windows;
+};
+
 struct StatusReport {
   std::string name;
   std::string type;   ///< Redis TYPE: none, hash, string, ...
-  std::string kind;   ///< none, lock, read-write, semaphore, permit-expirable-semaphore, other
-  std::string state;  ///< free, held, read-locked, write-locked, ...
+  std::string kind;   ///< none, lock, read-write, semaphore, permit-expirable-semaphore,
+                      ///< rate-limiter, other
+  std::string state;  ///< free, held, read-locked, write-locked, open / limited (rate limiter)
   std::optional<long long> pttl_ms;  ///< remaining lease (PTTL; -1 = no expiry)
 
   std::vector<Holder> holders;  ///< kind lock
@@ -46,6 +64,8 @@ struct StatusReport {
   std::vector<Waiter> queue;               ///< fair-lock queue (lock kinds and none)
   std::optional<std::string> fence_token;  ///< fenced-lock counter, if present
   bool lock_family = false;                ///< queue / fence token apply
+
+  std::optional<RateLimiterStatus> rate_limiter;  ///< kind rate-limiter
 };
 
 /// "key: value" lines, values aligned in one column.

@@ -1,0 +1,38 @@
+// redisync::NonReentrantLock and NonReentrantFairLock: Redisson's non-reentrant lock and fair
+// lock (Redisson 4.4+, wire spec §12).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "redisync/basic_lock.h"
+
+namespace redisync {
+
+/// A lock that its holder cannot take again: for holders that are tasks or coroutines rather
+/// than threads, where "the same owner asks again" is a bug (two tasks sharing an owner id)
+/// and a silent re-entry would let both into the critical section.
+///
+/// Layout, leases, watchdog, waiting and release: exactly Lock's (spec §2, §3, §13), so Java's
+/// RLock, Java's non-reentrant lock, redisync::Lock and this class all exclude each other on
+/// the same name. The difference is the acquire step: when the caller's owner field already
+/// exists in the hash, the server changes nothing and the call throws ReentryError (Java:
+/// IllegalMonitorStateException); it never waits for itself, and the hold count stays 1, so
+/// one unlock() releases. That includes an owner holding the same name through a plain Lock.
+///
+/// Unlike Lock, there is no starvation guard (the variant follows the spec's §2.2 step).
+/// API, thread safety: as BasicLock (lock(), try_lock_for(), unlock(), async forms...).
+class NonReentrantLock : public BasicLock {
+ public:
+  NonReentrantLock(std::shared_ptr<detail::ClientCore> core, std::string name);
+};
+
+/// The non-reentrant FairLock: FIFO queueing exactly as FairLock (spec §4), a second acquire
+/// by the holder throws ReentryError as NonReentrantLock does. It shares its queue with
+/// FairLock and Java's fair locks of the same name.
+class NonReentrantFairLock : public BasicLock {
+ public:
+  NonReentrantFairLock(std::shared_ptr<detail::ClientCore> core, std::string name);
+};
+
+}  // namespace redisync

@@ -1,0 +1,33 @@
+// What a test server says about the traffic it saw: command counts and pub/sub channels.
+#pragma once
+
+#include <string>
+
+#include "support/redis_server.h"
+
+namespace redisync::test {
+
+/// Calls of `command` (lower case, e.g. "evalsha", "del") since the server started (INFO
+/// commandstats).
+inline long long command_calls(RedisServer& server, const std::string& command) {
+  const std::string info = server.command({"INFO", "commandstats"}).as_string();
+  const std::string key = "cmdstat_" + command + ":calls=";
+  const auto pos = info.find(key);
+  if (pos == std::string::npos) return 0;
+  return std::stoll(info.substr(pos + key.size()));
+}
+
+inline long long evalsha_calls(RedisServer& server) { return command_calls(server, "evalsha"); }
+
+/// True when no client is subscribed to any channel (PUBSUB CHANNELS is empty).
+inline bool no_channels(RedisServer& server) {
+  return server.command({"PUBSUB", "CHANNELS"}).elements.empty();
+}
+
+/// Subscribers of `channel` (PUBSUB NUMSUB).
+inline long long subscribers(RedisServer& server, const std::string& channel) {
+  auto r = server.command({"PUBSUB", "NUMSUB", channel});
+  return r.elements.size() == 2 ? r.elements[1].as_integer() : 0;
+}
+
+}  // namespace redisync::test
