@@ -114,7 +114,7 @@ TYPED_TEST(LockContract, AnotherOwnerIsExcludedAndCannotRelease) {
   EXPECT_EQ(this->elsewhere([&] { return other.release().outcome; }), ReleaseOutcome::not_held);
   EXPECT_TRUE(this->elsewhere([&] {
     try {
-      other.unlock();
+      other.unlock_checked();  // unlock() never throws (issue 17 item 5)
     } catch (const redisync::NotOwnerError&) {
       return true;
     }
