@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
 
     lock_b.unlock();
     try {
-      lock_a.unlock();
+      lock_a.unlock_checked();
     } catch (const redisync::LockLostError& e) {
       std::cout << "A learns it had lost the lock: " << e.what() << "\n";
     }

@@ -288,13 +288,24 @@ std::string endpoint_text(const std::string& host, std::uint16_t port) {
   return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
+// Durations redisync stores in Redis or sets timers for stay within max_duration (the
+// longest lease Redis can keep; see config.h).
+void check_at_most_max(Duration value, const char* field) {
+  if (value > max_duration) {
+    fail(std::string(field) + " must be <= " + std::to_string(max_duration.count()) +
+         " ms (redisync::max_duration; got " + ms_text(value) + ")");
+  }
+}
+
 void check_positive(Duration value, const char* field) {
   if (value <= Duration::zero()) {
     fail(std::string(field) + " must be > 0 (got " + ms_text(value) + ")");
   }
+  check_at_most_max(value, field);
 }
 
 void check_non_negative(Duration value, const char* field) {
+  check_at_most_max(value, field);
   if (value < Duration::zero()) {
     fail(std::string(field) + " must be >= 0 (got " + ms_text(value) + ")");
   }
@@ -319,6 +330,14 @@ Config Config::from_url(const std::string& url) {
   // Rejected rather than ignored: a '#' is most often an unescaped character of a password.
   if (rest.find('#') != std::string_view::npos) {
     fail("url must not contain '#' (write a '#' in a password as %23)");
+  }
+  // A '/' or '?' before the last '@' is most often an unescaped character of a user name or
+  // password: splitting the url there would put part of the password into a host, path or
+  // option, and into the error about it. Refused without echoing any of the url.
+  if (const std::size_t at = rest.rfind('@');
+      at != std::string_view::npos && rest.substr(0, at).find_first_of("/?") != std::string_view::npos) {
+    fail("url has a '/' or '?' before its last '@': write '/', '?' and '@' in a user name or "
+         "password as %2F, %3F and %40 (the url is not shown: it may hold a password)");
   }
   std::string_view query;
   if (const std::size_t q = rest.find('?'); q != std::string_view::npos) {
@@ -443,6 +462,14 @@ void Config::validate() const {
   }
   check_non_negative(slaves_sync_timeout, "slaves_sync_timeout");
   check_non_negative(starvation_guard, "starvation_guard");
+  check_positive(reconnection_delay_max, "reconnection_delay_max");
+  // A release record lives (timeout + retry_interval) * retry_attempts (wire spec §1.8).
+  const double record_ms = (static_cast<double>(timeout.count()) + retry_interval.count()) *
+                           std::max(retry_attempts, 1);
+  if (record_ms > static_cast<double>(max_duration.count())) {
+    fail("(timeout + retry_interval) * retry_attempts must be <= " +
+         std::to_string(max_duration.count()) + " ms (the release record's lifetime)");
+  }
 
 }
 

@@ -27,7 +27,7 @@ struct LockAccess;  // MultiLock's access to a member's internals (src/sync/mult
 /// uses on the server).
 ///
 /// Meets the standard *TimedLockable* requirements, so std::unique_lock, std::lock_guard and
-/// std::scoped_lock work. Ownership is per thread (blocking API) or per explicit owner id
+/// std::scoped_lock work (unlock() never throws; see there). Ownership is per thread (blocking API) or per explicit owner id
 /// (async API): the holder field is "<client id>:<owner id>".
 ///
 /// Leases: lock(), try_lock() and try_lock_for(wait) take the watchdog lease
@@ -63,17 +63,26 @@ class BasicLock {
   bool try_lock_until(const std::chrono::time_point<Clock, Dur>& deadline) {
     return try_lock_for(deadline - Clock::now());
   }
-  /// Drops one hold of the calling thread. Throws NotOwnerError if this thread does not hold
-  /// the lock, LockLostError if it held it but the lock expired or was removed meanwhile.
-  /// During stack unwinding it never throws (problems go to stderr).
-  void unlock();
-  /// Like unlock() but never throws: reports what happened.
+  /// Drops one hold of the calling thread. Never throws (BasicLockable: std::lock_guard and
+  /// std::unique_lock call it from a noexcept destructor). What it cannot do is reported, not
+  /// raised: a hold found lost goes to the lost-lock handler (Client::on_lock_lost) unless
+  /// the watchdog already reported it; a release the server could not answer stops renewing
+  /// the hold (the lock frees when its lease ends) and is a line on stderr, as is an unlock
+  /// by a non-holder. Use unlock_checked() or release() to see the outcome.
+  void unlock() noexcept;
+  /// unlock() that raises: NotOwnerError if this thread does not hold the lock, LockLostError
+  /// if it held it but the lock expired or was removed meanwhile, ConnectionError /
+  /// TimeoutError if the server could not answer (the hold is then kept and still renewed).
+  void unlock_checked();
+  /// Like unlock_checked() but never throws: reports what happened.
   ReleaseResult release() noexcept;
   /// Deletes the lock whoever holds it and wakes waiters. True if it was held.
   bool force_unlock();
 
   /// True if anyone holds it (reads the master).
   bool is_locked() const;
+  /// Asks the server, unless this process already knows the hold is lost (the lost-lock
+  /// handler was told): then false at once, even while the server does not answer.
   bool is_held_by_current_thread() const;
   bool is_held_by_thread(std::int64_t owner) const;
   /// Holds of the calling thread (0 if none).
@@ -107,7 +116,7 @@ class BasicLock {
   auto async_try_lock(std::int64_t owner, Duration wait, Duration lease, Token&& token) {
     return asio::async_initiate<Token, void(std::exception_ptr, bool)>(
         [self = *this, owner, wait, lease](auto handler) {
-          self.start_acquire(owner, lease, wait < Duration{0} ? Duration{0} : wait,
+          self.start_acquire(owner, lease, detail::clamp_wait(wait),
                              self.wrap<bool>(std::move(handler)));
         },
         token);
@@ -129,15 +138,9 @@ class BasicLock {
 
   template <class Rep, class Period>
   static Duration to_wait(const std::chrono::duration<Rep, Period>& d) {
-    if (d <= d.zero()) return Duration{0};
-    // Saturates: a wait Duration cannot hold (e.g. hours::max()) waits without limit.
-    if (std::chrono::duration<long double, std::milli>(d).count() >=
-        static_cast<long double>(Duration::max().count())) {
-      return Duration::max();
-    }
-    return std::chrono::ceil<Duration>(d);
+    return detail::to_wait_ms(d);
   }
-  /// Throws InvalidArgument unless lease > 0.
+  /// Throws InvalidArgument unless 0 < lease <= max_duration.
   void check_lease(Duration lease) const;
 
   /// Wraps an Asio completion handler into a callback that completes on the handler's

@@ -16,6 +16,33 @@ class Metrics;  // redisync/metrics.h
 
 using Duration = std::chrono::milliseconds;
 
+/// The longest duration redisync accepts for what it stores in Redis or sets a timer for:
+/// 10^12 ms (about 31.7 years). A longer lease or TTL is refused with InvalidArgument (a
+/// longer Config duration with ConfigError) before anything is written; a longer wait means
+/// "no limit". (Redis refuses expiries past the end of its millisecond clock, and a lease it
+/// refused after the lock hash was written would leave a lock that never expires.)
+inline constexpr Duration max_duration{1'000'000'000'000};
+
+namespace detail {
+/// A wait of any unit in milliseconds, never overflowing: <= 0 -> 0 (one attempt), longer
+/// than max_duration -> Duration{-1} (no limit), otherwise rounded up.
+template <class Rep, class Period>
+Duration to_wait_ms(const std::chrono::duration<Rep, Period>& d) {
+  if (d <= d.zero()) return Duration{0};
+  // Compared as floating point: converting hours::max() to milliseconds would overflow.
+  if (std::chrono::duration<double, std::milli>(d).count() >
+      static_cast<double>(max_duration.count())) {
+    return Duration{-1};
+  }
+  return std::chrono::ceil<Duration>(d);
+}
+/// An explicit Duration wait as the flows take it: < 0 -> 0, > max_duration -> -1 (no limit).
+inline Duration clamp_wait(Duration d) {
+  if (d < Duration{0}) return Duration{0};
+  return d > max_duration ? Duration{-1} : d;
+}
+}  // namespace detail
+
 /// TLS settings, used when Config::tls is true (URL scheme "rediss://").
 struct TlsConfig {
   std::string ca_file;     ///< PEM CA bundle to verify the server; empty = system default paths

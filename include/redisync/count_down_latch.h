@@ -55,7 +55,7 @@ class CountDownLatch {
   /// Waits up to `wait` for the count to reach 0; false on timeout (the count is unchanged).
   template <class Rep, class Period>
   bool wait_for(const std::chrono::duration<Rep, Period>& wait) {
-    return wait_ms(wait <= wait.zero() ? Duration{0} : std::chrono::ceil<Duration>(wait));
+    return wait_ms(detail::to_wait_ms(wait));
   }
   /// Waits until `deadline` (any clock).
   template <class Clock, class Dur>
@@ -89,7 +89,7 @@ class CountDownLatch {
     return asio::async_initiate<Token, void(std::exception_ptr, bool)>(
         [core = core_, name = name_, wait](auto handler) {
           detail::start_latch_wait(
-              core, name, wait < Duration{0} ? Duration{0} : wait,
+              core, name, detail::clamp_wait(wait),
               detail::wrap_handler<decltype(handler), asio::io_context::executor_type, bool>(
                   std::move(handler), detail::io_of(core).get_executor()));
         },

@@ -59,7 +59,7 @@ class FencedLock : public BasicLock {
                                     Token&& token) {
     return asio::async_initiate<Token, void(std::exception_ptr, std::optional<std::uint64_t>)>(
         [self = *this, owner, wait, lease](auto handler) {
-          self.start_token_acquire(owner, lease, wait < Duration{0} ? Duration{0} : wait,
+          self.start_token_acquire(owner, lease, detail::clamp_wait(wait),
                                    self.wrap<std::optional<std::uint64_t>>(std::move(handler)));
         },
         token);

@@ -1,9 +1,8 @@
 // redisync::Guard: a scoped hold whose destructor never throws.
 //
-// std::lock_guard and std::unique_lock call unlock() from their destructors, which are
-// noexcept; Lock::unlock() throws LockLostError when the lock was lost while held, so with a
-// std guard that would end the program. Guard releases with release() instead (never throws)
-// and hands a failed release to `on_release_failure` (default: a line on stderr).
+// unlock() never throws, so std::lock_guard and std::unique_lock are safe too; Guard adds a
+// scoped hold whose release() can be called early to see the outcome, and whose destructor
+// names a failed release on stderr.
 #pragma once
 
 #include <functional>

@@ -172,11 +172,15 @@ class MultiLock {
   /// The report of the last attempt finished through this handle (or a copy), any owner.
   AttemptReport last_attempt() const;
 
-  /// Releases what the calling thread's last acquisition took. Throws NotOwnerError,
-  /// LockLostError or ConnectionError / TimeoutError naming the member (after releasing every
-  /// other member). During stack unwinding it never throws.
-  void unlock();
-  /// Like unlock() but never throws. released: every member released; still_held: a reentrant
+  /// Releases what the calling thread's last acquisition took. Never throws (BasicLockable:
+  /// std guards call it from a noexcept destructor): a release that did not succeed on every
+  /// member is a line on stderr naming each problem; members found lost are reported to
+  /// their Client's lost-lock handler by its watchdog. unlock_checked() / release() report.
+  void unlock() noexcept;
+  /// unlock() that raises NotOwnerError, LockLostError or ConnectionError / TimeoutError
+  /// naming the member (after releasing every other member).
+  void unlock_checked();
+  /// Like unlock_checked() but never throws. released: every member released; still_held: a reentrant
   /// hold remains; otherwise the worst member's outcome, with every problem in `error`.
   ReleaseResult release() noexcept;
 
@@ -234,8 +238,7 @@ class MultiLock {
 
   template <class Rep, class Period>
   static Duration to_wait(const std::chrono::duration<Rep, Period>& d) {
-    if (d <= d.zero()) return Duration{0};
-    return std::chrono::ceil<Duration>(d);
+    return detail::to_wait_ms(d);
   }
 
   using TryDone = std::function<void(std::exception_ptr, AttemptReport)>;

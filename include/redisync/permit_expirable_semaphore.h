@@ -145,7 +145,7 @@ class PermitExpirableSemaphore {
     return asio::async_initiate<Token, void(std::exception_ptr, std::vector<std::string>)>(
         [core = core_, name = name_, permits, wait, lease](auto handler) {
           detail::start_permit_acquire(
-              core, name, permits, lease, wait < Duration{0} ? Duration{0} : wait,
+              core, name, permits, lease, detail::clamp_wait(wait),
               detail::wrap_handler<decltype(handler), asio::io_context::executor_type,
                                    std::vector<std::string>>(
                   std::move(handler), detail::io_of(core).get_executor()));

@@ -69,7 +69,9 @@ class ReadWriteLock {
   bool try_lock_until(const std::chrono::time_point<Clock, Dur>& deadline) {
     return write_.try_lock_until(deadline);
   }
-  void unlock() { write_.unlock(); }
+  /// Never throws (see BasicLock::unlock()); unlock_checked() raises what it finds.
+  void unlock() noexcept { write_.unlock(); }
+  void unlock_checked() { write_.unlock_checked(); }
 
   // --- shared (read) ---
   void lock_shared() { read_.lock(); }
@@ -86,7 +88,9 @@ class ReadWriteLock {
   bool try_lock_shared_until(const std::chrono::time_point<Clock, Dur>& deadline) {
     return read_.try_lock_until(deadline);
   }
-  void unlock_shared() { read_.unlock(); }
+  /// Never throws (see BasicLock::unlock()); unlock_shared_checked() raises what it finds.
+  void unlock_shared() noexcept { read_.unlock(); }
+  void unlock_shared_checked() { read_.unlock_checked(); }
 
  private:
   ReadLock read_;

@@ -143,7 +143,7 @@ class Semaphore {
     return asio::async_initiate<Token, void(std::exception_ptr, bool)>(
         [core = core_, name = name_, permits, wait](auto handler) {
           detail::start_semaphore_acquire(
-              core, name, permits, wait < Duration{0} ? Duration{0} : wait,
+              core, name, permits, detail::clamp_wait(wait),
               detail::wrap_handler<decltype(handler), asio::io_context::executor_type, bool>(
                   std::move(handler), detail::io_of(core).get_executor()));
         },
@@ -166,8 +166,7 @@ class Semaphore {
  private:
   template <class Rep, class Period>
   static Duration to_wait(const std::chrono::duration<Rep, Period>& d) {
-    if (d <= d.zero()) return Duration{0};
-    return std::chrono::ceil<Duration>(d);
+    return detail::to_wait_ms(d);
   }
   bool try_acquire_wait(std::int64_t permits, Duration wait);
 

@@ -1,12 +1,12 @@
 -- Fair lock acquire (wire spec §4.3 with queueing, §4.4 without).
 -- KEYS[1] lock hash N; KEYS[2] queue "redisson_lock_queue:TAG(N)";
 -- KEYS[3] timeout set "redisson_lock_timeout:TAG(N)".
--- ARGV[1] lease ms; ARGV[2] owner field O; ARGV[3] wait allowance A (ms); ARGV[4] now (client
--- epoch ms); ARGV[5] "1" to queue (§4.3), "0" for a single non-waiting attempt (§4.4).
+-- ARGV[1] lease ms; ARGV[2] owner field O; ARGV[3] wait allowance A (ms); ARGV[4] unused (was
+-- the client's epoch ms; now is the server's TIME); ARGV[5] "1" to queue (§4.3), "0" for a single non-waiting attempt (§4.4).
 -- Sent after fair_lock_dead_heads.lua (drop_dead_heads).
 -- Returns nil when acquired (or re-entered). Otherwise, queueing: how long to wait before
 -- re-polling (§4.3 steps 4-5); not queueing: 1.
-local now = tonumber(ARGV[4])
+local now = server_now()
 local allowance = tonumber(ARGV[3])
 drop_dead_heads(KEYS[2], KEYS[3], now)  -- §4.2 (fair_lock_dead_heads.lua)
 if redis.call('exists', KEYS[1]) == 0 and

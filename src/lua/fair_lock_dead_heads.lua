@@ -2,6 +2,13 @@
 -- fair lock's acquire, release and force-release scripts are sent with this text in front.
 -- Repeatedly: if the queue head's deadline (its score in the timeout set) is <= now, remove it
 -- from both; stop at the first head that is not expired (or has no score) or an empty queue.
+-- Also: server_now(), the server's clock in epoch ms. Queue deadlines are absolute wall-clock
+-- times (spec §1.4, shared with Java clients); reading them from the server's TIME keeps one
+-- clock for every redisync client, whatever their own clocks say.
+local function server_now()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local function drop_dead_heads(queue, timeouts, now)
   while true do
     local head = redis.call('lindex', queue, 0)

@@ -3,16 +3,23 @@
 -- KEYS[4] channel prefix "redisson_lock__channel:TAG(N)" (the head waiter's channel is
 -- "<prefix>:<its owner field>"); KEYS[5] release record "redisson_unlock_latch:TAG(N):R".
 -- ARGV[1] message "0"; ARGV[2] lease for the remaining holds (ms); ARGV[3] owner field O;
--- ARGV[4] now (client epoch ms); ARGV[5] publish command; ARGV[6] release record expiry (ms).
+-- ARGV[4] unused (now is the server's TIME); ARGV[5] publish command; ARGV[6] release record expiry (ms).
 -- Sent after fair_lock_dead_heads.lua (drop_dead_heads).
 -- Returns nil: caller is not the owner; 0: still held (reentrant); 1: released; 2: the lock
 -- no longer existed (the next waiter is woken all the same, as Redisson does; the caller's
 -- hold, if it believed it had one, was lost).
+-- Checked before any write: a user without the right to publish would otherwise have the
+-- write done and the script aborted at the publish, its waiters never woken.
+if redis.acl_check_cmd and not redis.acl_check_cmd(ARGV[5], KEYS[4] .. ':' .. ARGV[3], ARGV[1]) then
+  return redis.error_reply('NOPERM this user may not ' .. ARGV[5] .. ' to channel ' .. KEYS[4] .. ':' .. ARGV[3] ..
+    ' (redisync wakes waiters with it; grant it with ACL SETUSER <user> &<channel pattern>);' ..
+    ' nothing was changed')
+end
 local recorded = redis.call('get', KEYS[5])
 if recorded ~= false then
   return tonumber(recorded)
 end
-local now = tonumber(ARGV[4])
+local now = server_now()
 drop_dead_heads(KEYS[2], KEYS[3], now)  -- §4.2 (fair_lock_dead_heads.lua)
 if redis.call('exists', KEYS[1]) == 0 then
   local head = redis.call('lindex', KEYS[2], 0)

@@ -8,6 +8,13 @@
 -- Every other expired permit is reclaimed as well.
 -- reclaim(now, limit) of wire spec §8: expired permits (score <= now) go back to N; publish the
 -- new count when it is > 0. limit nil = all.
+-- Checked before any write: a user without the right to publish would otherwise have the
+-- write done and the script aborted at the publish, its waiters never woken.
+if redis.acl_check_cmd and not redis.acl_check_cmd(ARGV[2], KEYS[3], '0') then
+  return redis.error_reply('NOPERM this user may not ' .. ARGV[2] .. ' to channel ' .. KEYS[3] ..
+    ' (redisync wakes waiters with it; grant it with ACL SETUSER <user> &<channel pattern>);' ..
+    ' nothing was changed')
+end
 local function reclaim(now, limit)
   local count
   if limit == nil then

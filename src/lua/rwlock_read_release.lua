@@ -6,6 +6,13 @@
 -- ARGV[1] message "0"; ARGV[2] reader field O; ARGV[3] release record expiry (ms);
 -- ARGV[4] publish command (PUBLISH or SPUBLISH).
 -- Returns nil: caller is not a reader; 0: the lock is still held (by someone); 1: released.
+-- Checked before any write: a user without the right to publish would otherwise have the
+-- write done and the script aborted at the publish, its waiters never woken.
+if redis.acl_check_cmd and not redis.acl_check_cmd(ARGV[4], KEYS[2], ARGV[1]) then
+  return redis.error_reply('NOPERM this user may not ' .. ARGV[4] .. ' to channel ' .. KEYS[2] ..
+    ' (redisync wakes waiters with it; grant it with ACL SETUSER <user> &<channel pattern>);' ..
+    ' nothing was changed')
+end
 local recorded = redis.call('get', KEYS[5])
 if recorded ~= false then
   return tonumber(recorded)

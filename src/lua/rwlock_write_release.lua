@@ -5,6 +5,13 @@
 -- ARGV[3] writer field W; ARGV[4] release record expiry (ms); ARGV[5] publish command.
 -- Returns nil: caller is not the writer; 0: still held (reentrant); 1: write hold released
 -- (the lock is free, or still read-held by the same thread after a downgrade).
+-- Checked before any write: a user without the right to publish would otherwise have the
+-- write done and the script aborted at the publish, its waiters never woken.
+if redis.acl_check_cmd and not redis.acl_check_cmd(ARGV[5], KEYS[2], ARGV[1]) then
+  return redis.error_reply('NOPERM this user may not ' .. ARGV[5] .. ' to channel ' .. KEYS[2] ..
+    ' (redisync wakes waiters with it; grant it with ACL SETUSER <user> &<channel pattern>);' ..
+    ' nothing was changed')
+end
 local recorded = redis.call('get', KEYS[3])
 if recorded ~= false then
   return tonumber(recorded)

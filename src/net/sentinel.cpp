@@ -1,10 +1,37 @@
 #include "net/sentinel.h"
 
+#include <charconv>
 #include <sstream>
 
 #include "redisync/errors.h"
 
 namespace redisync::net {
+
+bool parse_master_addr(const Reply& reply, std::string& host, std::uint16_t& port,
+                       std::string& why) {
+  const auto bad = [&] {
+    why = "answered " + reply.to_string() + " (expected [host, port])";
+    return false;
+  };
+  if (!reply.is_array() || reply.elements.size() != 2) return bad();
+  const Reply& h = reply.elements[0];
+  const Reply& p = reply.elements[1];
+  if (!h.is_string() || h.str.empty()) return bad();
+  unsigned value = 0;
+  if (p.is_integer()) {
+    if (p.integer < 1 || p.integer > 65535) return bad();
+    value = static_cast<unsigned>(p.integer);
+  } else {
+    if (!p.is_string()) return bad();
+    const char* first = p.str.data();
+    const char* last = first + p.str.size();
+    const auto [end, ec] = std::from_chars(first, last, value);
+    if (ec != std::errc{} || end != last || value < 1 || value > 65535) return bad();
+  }
+  host = h.str;
+  port = static_cast<std::uint16_t>(value);
+  return true;
+}
 
 SentinelMonitor::SentinelMonitor(asio::io_context& io, const Config& config,
                                  asio::ssl::context* tls)
@@ -58,14 +85,14 @@ void SentinelMonitor::ask(std::size_t index, std::shared_ptr<std::string> errors
           } catch (const std::exception& e) {
             why = e.what();
           }
-        } else if (reply.is_array() && reply.elements.size() == 2) {
-          const std::string host = reply.elements[0].str;
-          const auto port = static_cast<std::uint16_t>(std::stoi(reply.elements[1].str));
-          self->master_host_ = host;
-          self->master_port_ = port;
-          return done(nullptr, host, port);
         } else {
-          why = "answered " + reply.to_string();
+          std::string host;
+          std::uint16_t port = 0;
+          if (parse_master_addr(reply, host, port, why)) {
+            self->master_host_ = host;
+            self->master_port_ = port;
+            return done(nullptr, host, port);
+          }
         }
         const auto& seed = self->config_.seeds[index];
         *errors += " " + seed.host + ":" + std::to_string(seed.port) + ": " + why + ";";

@@ -18,6 +18,12 @@
 
 namespace redisync::net {
 
+/// Reads a SENTINEL GET-MASTER-ADDR-BY-NAME reply: [host, port]. False (with `why`, naming the
+/// reply) for anything else, including a port that is not a number in 1..65535. Never throws
+/// anything but std::bad_alloc: it runs on the I/O thread. Pure, for unit and fuzz tests.
+bool parse_master_addr(const Reply& reply, std::string& host, std::uint16_t& port,
+                       std::string& why);
+
 class SentinelMonitor : public std::enable_shared_from_this<SentinelMonitor> {
  public:
   using ResolveDone = ConnectionOptions::ResolveDone;

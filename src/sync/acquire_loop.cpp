@@ -6,6 +6,10 @@
 
 namespace redisync::sync {
 
+namespace {
+thread_local std::optional<Clock::time_point> deciding_sent;  // see deciding_attempt_sent()
+}  // namespace
+
 NextStep decide_next_step(const AttemptResult& result, Clock::time_point now,
                           std::optional<Clock::time_point> deadline, bool subscribed,
                           bool wakeup_pending) {
@@ -64,7 +68,10 @@ void AcquireLoop::attempt() {
   ++round_;
   if (params_.probe) ++params_.probe->attempts;
   auto self = shared_from_this();
-  auto& fn = uncertain_ && params_.recheck ? params_.recheck : params_.attempt;
+  const bool recheck = uncertain_ && params_.recheck;
+  auto& fn = recheck ? params_.recheck : params_.attempt;
+  // A recheck may find that the uncertain attempt acquired: its (earlier) time stays.
+  if (!recheck) attempt_sent_ = Clock::now();
   uncertain_ = false;
   fn([self](std::exception_ptr error, AttemptResult result) { self->on_attempt(error, result); });
 }
@@ -239,7 +246,16 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   }
   auto done = std::move(done_);
   auto keep = std::move(self_);  // released when this function returns
+  // Visible to the completion only (I/O thread), cleared however it ends.
+  struct Deciding {
+    explicit Deciding(Clock::time_point t) { deciding_sent = t; }
+    ~Deciding() { deciding_sent.reset(); }
+    Deciding(const Deciding&) = delete;
+    Deciding& operator=(const Deciding&) = delete;
+  } deciding(attempt_sent_);
   done(error, acquired);
 }
+
+std::optional<Clock::time_point> deciding_attempt_sent() { return deciding_sent; }
 
 }  // namespace redisync::sync

@@ -60,6 +60,11 @@ NextStep decide_next_step(const AttemptResult& result, Clock::time_point now,
                           std::optional<Clock::time_point> deadline, bool subscribed,
                           bool wakeup_pending);
 
+/// While an AcquireLoop's completion runs (I/O thread, synchronously inside it): when the
+/// attempt that decided it was sent (after a recheck: the uncertain attempt's send time, the
+/// earlier one). nullopt anywhere else. The local lease deadline of a new hold counts from it.
+std::optional<Clock::time_point> deciding_attempt_sent();
+
 /// One acquisition in progress. Lives on the I/O thread; owns itself until done.
 class AcquireLoop : public net::Waiter, public std::enable_shared_from_this<AcquireLoop> {
  public:
@@ -113,6 +118,7 @@ class AcquireLoop : public net::Waiter, public std::enable_shared_from_this<Acqu
   int failures_ = 0;         // consecutive connection errors / timeouts
   bool uncertain_ = false;   // the last failed attempt may have run on the server
   bool finished_ = false;
+  Clock::time_point attempt_sent_{};  // send time of the last attempt (not of a recheck)
   std::uint64_t round_ = 0;  // invalidates timer callbacks of earlier sleeps
   std::shared_ptr<AcquireLoop> self_;  // keeps the loop alive while it waits
 };

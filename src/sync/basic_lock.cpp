@@ -1,6 +1,9 @@
 // redisync::BasicLock: the blocking API over the shared flows of sync/lock_kind.h.
 #include "redisync/basic_lock.h"
 
+#include <asio/post.hpp>
+
+#include "sync/durations.h"
 #include "sync/identity.h"
 #include "sync/lock_kind.h"
 
@@ -11,6 +14,7 @@ BasicLock::BasicLock(std::shared_ptr<detail::ClientCore> core, std::string name,
     : core_(std::move(core)), name_(std::move(name)), kind_(std::move(kind)) {
   if (name_.empty())
     throw InvalidArgument("redisync: " + kind_->noun() + " name must not be empty");
+  sync::check_cluster_name(core_->config().topology == Topology::cluster, name_, kind_->noun());
 }
 
 asio::io_context& BasicLock::io() const { return core_->io(); }
@@ -30,10 +34,7 @@ void BasicLock::start_release(std::int64_t owner,
 }
 
 void BasicLock::check_lease(Duration lease) const {
-  if (lease <= Duration{0}) {
-    throw InvalidArgument("redisync: lease for " + kind_->noun() + " '" + name_ +
-                          "' must be > 0 (got " + std::to_string(lease.count()) + " ms)");
-  }
+  sync::check_lease(lease, "lease for " + kind_->noun() + " '" + name_ + "'");
 }
 
 std::string BasicLock::owner_field(std::int64_t owner) const {
@@ -55,7 +56,7 @@ bool BasicLock::try_lock() { return try_acquire(Duration{0}, Duration{0}); }
 
 bool BasicLock::try_lock_for(Duration wait, Duration lease) {
   check_lease(lease);
-  return try_acquire(wait < Duration{0} ? Duration{0} : wait, lease);
+  return try_acquire(detail::clamp_wait(wait), lease);
 }
 
 bool BasicLock::try_acquire(Duration wait, Duration lease) {
@@ -81,12 +82,31 @@ ReleaseResult BasicLock::release() noexcept {
   }
 }
 
-void BasicLock::unlock() {
-  const std::string what = kind_->describe(*core_, name_);
-  if (std::uncaught_exceptions() > 0) {
-    // Unwinding (e.g. a guard's destructor during an exception): throwing would terminate.
-    return detail::log_unwinding_release(release(), what);
+void BasicLock::unlock() noexcept {
+  std::string what = name_;
+  try {
+    what = kind_->describe(*core_, name_);
+    const auto owner = sync::thread_owner_id();
+    const detail::HoldRef ref = kind_->hold_ref(*core_, name_, owner);
+    core_->call<bool>([&](auto done) {
+      asio::post(core_->io(), [core = core_, kind = kind_, name = name_, owner, ref, what, done] {
+        detail::quiet_unlock(
+            core, ref.hold_key, owner, ref.renewal, what,
+            [core, kind, name, owner](detail::ReleaseDone d) {
+              detail::release_now(core, kind, name, owner, std::move(d));
+            },
+            [done] { done(nullptr, true); });
+      });
+    });
+  } catch (const std::exception& e) {
+    detail::log_quiet_unlock(what, e.what());
+  } catch (...) {
+    detail::log_quiet_unlock(what, "unknown error");
   }
+}
+
+void BasicLock::unlock_checked() {
+  const std::string what = kind_->describe(*core_, name_);
   const ReleaseOutcome outcome = release_outcome();  // throws when the server is unreachable
   if (auto error = detail::outcome_error(outcome, what, sync::thread_owner_id())) {
     std::rethrow_exception(error);
@@ -109,6 +129,11 @@ bool BasicLock::is_held_by_current_thread() const {
 }
 
 bool BasicLock::is_held_by_thread(std::int64_t owner) const {
+  // A hold reported lost (e.g. its local lease deadline passed while the server was silent)
+  // is not held, whatever a late server would still say.
+  if (detail::known_lost(core_, kind_->hold_ref(*core_, name_, owner).hold_key, owner)) {
+    return false;
+  }
   return query(core_, {"HEXISTS", name_, owner_field(owner)},
                "querying " + kind_->describe(*core_, name_))
              .integer == 1;

@@ -7,6 +7,7 @@
 #include "redisync/errors.h"
 #include "sync/acquire_loop.h"
 #include "sync/client_core.h"
+#include "sync/identity.h"
 
 namespace redisync {
 
@@ -111,6 +112,8 @@ void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string
 CountDownLatch::CountDownLatch(std::shared_ptr<detail::ClientCore> core, std::string name)
     : core_(std::move(core)), name_(std::move(name)) {
   if (name_.empty()) throw InvalidArgument("redisync: count-down latch name must not be empty");
+  sync::check_cluster_name(core_->config().topology == Topology::cluster, name_,
+                           "count-down latch", /*always_braced=*/true);
 }
 
 void CountDownLatch::count_down(std::int64_t n) {

@@ -39,12 +39,9 @@ const lua::Script& with_dead_heads() {
   return script;
 }
 
-// Unix epoch ms from this machine's wall clock: queue deadlines are absolute (spec §1.4).
-std::string epoch_ms() {
-  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count());
-}
+// The scripts' former "now" argument: they read the server's TIME instead (one clock for
+// every client; docs/safety.md "Clocks"). The slot is kept so the argument layout is stable.
+constexpr const char* kUnusedNow = "0";
 
 std::string queue_key(const std::string& name) {
   return "redisson_lock_queue:" + sync::hash_tag(name);
@@ -86,7 +83,7 @@ class FairKind final : public detail::LockKind {
         core, reentrant_ ? with_dead_heads<lua::fair_lock_acquire>() : non_reentrant_acquire(),
         {name, queue_key(name), timeout_key(name)},
         [lease, field, allow, queueing] {
-          return std::vector<std::string>{lease, field, allow, epoch_ms(), queueing ? "1" : "0"};
+          return std::vector<std::string>{lease, field, allow, kUnusedNow, queueing ? "1" : "0"};
         },
         describe(*core, name),
         [idle_polls](const net::Reply& reply) {
@@ -130,7 +127,7 @@ class FairKind final : public detail::LockKind {
     detail::acked_release(
         core, hold, with_dead_heads<lua::fair_lock_release>(),
         {name, queue_key(name), timeout_key(name), detail::lock_channel(name), record},
-        {"0", std::to_string(lease.count()), hold.field, epoch_ms(), core->publish_command(),
+        {"0", std::to_string(lease.count()), hold.field, kUnusedNow, core->publish_command(),
          std::to_string(core->release_record_ttl_ms())},
         std::move(handler));
   }
@@ -139,7 +136,7 @@ class FairKind final : public detail::LockKind {
                   net::ReplyHandler handler) const override {
     core->executor().eval(with_dead_heads<lua::fair_lock_force_release>(),
                           {name, queue_key(name), timeout_key(name), detail::lock_channel(name)},
-                          {"0", epoch_ms(), core->publish_command()}, std::move(handler),
+                          {"0", kUnusedNow, core->publish_command()}, std::move(handler),
                           net::Retry::always);
   }
 

@@ -129,12 +129,12 @@ std::uint64_t FencedLock::lock_and_get_token(Duration lease) {
 }
 
 std::optional<std::uint64_t> FencedLock::try_lock_and_get_token_for(Duration wait) {
-  return acquire_token(wait < Duration{0} ? Duration{0} : wait, Duration{0});
+  return acquire_token(detail::clamp_wait(wait), Duration{0});
 }
 
 std::optional<std::uint64_t> FencedLock::try_lock_and_get_token_for(Duration wait, Duration lease) {
   check_lease(lease);
-  return acquire_token(wait < Duration{0} ? Duration{0} : wait, lease);
+  return acquire_token(detail::clamp_wait(wait), lease);
 }
 
 std::uint64_t FencedLock::token() const {

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <random>
 
+#include "redisync/errors.h"
+
 namespace redisync::sync {
 
 namespace {
@@ -70,6 +72,30 @@ std::int64_t next_owner_id() { return next_id.fetch_add(1); }
 std::string hash_tag(const std::string& name) {
   if (name.find('{') != std::string::npos) return name;
   return "{" + name + "}";
+}
+
+bool one_slot_name(const std::string& name) {
+  const auto open = name.find('{');
+  if (open == std::string::npos) return name.find('}') == std::string::npos;
+  const auto close = name.find('}', open + 1);
+  return close != std::string::npos && close > open + 1;
+}
+
+void check_cluster_name(bool cluster, const std::string& name, const std::string& noun,
+                        bool always_braced) {
+  if (!cluster) return;
+  if (always_braced && name.find_first_of("{}") != std::string::npos) {
+    throw InvalidArgument("redisync: " + noun + " name '" + name +
+                          "' cannot be used in a Redis Cluster: its channel puts the name in "
+                          "braces, so with a brace in the name its keys and channel would hash "
+                          "to different slots (use a name without '{' and '}')");
+  }
+  if (one_slot_name(name)) return;
+  throw InvalidArgument(
+      "redisync: " + noun + " name '" + name +
+      "' cannot be used in a Redis Cluster: its keys and channels would hash to different "
+      "slots (a name containing '{' needs a non-empty hash tag such as '{tag}'; a name "
+      "without '{' must not contain '}')");
 }
 
 }  // namespace redisync::sync

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "lua/scripts.h"
+#include "sync/durations.h"
 #include "sync/identity.h"
 #include "sync/metrics_report.h"
 
@@ -46,6 +47,15 @@ std::exception_ptr reply_error(std::exception_ptr error, const net::Reply& reply
   return net::server_error(reply, what);
 }
 
+std::exception_ptr too_long_lease(Duration lease, const std::string& what) {
+  try {
+    sync::check_lease(lease, "lease for " + what);
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
 std::exception_ptr outcome_error(ReleaseOutcome outcome, const std::string& what,
                                  std::int64_t owner) {
   const std::string by = " owner " + std::to_string(owner);
@@ -59,12 +69,12 @@ std::exception_ptr outcome_error(ReleaseOutcome outcome, const std::string& what
   return nullptr;
 }
 
-void log_unwinding_release(const ReleaseResult& result, const std::string& what) {
-  if (result) return;
-  const char* why = result.outcome == ReleaseOutcome::lost       ? "lock was lost"
-                    : result.outcome == ReleaseOutcome::not_held ? "not held"
-                                                                 : result.error.c_str();
-  std::cerr << "redisync: unlock of " << what << " during stack unwinding failed: " << why << "\n";
+bool known_lost(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
+                std::int64_t owner) {
+  return core->call<bool>([&](auto done) {
+    auto it = core->holds().find({hold_key, owner});
+    done(nullptr, it != core->holds().end() && it->second.lost);
+  });
 }
 
 net::Reply query(const std::shared_ptr<ClientCore>& core, std::vector<std::string> args,
@@ -277,6 +287,9 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                  AcquireDone done, LoopStarter start) {
   asio::post(core->io(), [core, kind, name, owner, lease, wait, done = std::move(done),
                           start = std::move(start)]() mutable {
+    if (lease > max_duration) {  // async callers reach here unchecked; nothing written yet
+      return done(too_long_lease(lease, kind->noun() + " '" + name + "'"), false);
+    }
     const bool watchdog = lease <= Duration{0};
     const Duration effective = watchdog ? core->config().lock_watchdog_timeout : lease;
     const auto deadline = sync::deadline_after(wait);
@@ -293,7 +306,14 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
         hold.lease = effective;
         hold.watchdog = hold.watchdog || watchdog;
         hold.leases.push_back({watchdog, sync::Clock::now() + effective});
-        if (watchdog) core->watchdog().add(ref.renewal, ref.report);
+        // The local lease deadline counts from the deciding attempt's send time (the reply
+        // time when no loop decided: one attempt, spin lock), see docs/safety.md.
+        const auto sent = sync::deciding_attempt_sent().value_or(sync::Clock::now());
+        if (watchdog) {
+          core->watchdog().add(ref.renewal, ref.report, sent);
+        } else {
+          core->watchdog().watch(ref.renewal, ref.report, effective, sent);
+        }
         held = &hold;
       }
       metrics_acquired(meter, error, acquired, held);
@@ -365,31 +385,84 @@ Duration remaining_lease(const Hold& hold, Duration watchdog_lease) {
   return need;
 }
 
+void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                 const std::string& name, std::int64_t owner, ReleaseDone done) {
+  const HoldRef ref = kind->hold_ref(*core, name, owner);
+  auto it = core->holds().find({ref.hold_key, owner});
+  const Duration lease = it != core->holds().end()
+                             ? remaining_lease(it->second, core->config().lock_watchdog_timeout)
+                             : core->config().lock_watchdog_timeout;
+  // The release record makes a resend after a dropped connection safe (spec §1.8).
+  const std::string record = release_record_key(name);
+  const std::string what = "releasing " + kind->describe(*core, name);
+  kind->release_step(
+      core, name, ref, lease, record,
+      [core, kind, name, ref, record, what, done](std::exception_ptr error, net::Reply reply) {
+        error = reply_error(error, reply, what);
+        if (error) return done(ReleaseOutcome::failed, error);
+        core->release_records().add(record);
+        auto held = core->holds().find({ref.hold_key, ref.owner});
+        const Hold before = held != core->holds().end() ? held->second : Hold{};
+        const auto outcome = settle_release(*core, ref, reply, kind->release_reply());
+        if (outcome == ReleaseOutcome::released && core->config().metrics) {
+          metrics_released(*core, metrics_kind(kind->noun()), name, &before);
+        }
+        done(outcome, nullptr);
+      });
+}
+
 void run_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                  const std::string& name, std::int64_t owner, ReleaseDone done) {
   asio::post(core->io(), [core, kind, name, owner, done = std::move(done)] {
-    const HoldRef ref = kind->hold_ref(*core, name, owner);
-    auto it = core->holds().find({ref.hold_key, owner});
-    const Duration lease = it != core->holds().end()
-                               ? remaining_lease(it->second, core->config().lock_watchdog_timeout)
-                               : core->config().lock_watchdog_timeout;
-    // The release record makes a resend after a dropped connection safe (spec §1.8).
-    const std::string record = release_record_key(name);
-    const std::string what = "releasing " + kind->describe(*core, name);
-    kind->release_step(
-        core, name, ref, lease, record,
-        [core, kind, name, ref, record, what, done](std::exception_ptr error, net::Reply reply) {
-          error = reply_error(error, reply, what);
-          if (error) return done(ReleaseOutcome::failed, error);
-          core->release_records().add(record);
-          auto held = core->holds().find({ref.hold_key, ref.owner});
-          const Hold before = held != core->holds().end() ? held->second : Hold{};
-          const auto outcome = settle_release(*core, ref, reply, kind->release_reply());
-          if (outcome == ReleaseOutcome::released && core->config().metrics) {
-            metrics_released(*core, metrics_kind(kind->noun()), name, &before);
-          }
-          done(outcome, nullptr);
-        });
+    release_now(core, kind, name, owner, done);
+  });
+}
+
+void log_quiet_unlock(const std::string& what, const std::string& why) noexcept {
+  try {
+    std::cerr << "redisync: unlock of " << what << ": " << why << "\n";
+  } catch (...) {
+  }
+}
+
+void quiet_unlock(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
+                  std::int64_t owner, const sync::RenewalKey& renewal, const std::string& what,
+                  std::function<void(ReleaseDone)> release, std::function<void()> finished) {
+  auto it = core->holds().find({hold_key, owner});
+  // The watchdog reports a loss it finds itself; one found only now is reported here.
+  const bool reported = it != core->holds().end() && it->second.lost;
+  release([core, hold_key, owner, renewal, what, reported, finished](ReleaseOutcome outcome,
+                                                                     std::exception_ptr error) {
+    try {
+      if (outcome == ReleaseOutcome::lost && !reported) {
+        core->report_lost(hold_key, owner,
+                          "found at release: the lease expired or the key was removed");
+      } else if (outcome == ReleaseOutcome::failed) {
+        // Stop renewing the hold this unlock gave up, so the server's lease frees the lock.
+        auto& holds = core->holds();
+        auto held = holds.find({hold_key, owner});
+        core->watchdog().remove(renewal);
+        if (held != holds.end() && --held->second.count <= 0) {
+          holds.erase(held);
+          core->watchdog().forget(renewal);
+        }
+        std::string why = "unknown error";
+        try {
+          if (error) std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          why = e.what();
+        } catch (...) {
+        }
+        log_quiet_unlock(what, "the release did not complete (" + why +
+                                   "); the hold is no longer renewed and the lock frees when "
+                                   "its lease ends");
+      } else if (outcome == ReleaseOutcome::not_held) {
+        log_quiet_unlock(what, "not held by owner " + std::to_string(owner));
+      }
+    } catch (...) {
+      // Never let a report take down the I/O thread.
+    }
+    finished();
   });
 }
 

@@ -114,6 +114,21 @@ Duration remaining_lease(const Hold& hold, Duration watchdog_lease);
 /// Releases one hold of `owner` on the I/O thread and reports the outcome.
 void run_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                  const std::string& name, std::int64_t owner, ReleaseDone done);
+/// run_release without the post: already on the I/O thread.
+void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                 const std::string& name, std::int64_t owner, ReleaseDone done);
+/// The release behind unlock(), which never throws (std guards call it from a noexcept
+/// destructor). On the I/O thread: runs `release` and settles what it did not do:
+/// - lost: the lost-lock handler is told, unless the watchdog already told it;
+/// - failed (server unreachable): one local hold is dropped and, with the last one, its
+///   renewals stop, so the lock frees when its lease ends; a line on stderr says so;
+/// - not_held: a line on stderr.
+/// Then `finished` runs.
+void quiet_unlock(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
+                  std::int64_t owner, const sync::RenewalKey& renewal, const std::string& what,
+                  std::function<void(ReleaseDone)> release, std::function<void()> finished);
+/// A line on stderr for an unlock() that could not even start (client closed...). Never throws.
+void log_quiet_unlock(const std::string& what, const std::string& why) noexcept;
 /// Force release on the I/O thread; on success forgets every local hold it ended.
 void run_force_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                        const std::string& name, BoolDone done);
@@ -121,16 +136,21 @@ void run_force_release(const std::shared_ptr<ClientCore>& core, const KindPtr& k
 /// Interprets a release reply (nil / 0 / 1), updates the holds and the watchdog. I/O thread.
 ReleaseOutcome settle_release(ClientCore& core, const HoldRef& hold, const net::Reply& reply,
                               ReleaseReply kind);
+/// The InvalidArgument of sync::check_lease for `lease` (lease for <what>), or nullptr.
+std::exception_ptr too_long_lease(Duration lease, const std::string& what);
 /// NotOwnerError / LockLostError for those outcomes, else nullptr.
 std::exception_ptr outcome_error(ReleaseOutcome outcome, const std::string& what,
                                  std::int64_t owner);
-/// For unlock() during stack unwinding (where it must not throw): says on stderr what went
-/// wrong, if anything.
-void log_unwinding_release(const ReleaseResult& result, const std::string& what);
 /// The error of a failed request: `error` itself, a ServerError for an error reply naming
 /// `what`, or nullptr.
 std::exception_ptr reply_error(std::exception_ptr error, const net::Reply& reply,
                                const std::string& what);
+
+/// True when this process knows the hold (hold_key, owner) is lost (the watchdog or its local
+/// lease deadline reported it) and it has not been released since. Blocks; not on the I/O
+/// thread.
+bool known_lost(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
+                std::int64_t owner);
 
 /// Runs one command from a user thread and returns its reply (error replies thrown as
 /// ServerError naming `what`). Blocks; not on the I/O thread.

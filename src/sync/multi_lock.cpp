@@ -6,7 +6,9 @@
 
 #include "sync/blocking_result.h"
 #include "sync/client_core.h"
+#include "sync/durations.h"
 #include "sync/identity.h"
+#include "sync/lock_kind.h"
 #include "sync/multi_lock_attempt.h"
 
 namespace redisync {
@@ -117,10 +119,7 @@ std::vector<std::string> MultiLock::members() const {
 asio::io_context& MultiLock::io() const { return state_->members.front()->core()->io(); }
 
 void MultiLock::check_lease(Duration lease) const {
-  if (lease <= Duration{0}) {
-    throw InvalidArgument("redisync: lease for " + name() + " must be > 0 (got " +
-                          std::to_string(lease.count()) + " ms)");
-  }
+  sync::check_lease(lease, "lease for " + name());
   // With the validity check (RedLock) a lease whose drift allowance (0.01 x lease + 2 ms)
   // leaves no validity would make every attempt fail and lock() retry forever (issue 22).
   if (state_->policy.check_validity && lease < kMinValidityLease) {
@@ -132,12 +131,15 @@ void MultiLock::check_lease(Duration lease) const {
 }
 
 void MultiLock::start_try(std::int64_t owner, Duration wait, Duration lease, TryDone done) const {
-  detail::start_multi_try(state_, owner, wait < Duration{0} ? Duration{0} : wait, lease,
+  if (lease > max_duration) return done(detail::too_long_lease(lease, name()), AttemptReport{});
+  const Duration w = detail::clamp_wait(wait);
+  detail::start_multi_try(state_, owner, w < Duration{0} ? max_duration : w, lease,
                           std::move(done));
 }
 
 void MultiLock::start_lock(std::int64_t owner, Duration lease,
                            std::function<void(std::exception_ptr)> done) const {
+  if (lease > max_duration) return done(detail::too_long_lease(lease, name()));
   detail::start_multi_lock(state_, owner, lease, std::move(done));
 }
 
@@ -166,13 +168,16 @@ bool MultiLock::try_lock() { return try_acquire(Duration{0}, Duration{0}).acquir
 
 bool MultiLock::try_lock_for(Duration wait, Duration lease) {
   check_lease(lease);
-  return try_acquire(wait, lease).acquired;
+  return try_acquire(detail::clamp_wait(wait), lease).acquired;
 }
 
 AttemptReport MultiLock::try_acquire(Duration wait, Duration lease) {
   check_open(*state_);
   const auto owner = sync::thread_owner_id();
-  return wait_for<AttemptReport>([&](auto done) { start_try(owner, wait, lease, done); });
+  // A negative wait comes from to_wait() (beyond max_duration): wait the longest a deadline
+  // holds (max_duration, about 31.7 years), as good as no limit.
+  const Duration w = wait < Duration{0} ? max_duration : wait;
+  return wait_for<AttemptReport>([&](auto done) { start_try(owner, w, lease, done); });
 }
 
 AttemptReport MultiLock::last_attempt() const {
@@ -194,14 +199,17 @@ ReleaseResult MultiLock::release() noexcept {
   }
 }
 
-void MultiLock::unlock() {
-  if (std::uncaught_exceptions() > 0) {
-    // Unwinding (e.g. a guard's destructor during an exception): throwing would terminate.
-    const ReleaseResult r = release();
-    if (!r)
-      std::cerr << "redisync: unlock of " << name() << " during unwinding: " << r.error << "\n";
-    return;
+void MultiLock::unlock() noexcept {
+  const ReleaseResult r = release();
+  if (r) return;
+  try {
+    std::cerr << "redisync: unlock of " << name() << " did not succeed: "
+              << (r.error.empty() ? "not held" : r.error) << "\n";
+  } catch (...) {
   }
+}
+
+void MultiLock::unlock_checked() {
   check_open(*state_);
   const auto owner = sync::thread_owner_id();
   wait_for<bool>([&](auto done) {

@@ -45,12 +45,12 @@ void check_lease(const std::string& name, Duration lease) {
                           "' must be > 0 or no_expiry (got " + std::to_string(lease.count()) +
                           " ms)");
   }
-  // Scores are epoch ms below the no-expiry constant (about year 31197): refuse leases that
-  // would reach it instead of overflowing.
-  constexpr Duration kLongest = std::chrono::hours(24 * 365 * 1000);
-  if (lease != PermitExpirableSemaphore::no_expiry && lease > kLongest) {
+  // Scores are epoch ms below the no-expiry constant (about year 31197); leases stay within
+  // max_duration like every other lease (sync::check_lease).
+  if (lease != PermitExpirableSemaphore::no_expiry && lease > max_duration) {
     throw InvalidArgument("redisync: lease for permit-expirable semaphore '" + name +
-                          "' is too long (" + std::to_string(lease.count()) +
+                          "' must be <= " + std::to_string(max_duration.count()) +
+                          " ms (got " + std::to_string(lease.count()) +
                           " ms); use PermitExpirableSemaphore::no_expiry for no expiry");
   }
 }
@@ -208,6 +208,8 @@ PermitExpirableSemaphore::PermitExpirableSemaphore(std::shared_ptr<detail::Clien
   if (name_.empty()) {
     throw InvalidArgument("redisync: permit-expirable semaphore name must not be empty");
   }
+  sync::check_cluster_name(core_->config().topology == Topology::cluster, name_,
+                           "permit-expirable semaphore");
 }
 
 std::string PermitExpirableSemaphore::acquire(Duration lease) {
@@ -234,7 +236,7 @@ std::vector<std::string> PermitExpirableSemaphore::try_acquire_for(std::int64_t 
   detail::check_permit_args(name_, permits, lease);
   return core_->call<std::vector<std::string>>([&](auto done) {
     detail::start_permit_acquire(core_, name_, permits, lease,
-                                 wait < Duration{0} ? Duration{0} : wait, done);
+                                 detail::clamp_wait(wait), done);
   });
 }
 

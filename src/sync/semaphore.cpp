@@ -8,6 +8,7 @@
 #include "sync/acquire_loop.h"
 #include "sync/client_core.h"
 #include "sync/identity.h"
+#include "sync/durations.h"
 #include "sync/semaphore_gate.h"
 
 namespace redisync {
@@ -135,6 +136,7 @@ void start_semaphore_release(const std::shared_ptr<ClientCore>& core, const std:
 Semaphore::Semaphore(std::shared_ptr<detail::ClientCore> core, std::string name)
     : core_(std::move(core)), name_(std::move(name)) {
   if (name_.empty()) throw InvalidArgument("redisync: semaphore name must not be empty");
+  sync::check_cluster_name(core_->config().topology == Topology::cluster, name_, "semaphore");
 }
 
 void Semaphore::acquire(std::int64_t permits) {
@@ -151,8 +153,10 @@ bool Semaphore::try_acquire_wait(std::int64_t permits, Duration wait) {
   detail::check_permits(permits, "permits", name_);
   if (permits == 0) return true;
   return core_->call<bool>([&](auto done) {
+    // Negative only from to_wait(): a wait beyond max_duration, i.e. no limit.
     detail::start_semaphore_acquire(core_, name_, permits,
-                                    wait < Duration{0} ? Duration{0} : wait, done);
+                                    wait < Duration{0} ? Duration{-1} : detail::clamp_wait(wait),
+                                    done);
   });
 }
 
@@ -188,10 +192,7 @@ bool Semaphore::try_set_permits(std::int64_t permits) {
 
 bool Semaphore::try_set_permits(std::int64_t permits, Duration ttl) {
   detail::check_permits(permits, "permits", name_);
-  if (ttl <= Duration{0}) {
-    throw InvalidArgument("redisync: ttl for semaphore '" + name_ + "' must be > 0 (got " +
-                          std::to_string(ttl.count()) + " ms)");
-  }
+  sync::check_lease(ttl, "ttl for semaphore '" + name_ + "'");
   return run_script(core_, lua::semaphore_try_set_permits,
                     {name_, sync::semaphore_channel(name_)},
                     {std::to_string(permits), kPublish, std::to_string(ttl.count())},

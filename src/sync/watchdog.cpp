@@ -47,8 +47,14 @@ std::vector<std::vector<RenewalKey>> group_by_slot(const std::vector<RenewalKey>
   return groups;
 }
 
+Duration loss_margin(Duration lease) { return std::max(lease / 10, Duration{1}); }
+
+Clock::time_point local_deadline(Clock::time_point sent, Duration lease) {
+  return sent + (lease - loss_margin(lease));
+}
+
 bool lease_ran_out(Clock::time_point last_renewed, Clock::time_point now, Duration lease) {
-  return now - last_renewed >= lease;
+  return now >= local_deadline(last_renewed, lease);
 }
 
 Watchdog::Watchdog(net::Executor& executor, Duration lease, std::size_t batch_size,
@@ -57,17 +63,78 @@ Watchdog::Watchdog(net::Executor& executor, Duration lease, std::size_t batch_si
       lease_(lease),
       batch_size_(batch_size),
       lost_(std::move(lost)),
-      timer_(executor.io()) {}
+      timer_(executor.io()),
+      deadline_timer_(executor.io()) {}
 
 void Watchdog::add(const std::string& key, const std::string& field) {
   add(RenewalKey{key, field}, RenewalKey{key, field});
 }
 
-void Watchdog::add(const RenewalKey& reg, RenewalKey report) {
+void Watchdog::add(const RenewalKey& reg, RenewalKey report, Clock::time_point sent) {
   auto& e = entries_[reg];
-  if (e.count++ == 0) e.last_renewed = Clock::now();
+  if (e.count++ == 0 || !e.renew) {
+    // New, or a fixed-lease hold now re-entered in watchdog mode: renewed from now on.
+    if (e.count == 1 || sent > e.last_renewed) e.last_renewed = sent;
+    e.renew = true;
+  }
+  e.lease = lease_;
   e.report = std::move(report);
   schedule();
+  if (!deadline_armed_) arm_deadline();
+}
+
+void Watchdog::watch(const RenewalKey& reg, RenewalKey report, Duration lease,
+                     Clock::time_point sent) {
+  auto& e = entries_[reg];
+  if (e.count++ == 0) {
+    e.renew = false;
+    e.lease = lease;
+    e.last_renewed = sent;
+    e.report = std::move(report);
+  } else if (!e.renew) {
+    // A re-entry sets the key's expiry to its own lease (PEXPIRE) from its send time.
+    e.lease = lease;
+    e.last_renewed = sent;
+  }
+  if (!deadline_armed_) arm_deadline();
+}
+
+void Watchdog::arm_deadline() {
+  if (stopped_ || entries_.empty()) return;
+  auto earliest = Clock::time_point::max();
+  for (const auto& [k, e] : entries_) {
+    earliest = std::min(earliest, local_deadline(e.last_renewed, e.lease));
+  }
+  deadline_armed_ = true;
+  const auto generation = ++deadline_generation_;
+  deadline_timer_.expires_at(earliest);
+  deadline_timer_.async_wait([this, generation](std::error_code ec) {
+    if (ec || stopped_ || generation != deadline_generation_) return;
+    deadline_armed_ = false;
+    expire_overdue();
+  });
+}
+
+void Watchdog::expire_overdue() {
+  const auto now = Clock::now();
+  std::vector<RenewalKey> overdue;
+  for (const auto& [k, e] : entries_) {
+    if (lease_ran_out(e.last_renewed, now, e.lease)) overdue.push_back(k);
+  }
+  for (const auto& k : overdue) {
+    auto it = entries_.find(k);
+    if (it == entries_.end()) continue;
+    const Entry e = it->second;
+    entries_.erase(it);
+    lost_(e.report, e.renew ? "no renewal was confirmed in time: the lease (" +
+                                  std::to_string(e.lease.count()) +
+                                  " ms) may end on the server within " +
+                                  std::to_string(loss_margin(e.lease).count()) + " ms"
+                            : "its fixed lease (" + std::to_string(e.lease.count()) +
+                                  " ms) is ending on the server (within " +
+                                  std::to_string(loss_margin(e.lease).count()) + " ms)");
+  }
+  arm_deadline();
 }
 
 void Watchdog::remove(const std::string& key, const std::string& field) {
@@ -94,6 +161,7 @@ void Watchdog::remove_all(const std::string& key) {
 void Watchdog::stop() {
   stopped_ = true;
   timer_.cancel();
+  deadline_timer_.cancel();
 }
 
 void Watchdog::schedule() {
@@ -114,6 +182,7 @@ void Watchdog::renew_round() {
   std::vector<RenewalKey> hash_regs;
   std::vector<RenewalKey> read_regs;  // sorted by key, as the map is
   for (const auto& [k, e] : entries_) {
+    if (!e.renew) continue;  // fixed leases: only their deadline is watched
     (k.kind == RenewalKind::rwlock_read ? read_regs : hash_regs).push_back(k);
   }
   std::vector<Call> calls;
@@ -133,6 +202,7 @@ void Watchdog::renew_round() {
       calls.push_back(read_call(batch));
     }
   }
+  if (calls.empty()) return;  // only fixed leases: nothing to renew
   round_in_flight_ = true;
   auto remaining = std::make_shared<std::size_t>(calls.size());
   const auto started = Clock::now();
@@ -197,7 +267,7 @@ void Watchdog::send(Call call, const std::shared_ptr<std::size_t>& remaining,
               if (metrics_) metrics_->increment({"watchdog", report.key}, Counter::lost_locks, 1);
               lost_(report, "the lock key or its owner field is gone (expired or deleted)");
             }
-          } else if (lease_ran_out(it->second.last_renewed, Clock::now(), lease_)) {
+          } else if (lease_ran_out(it->second.last_renewed, Clock::now(), it->second.lease)) {
             // Errors keep the schedule (spec §3.2) until the lease itself has run out.
             std::string why = "lease ran out without a confirmed renewal";
             if (error) {

@@ -53,8 +53,15 @@ std::vector<std::vector<RenewalKey>> plan_read_batches(const std::vector<Renewal
 /// group (groups ordered by slot). Pure, for unit tests.
 std::vector<std::vector<RenewalKey>> group_by_slot(const std::vector<RenewalKey>& regs);
 
-/// True when a lock whose last confirmed renewal was at `last_renewed` must be considered lost
-/// at `now`: its lease has run out without the server confirming a renewal.
+/// How long before its lease could end on the server a hold nobody could renew is reported
+/// lost: a tenth of the lease, at least 1 ms (docs/safety.md, "the lost notice").
+Duration loss_margin(Duration lease);
+/// The local deadline of a hold whose last acknowledged renewal (or acquire) was sent at
+/// `sent`: the server set the lease no earlier than that, so it cannot end before
+/// sent + lease; the holder is told `loss_margin` sooner.
+Clock::time_point local_deadline(Clock::time_point sent, Duration lease);
+/// True when a hold whose last acknowledged renewal was sent at `last_renewed` must be
+/// considered lost at `now`: its local deadline passed without a confirmed renewal.
 bool lease_ran_out(Clock::time_point last_renewed, Clock::time_point now, Duration lease);
 
 class Watchdog {
@@ -68,8 +75,13 @@ class Watchdog {
   void add(const std::string& key, const std::string& field);
   /// +1 registration of `reg` (any kind). When it is found lost, the LostHandler is told
   /// `report` instead of `reg` (e.g. the hold's name and the owner field "<client id>:<owner>"
-  /// for a writer field "<client id>:<owner>:write").
-  void add(const RenewalKey& reg, RenewalKey report);
+  /// for a writer field "<client id>:<owner>:write"). `sent`: when the acquire that took the
+  /// hold was sent (its local deadline counts from there).
+  void add(const RenewalKey& reg, RenewalKey report, Clock::time_point sent = Clock::now());
+  /// +1 registration of a hold with a fixed `lease` (never renewed): only its local deadline
+  /// is kept, and the LostHandler is told `report` when it passes before the release.
+  void watch(const RenewalKey& reg, RenewalKey report, Duration lease,
+             Clock::time_point sent = Clock::now());
   /// -1 registration; renewals of (key, field) stop when it reaches 0.
   void remove(const std::string& key, const std::string& field);
   void remove(const RenewalKey& reg);
@@ -92,8 +104,10 @@ class Watchdog {
  private:
   struct Entry {
     int count = 0;
-    Clock::time_point last_renewed;
+    Clock::time_point last_renewed;  ///< send time of the last acknowledged renewal/acquire
     RenewalKey report;  ///< what the LostHandler is told
+    bool renew = true;  ///< false: a fixed lease, only its deadline is watched
+    Duration lease{0};  ///< the lease its deadline counts (renewed entries: the watchdog's)
   };
   /// One script call of a round and the registrations its reply answers, in order.
   struct Call {
@@ -104,6 +118,10 @@ class Watchdog {
   };
   void schedule();
   void renew_round();
+  /// Arms the deadline timer at the earliest local deadline of all entries.
+  void arm_deadline();
+  /// Reports every entry whose local deadline has passed (deadline timer).
+  void expire_overdue();
   Call hash_call(const std::vector<RenewalKey>& batch) const;
   Call read_call(const std::vector<RenewalKey>& batch) const;
   void count_renewals(bool ok, const net::Reply& reply);  // metrics_ set
@@ -116,6 +134,9 @@ class Watchdog {
   Metrics* metrics_ = nullptr;
   std::map<RenewalKey, Entry> entries_;
   asio::steady_timer timer_;
+  asio::steady_timer deadline_timer_;
+  bool deadline_armed_ = false;
+  std::uint64_t deadline_generation_ = 0;  // invalidates callbacks of re-armed waits
   bool scheduled_ = false;
   bool round_in_flight_ = false;
   bool stopped_ = false;

@@ -195,7 +195,7 @@ struct PlainLocker : Locker {
     if (lock.try_lock_for(wait)) return 0;
     return std::nullopt;
   }
-  void unlock() override { lock.unlock(); }
+  void unlock() override { lock.unlock_checked(); }
   std::string field() const override {
     return lock.owner_field(redisync::Client::current_thread_id());
   }
@@ -207,7 +207,7 @@ struct FencedLocker : Locker {
   std::optional<std::uint64_t> try_acquire(Duration wait) override {
     return lock.try_lock_and_get_token_for(wait);
   }
-  void unlock() override { lock.unlock(); }
+  void unlock() override { lock.unlock_checked(); }
   std::string field() const override {
     return lock.owner_field(redisync::Client::current_thread_id());
   }
@@ -274,7 +274,7 @@ struct RedLocker : Locker {
     if (lock.try_lock_for(wait)) return 0;
     return std::nullopt;
   }
-  void unlock() override { lock.unlock(); }
+  void unlock() override { lock.unlock_checked(); }
   std::string field() const override { return "-"; }
   redisync::RedLock lock;
 };

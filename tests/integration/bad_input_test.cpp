@@ -46,17 +46,17 @@ void on_other_thread(const std::function<void()>& body) {
 template <class L>
 void check_unlock_misuse(L lock) {
   // unlock() without a hold: NotOwnerError; release() reports not_held.
-  EXPECT_THROW(lock.unlock(), redisync::NotOwnerError);
+  EXPECT_THROW(lock.unlock_checked(), redisync::NotOwnerError);
   EXPECT_EQ(lock.release().outcome, redisync::ReleaseOutcome::not_held);
 
   // unlock() from another thread than the holder: NotOwnerError, the hold is untouched.
   lock.lock();
-  on_other_thread([&] { EXPECT_THROW(lock.unlock(), redisync::NotOwnerError); });
+  on_other_thread([&] { EXPECT_THROW(lock.unlock_checked(), redisync::NotOwnerError); });
   EXPECT_TRUE(lock.is_held_by_current_thread());
 
   // Double unlock: the second one raises NotOwnerError and frees nothing of anyone else's.
   lock.unlock();
-  EXPECT_THROW(lock.unlock(), redisync::NotOwnerError);
+  EXPECT_THROW(lock.unlock_checked(), redisync::NotOwnerError);
   EXPECT_FALSE(lock.is_locked());
 }
 
@@ -390,7 +390,7 @@ TEST(BadInput, GarbageServerGivesProtocolOrConnectionErrorNeverACrash) {
     auto lock = client.lock(unique_name("garbage:"));
     for (int i = 0; i < 5; ++i) {
       expect_clean_failure([&] { (void)lock.try_lock_for(500ms); }, false, seen);
-      expect_clean_failure([&] { lock.unlock(); }, false, seen);
+      expect_clean_failure([&] { lock.unlock_checked(); }, false, seen);
     }
   }
   // Random bytes on a connection that stays open: the reader rejects the first byte at once.
@@ -429,4 +429,67 @@ TEST(BadInput, GarbageServerGivesProtocolOrConnectionErrorNeverACrash) {
   for (const auto& [what, n] : seen) summary += " " + what + "=" + std::to_string(n);
   std::cout << "garbage server: failures seen:" << summary << "\n";
   EXPECT_GT(seen["ProtocolError"], 0);
+}
+
+// --- issue 17 item 8: malformed Sentinel replies, passwords in URL errors ---
+
+// A sentinel answering GET-MASTER-ADDR-BY-NAME with a port that is no number once reached
+// std::stoi on the I/O thread and ended the process; now it is a clean ConnectionError.
+TEST(BadInput, MalformedSentinelReplyIsAnErrorNotACrash) {
+  const std::vector<std::string> answers = {
+      "*2\r\n$9\r\n127.0.0.1\r\n$4\r\nnope\r\n",
+      "*2\r\n$9\r\n127.0.0.1\r\n$20\r\n99999999999999999999\r\n",
+      "*2\r\n$9\r\n127.0.0.1\r\n$5\r\n70000\r\n",
+      "*2\r\n$9\r\n127.0.0.1\r\n$0\r\n\r\n",
+      "*2\r\n$0\r\n\r\n:6379\r\n",
+      "*1\r\n$9\r\n127.0.0.1\r\n",
+      "*2\r\n*0\r\n*0\r\n",
+  };
+  for (const auto& answer : answers) {
+    SCOPED_TRACE(testing::PrintToString(answer));
+    GarbageServer sentinel([&](int) { return answer; }, 0ms);
+    auto cfg = redisync::Config::from_url("redis-sentinel://127.0.0.1:" +
+                                          sentinel.url().substr(sentinel.url().rfind(':') + 1) +
+                                          "/mymaster");
+    cfg.timeout = 500ms;
+    cfg.connect_timeout = 500ms;
+    cfg.retry_attempts = 0;
+    cfg.reconnection_delay_min = 20ms;
+    cfg.reconnection_delay_max = 50ms;
+    try {
+      redisync::Client client(cfg);
+      client.execute({"PING"});
+      ADD_FAILURE() << "a malformed sentinel reply was accepted";
+    } catch (const redisync::Error&) {
+      // ConnectionError / TimeoutError naming the sentinel: fine
+    }
+  }
+}
+
+// A password with an unescaped '/', '?' or '@' must never show up, even in part, in the
+// error of a URL it made unparsable.
+TEST(BadInput, UrlErrorsNeverEchoAnyPartOfAPassword) {
+  const std::string secret = "s3cr3tPW";
+  for (const std::string& password :
+       {secret + "/x", secret + "?x", secret + "/x?y@z", "a/" + secret, "x?" + secret + "@y",
+        secret + "@/", "/" + secret, "?" + secret + "/"}) {
+    for (const std::string& url :
+         {"redis://user:" + password + "@127.0.0.1:6379", "redis://:" + password + "@h:1/2",
+          "rediss://:" + password + "@h", "redis-sentinel://:" + password + "@h:26379/m",
+          "redis-cluster://u:" + password + "@h:7000,h:7001"}) {
+      try {
+        const auto cfg = redisync::Config::from_url(url);
+        // Parsed: then the password must be exactly what was written.
+        EXPECT_EQ(cfg.password, password) << url;
+      } catch (const redisync::ConfigError& e) {
+        const std::string what = e.what();
+        for (std::size_t len = 4; len <= secret.size(); ++len) {
+          for (std::size_t at = 0; at + len <= secret.size(); ++at) {
+            EXPECT_EQ(what.find(secret.substr(at, len)), std::string::npos)
+                << "error echoes '" << secret.substr(at, len) << "': " << what;
+          }
+        }
+      }
+    }
+  }
 }

@@ -45,14 +45,14 @@ TEST(FairLockTest, LayoutReentrancyAndSingleAttemptNeverQueues) {
   auto other = b.fair_lock(lock.name());
   EXPECT_FALSE(other.try_lock());  // §4.4: one attempt, never queued
   expect_empty_queue(server, lock.name());
-  EXPECT_THROW(other.unlock(), redisync::NotOwnerError);
+  EXPECT_THROW(other.unlock_checked(), redisync::NotOwnerError);
 
   EXPECT_EQ(lock.release().outcome, redisync::ReleaseOutcome::still_held);
   EXPECT_EQ(lock.release().outcome, redisync::ReleaseOutcome::released);
   EXPECT_FALSE(lock.is_locked());
   // Releasing a fair lock that no longer exists is not an ownership error on the server
   // (§4.6 returns 1); the client still knows this owner held nothing.
-  EXPECT_THROW(lock.unlock(), redisync::NotOwnerError);
+  EXPECT_THROW(lock.unlock_checked(), redisync::NotOwnerError);
 
   lock.lock(5s);
   EXPECT_GT(lock.remaining_lease(), 4s);

@@ -60,7 +60,7 @@ TEST(InteropTest, JavaHolderExcludesUsAndItsReleaseWakesOurWaiter) {
   EXPECT_FALSE(lock.try_lock());
   EXPECT_TRUE(lock.is_locked());
   EXPECT_FALSE(lock.is_held_by_current_thread());
-  EXPECT_THROW(lock.unlock(), redisync::NotOwnerError);
+  EXPECT_THROW(lock.unlock_checked(), redisync::NotOwnerError);
 
   auto waiter = std::async(std::launch::async, [&] { return lock.try_lock_for(20s); });
   ASSERT_TRUE(wait_until(

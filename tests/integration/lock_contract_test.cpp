@@ -114,7 +114,7 @@ TYPED_TEST(LockContract, AnotherOwnerIsExcludedAndCannotRelease) {
   EXPECT_EQ(this->elsewhere([&] { return other.release().outcome; }), ReleaseOutcome::not_held);
   EXPECT_TRUE(this->elsewhere([&] {
     try {
-      other.unlock();
+      other.unlock_checked();  // unlock() never throws (issue 17 item 5)
     } catch (const redisync::NotOwnerError&) {
       return true;
     }
@@ -158,7 +158,7 @@ TYPED_TEST(LockContract, ALockThatExpiredIsReportedLost) {
   // A fresh hold after the loss starts afresh, and unlock() of a lost one throws LockLostError.
   ASSERT_TRUE(lock.try_lock_for(0ms, 200ms));
   ASSERT_TRUE(wait_until([&] { return !this->key_exists(); }, 5s));
-  EXPECT_THROW(lock.unlock(), redisync::LockLostError);
+  EXPECT_THROW(lock.unlock_checked(), redisync::LockLostError);
 }
 
 // One way on purpose (the one-machinery issue): a force unlock that found nothing to release

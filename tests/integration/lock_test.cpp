@@ -184,8 +184,8 @@ TEST(LockTest, LostLockIsReportedAfterKeyDeletion) {
     EXPECT_EQ(lost_name, lock.name());
   }
   EXPECT_FALSE(lock.is_held_by_current_thread());
-  EXPECT_THROW(lock.unlock(), redisync::LockLostError);
-  EXPECT_THROW(lock.unlock(), redisync::NotOwnerError);  // the loss is reported once
+  EXPECT_THROW(lock.unlock_checked(), redisync::LockLostError);
+  EXPECT_THROW(lock.unlock_checked(), redisync::NotOwnerError);  // the loss is reported once
 }
 
 TEST(LockTest, LostLockIsReportedAfterServerRestartAndNewLockRenews) {
@@ -200,7 +200,7 @@ TEST(LockTest, LostLockIsReportedAfterServerRestartAndNewLockRenews) {
   lock.lock();
   server.restart();  // no persistence: the key is gone
   ASSERT_TRUE(wait_until([&] { return lost.load() == 1; }, 5s));
-  EXPECT_THROW(lock.unlock(), redisync::LockLostError);
+  EXPECT_THROW(lock.unlock_checked(), redisync::LockLostError);
   lock.lock();  // a new hold of the same name is renewed normally
   std::this_thread::sleep_for(2000ms);
   EXPECT_TRUE(lock.is_held_by_current_thread());
@@ -226,7 +226,7 @@ TEST(LockTest, UnlockByAnotherThreadRaisesNotOwner) {
   lock.lock();
   std::jthread other([&] {
     try {
-      lock.unlock();
+      lock.unlock_checked();
       ADD_FAILURE() << "expected NotOwnerError";
     } catch (const redisync::NotOwnerError& e) {
       EXPECT_NE(std::string(e.what()).find(lock.name()), std::string::npos) << e.what();
@@ -236,7 +236,7 @@ TEST(LockTest, UnlockByAnotherThreadRaisesNotOwner) {
   other.join();
   EXPECT_TRUE(lock.is_held_by_current_thread());
   lock.unlock();
-  EXPECT_THROW(lock.unlock(), redisync::NotOwnerError);  // double unlock
+  EXPECT_THROW(lock.unlock_checked(), redisync::NotOwnerError);  // double unlock
 }
 
 TEST(LockTest, ForceUnlockWakesWaiter) {

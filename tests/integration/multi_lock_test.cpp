@@ -243,7 +243,7 @@ TEST(MultiLockTest, ReentrantHoldsNeedMatchingUnlocks) {
   EXPECT_TRUE(lock.is_held_by_current_thread());
   EXPECT_EQ(lock.release().outcome, redisync::ReleaseOutcome::released);
   EXPECT_FALSE(lock.is_held_by_current_thread());
-  EXPECT_THROW(lock.unlock(), redisync::NotOwnerError);
+  EXPECT_THROW(lock.unlock_checked(), redisync::NotOwnerError);
   EXPECT_TRUE(cluster.key_gone_everywhere(name));
 }
 
@@ -332,7 +332,7 @@ TEST(MultiLockTest, BadInput) {
   redisync::MultiLock lock{l};
   EXPECT_THROW(lock.lock(0ms), redisync::InvalidArgument);
   EXPECT_THROW(lock.try_lock_for(1s, -5ms), redisync::InvalidArgument);
-  EXPECT_THROW(lock.unlock(), redisync::NotOwnerError);
+  EXPECT_THROW(lock.unlock_checked(), redisync::NotOwnerError);
   EXPECT_EQ(lock.release().outcome, redisync::ReleaseOutcome::not_held);
   EXPECT_EQ(lock.name(), "multi[" + l.name() + "]");
 }

@@ -65,8 +65,8 @@ TEST(ReadWriteLockTest, LayoutOfReadAndWriteHolds) {
   rw.unlock_shared();
   EXPECT_FALSE(exists(server, name));
   EXPECT_FALSE(exists(server, marker(name, field, 1)));
-  EXPECT_THROW(rw.unlock_shared(), redisync::NotOwnerError);
-  EXPECT_THROW(rw.unlock(), redisync::NotOwnerError);
+  EXPECT_THROW(rw.unlock_shared_checked(), redisync::NotOwnerError);
+  EXPECT_THROW(rw.unlock_checked(), redisync::NotOwnerError);
 }
 
 TEST(ReadWriteLockTest, ManyReadersHoldItAtOnce) {
@@ -290,8 +290,8 @@ TEST(ReadWriteLockTest, WatchdogRenewsTheWriteLockAndReportsItsLoss) {
     EXPECT_EQ(lost,
               (std::vector<std::string>{rw.name() + " (read lock)", rw.name() + " (write lock)"}));
   }
-  EXPECT_THROW(rw.unlock(), redisync::LockLostError);
-  EXPECT_THROW(rw.unlock_shared(), redisync::LockLostError);
+  EXPECT_THROW(rw.unlock_checked(), redisync::LockLostError);
+  EXPECT_THROW(rw.unlock_shared_checked(), redisync::LockLostError);
 }
 
 TEST(ReadWriteLockTest, ForceUnlockOfEachSide) {
@@ -304,14 +304,14 @@ TEST(ReadWriteLockTest, ForceUnlockOfEachSide) {
   EXPECT_TRUE(b.read_write_lock(name).read_lock().force_unlock());
   EXPECT_FALSE(exists(server, name));
   // The holder finds out at its release: it held the lock, and it is gone.
-  EXPECT_THROW(rw.unlock_shared(), redisync::LockLostError);
+  EXPECT_THROW(rw.unlock_shared_checked(), redisync::LockLostError);
   rw.lock();
   EXPECT_TRUE(b.read_write_lock(name).write_lock().force_unlock());
-  EXPECT_THROW(rw.unlock(), redisync::LockLostError);
-  EXPECT_THROW(rw.unlock(), redisync::NotOwnerError);  // reported once
+  EXPECT_THROW(rw.unlock_checked(), redisync::LockLostError);
+  EXPECT_THROW(rw.unlock_checked(), redisync::NotOwnerError);  // reported once
   rw.lock();
   EXPECT_TRUE(rw.write_lock().force_unlock());  // the holder's own force release forgets it
-  EXPECT_THROW(rw.unlock(), redisync::NotOwnerError);
+  EXPECT_THROW(rw.unlock_checked(), redisync::NotOwnerError);
 }
 
 TEST(ReadWriteLockTest, ExclusionAcrossEightProcesses) {

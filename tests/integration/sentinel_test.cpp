@@ -161,5 +161,5 @@ TEST(SentinelTest, LockWhoseLeaseRanOutDuringFailoverIsReportedLost) {
   d.master().kill();
   ASSERT_TRUE(wait_until([&] { return lost.load() == 1; }, 30s, 50ms));
   ASSERT_TRUE(wait_until([&] { return d.failed_over(); }, 30s, 100ms));
-  EXPECT_THROW(lock.unlock(), redisync::LockLostError);
+  EXPECT_THROW(lock.unlock_checked(), redisync::LockLostError);
 }

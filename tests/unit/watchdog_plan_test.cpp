@@ -20,9 +20,15 @@ TEST(WatchdogPlan, BatchesOfAtMostBatchSize) {
   EXPECT_EQ(plan_batches(std::vector<RenewalKey>(7, {"k", "f"}), 0).size(), 7u);
 }
 
-TEST(WatchdogPlan, LeaseRunsOutOnlyAfterAFullLeaseWithoutRenewal) {
+// The local deadline (issue 17 item 3): a tenth of the lease before the lease could end on
+// the server, counted from the send time of the last acknowledged renewal.
+TEST(WatchdogPlan, LeaseRunsOutATenthOfTheLeaseBeforeItCouldEndOnTheServer) {
   const auto t0 = Clock::time_point{} + 100s;
-  EXPECT_FALSE(lease_ran_out(t0, t0 + 29999ms, 30s));
+  EXPECT_FALSE(lease_ran_out(t0, t0 + 26999ms, 30s));
+  EXPECT_TRUE(lease_ran_out(t0, t0 + 27s, 30s));
   EXPECT_TRUE(lease_ran_out(t0, t0 + 30s, 30s));
   EXPECT_TRUE(lease_ran_out(t0, t0 + 45s, 30s));
+  EXPECT_EQ(redisync::sync::loss_margin(30s), 3s);
+  EXPECT_EQ(redisync::sync::loss_margin(5ms), 1ms);  // at least 1 ms
+  EXPECT_EQ(redisync::sync::local_deadline(t0, 1000ms), t0 + 900ms);
 }

@@ -28,6 +28,10 @@
 //       unlock.
 //   test_worker fair-wait URL NAME WAIT_MS
 //       print "waiting", then try_lock_for(WAIT_MS) on the fair lock (tests kill it queued).
+//   test_worker fair-order URL NAME WAIT_MS LIST_KEY
+//       print "waiting", then try_lock_for(WAIT_MS) on the fair lock; once acquired RPUSH
+//       "worker" to LIST_KEY and unlock; exit 0 (2 if not acquired). Run under faketime to
+//       give it a wall clock that differs from everyone else's.
 //   test_worker rw-read-hold URL NAME WATCHDOG_MS
 //       lock_shared() (watchdog mode), print "held", then sleep until killed.
 // MultiLock / RedLock (multi_lock_test, red_lock_test):
@@ -35,6 +39,12 @@
 //       ITERATIONS critical sections under a RedLock of lock NAME on the servers URL1..N
 //       (lock(LEASE_MS), or lock() when LEASE_MS is 0): GET, SET counter+1 on COUNTER_URL's
 //       key "counter", unlock. Prints one line per MultiLockError it rode out.
+//   test_worker guard-loses KIND HOW URL NAME
+//       KIND = lock | fair | fenced | spin | rw-write | rw-read | multi | redlock. Takes the
+//       lock in a std::lock_guard (std::shared_lock for rw-read) and, inside the scope, makes
+//       the release fail: HOW = lost deletes the lock's keys (the hold is lost), HOW = server
+//       shuts the server down (SHUTDOWN NOSAVE). The guard's destructor then calls unlock();
+//       exit 0 means the process survived it (std::terminate would abort with SIGABRT).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -44,6 +54,7 @@
 #include <vector>
 #include <iostream>
 #include <memory>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 
@@ -87,8 +98,74 @@ void sleep_until_killed() {
   for (int i = 0; i < 600; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
+// Inside a guard's scope: makes the coming unlock() fail (see guard-loses above).
+void break_release(redisync::Client& client, const std::string& how,
+                   const std::vector<std::string>& keys) {
+  if (how == "lost") {
+    std::vector<std::string> del{"DEL"};
+    del.insert(del.end(), keys.begin(), keys.end());
+    client.execute(del);
+    return;
+  }
+  try {
+    client.execute({"SHUTDOWN", "NOSAVE"});
+  } catch (const redisync::Error&) {
+    // the connection drops as the server goes: expected
+  }
+}
+
+template <class L>
+void lose_under_guard(redisync::Client& client, L& lock, const std::string& how,
+                      const std::vector<std::string>& keys) {
+  std::lock_guard guard(lock);
+  break_release(client, how, keys);
+}
+
+int run_guard_loses(int argc, char** argv) {
+  if (argc < 6) return 64;
+  const std::string kind = argv[2];
+  const std::string how = argv[3];
+  auto cfg = redisync::Config::from_url(argv[4]);
+  cfg.timeout = std::chrono::milliseconds(300);
+  cfg.retry_attempts = 1;
+  cfg.retry_interval = std::chrono::milliseconds(50);
+  redisync::Client client(cfg);
+  const std::string name = argv[5];
+  if (kind == "lock") {
+    auto lock = client.lock(name);
+    lose_under_guard(client, lock, how, {name});
+  } else if (kind == "fair") {
+    auto lock = client.fair_lock(name);
+    lose_under_guard(client, lock, how, {name});
+  } else if (kind == "fenced") {
+    auto lock = client.fenced_lock(name);
+    lose_under_guard(client, lock, how, {name});
+  } else if (kind == "spin") {
+    auto lock = client.spin_lock(name);
+    lose_under_guard(client, lock, how, {name});
+  } else if (kind == "rw-write") {
+    auto lock = client.read_write_lock(name);
+    lose_under_guard(client, lock, how, {name});
+  } else if (kind == "rw-read") {
+    auto lock = client.read_write_lock(name);
+    std::shared_lock guard(lock);
+    break_release(client, how, {name});
+  } else if (kind == "multi") {
+    redisync::MultiLock lock{client.lock(name + "-a"), client.fair_lock(name + "-b")};
+    lose_under_guard(client, lock, how, {name + "-a", name + "-b"});
+  } else if (kind == "redlock") {
+    redisync::RedLock lock{client.lock(name)};
+    lose_under_guard(client, lock, how, {name});
+  } else {
+    return 64;
+  }
+  std::cout << "survived" << std::endl;
+  return 0;
+}
+
 // Runs a lock-kind mode; -1 if `mode` is not one of them.
 int run_lock_kind_mode(const std::string& mode, int argc, char** argv) {
+  if (mode == "guard-loses") return run_guard_loses(argc, argv);
   if (mode == "kind-counter" && argc >= 7) {
     const std::string kind = argv[2];
     redisync::Client client(redisync::Config::from_url(argv[3]));
@@ -193,6 +270,15 @@ int run_lock_kind_mode(const std::string& mode, int argc, char** argv) {
       lock.unlock();
       ++i;
     }
+    return 0;
+  }
+  if (mode == "fair-order" && argc >= 6) {
+    redisync::Client client(redisync::Config::from_url(argv[2]));
+    auto lock = client.fair_lock(argv[3]);
+    std::cout << "waiting" << std::endl;
+    if (!lock.try_lock_for(std::chrono::milliseconds(std::stol(argv[4])))) return 2;
+    client.execute({"RPUSH", argv[5], "worker"});
+    lock.unlock();
     return 0;
   }
   if (mode == "rw-read-hold" && argc >= 5) {

@@ -138,6 +138,11 @@ class Demo {
  private:
   void spawn_workers(const std::string& url) {
     const std::string exe = self_executable();
+    // The URL may carry a password: the workers inherit it in the environment, not on their
+    // command lines (visible to every user in `ps`).
+    if (::setenv(kRedisUrlEnv, url.c_str(), 1) != 0) {
+      throw CliError(kExitFailure, "cannot pass the Redis URL to the workers (setenv failed)");
+    }
     for (int i = 0; i < o_.workers; ++i) {
       Worker w;
       w.id = i;
@@ -146,7 +151,7 @@ class Demo {
       spawn.close_fds = open_fds();
       w.pid =
           spawn_process(exe,
-                        {"redisync", "demo-worker", "--redis", url, "--lock", kLockName,
+                        {"redisync", "demo-worker", "--lock", kLockName,
                          "--worker-id", std::to_string(i), "--events", w.events, "--start-at-ns",
                          std::to_string(start_ns_), "--deadline-ns", std::to_string(deadline_ns_),
                          "--watchdog-ms", std::to_string(kWatchdogMs), "--kind", o_.kind},

@@ -112,7 +112,9 @@ class DemoWorker {
 CLI::App* add_demo_worker_command(CLI::App& app, DemoWorkerOptions& o) {
   CLI::App* w = app.add_subcommand("demo-worker", "Internal: one worker of `redisync demo`");
   w->group("");  // hidden from --help
-  w->add_option("--redis", o.redis_url)->required();
+  // The URL may carry a password: `redisync demo` passes it in the environment
+  // ($REDISYNC_URL), never on the command line, where `ps` would show it.
+  w->add_option("--redis", o.redis_url)->envname(kRedisUrlEnv)->required();
   w->add_option("--lock", o.lock_name);
   w->add_option("--worker-id", o.worker_id)->required();
   w->add_option("--events", o.events)->required();

@@ -1,0 +1,118 @@
+// Issue 17 item 4: ACL users without the rights redisync needs. A user without pub/sub rights
+// (the default for a new user on Redis 7: resetchannels) had its release delete the lock and
+// then fail at PUBLISH: the error came after the write, and waiters were never woken. Now each
+// release step checks the publish right before any write and refuses, naming it; users
+// without EVAL/EVALSHA or without write rights get a clean error and nothing is written.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "redisync/redisync.h"
+#include "support/redis_server.h"
+#include "support/test_util.h"
+
+using namespace std::chrono_literals;
+using redisync::test::RedisServer;
+using redisync::test::unique_name;
+
+namespace {
+
+redisync::Config as_user(RedisServer& server, const std::string& user,
+                         const std::vector<std::string>& rules) {
+  std::vector<std::string> cmd{"ACL", "SETUSER", user, "reset", "on", ">pw"};
+  cmd.insert(cmd.end(), rules.begin(), rules.end());
+  EXPECT_EQ(server.command(cmd).as_string(), "OK");
+  auto cfg = redisync::Config::from_url("redis://" + user + ":pw@127.0.0.1:" +
+                                        std::to_string(server.port()));
+  cfg.timeout = 1000ms;
+  cfg.retry_attempts = 1;
+  cfg.retry_interval = 50ms;
+  return cfg;
+}
+
+bool exists(RedisServer& server, const std::string& key) {
+  return server.command({"EXISTS", key}).as_integer() == 1;
+}
+
+// `f` must fail with a redisync::Error whose text contains `needle`.
+template <class F>
+void fails_naming(const std::string& what, const std::string& needle, F f) {
+  try {
+    f();
+    ADD_FAILURE() << what << ": expected an error naming '" << needle << "'";
+  } catch (const redisync::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << what << ": " << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(AclUsers, NoChannelRightsReleaseRefusesBeforeDeletingTheLock) {
+  RedisServer server;
+  redisync::Client client(as_user(server, "nochan", {"~*", "resetchannels", "+@all"}));
+  auto check = [&](const std::string& label, auto& lock) {
+    lock.lock(30s);
+    fails_naming(label, "NOPERM", [&] { lock.unlock_checked(); });
+    EXPECT_TRUE(exists(server, lock.name())) << label << ": the release deleted before failing";
+    fails_naming(label + " force", "NOPERM", [&] { lock.force_unlock(); });
+    EXPECT_TRUE(exists(server, lock.name())) << label << ": force release deleted before failing";
+    server.command({"DEL", lock.name()});
+  };
+  auto lock = client.lock(unique_name("lock:"));
+  check("lock", lock);
+  auto fair = client.fair_lock(unique_name("fair:"));
+  check("fair", fair);
+  auto fenced = client.fenced_lock(unique_name("fenced:"));
+  check("fenced", fenced);
+  auto rw = client.read_write_lock(unique_name("rw:"));
+  auto write = rw.write_lock();
+  check("write", write);
+  auto read = rw.read_lock();
+  check("read", read);
+
+  // The spin lock needs no pub/sub: it works.
+  auto spin = client.spin_lock(unique_name("spin:"));
+  spin.lock(30s);
+  EXPECT_EQ(spin.release().outcome, redisync::ReleaseOutcome::released);
+
+  // Semaphore and latch: the release / count-down refuses before changing the count.
+  auto sem = client.semaphore(unique_name("sem:"));
+  fails_naming("semaphore", "NOPERM", [&] { sem.release(); });
+  EXPECT_EQ(sem.available_permits(), 0);
+  auto latch = client.count_down_latch(unique_name("latch:"));
+  server.command({"SET", latch.name(), "1"});
+  fails_naming("latch", "NOPERM", [&] { latch.count_down(); });
+  EXPECT_EQ(server.command({"GET", latch.name()}).as_string(), "1");
+}
+
+TEST(AclUsers, ChannelsButNoScriptsFailsCleanlyAndWritesNothing) {
+  RedisServer server;
+  redisync::Client client(
+      as_user(server, "noeval", {"~*", "&*", "+@all", "-eval", "-evalsha", "-script"}));
+  auto lock = client.lock(unique_name("lock:"));
+  fails_naming("lock", "NOPERM", [&] { (void)lock.try_lock(); });
+  auto fair = client.fair_lock(unique_name("fair:"));
+  fails_naming("fair", "NOPERM", [&] { (void)fair.try_lock(); });
+  auto sem = client.semaphore(unique_name("sem:"));
+  fails_naming("semaphore", "NOPERM", [&] { sem.release(); });
+  EXPECT_EQ(server.command({"DBSIZE"}).as_integer(), 0);
+}
+
+TEST(AclUsers, ReadOnlyUserFailsCleanlyAndWritesNothing) {
+  RedisServer server;
+  redisync::Client client(
+      as_user(server, "reader", {"~*", "&*", "+@read", "+@connection", "+eval", "+evalsha",
+                                 "+script"}));
+  auto lock = client.lock(unique_name("lock:"));
+  fails_naming("lock", "can't run this command", [&] { (void)lock.try_lock(); });
+  auto fair = client.fair_lock(unique_name("fair:"));
+  fails_naming("fair", "can't run this command", [&] { (void)fair.try_lock_for(200ms); });
+  auto rw = client.read_write_lock(unique_name("rw:"));
+  fails_naming("read", "can't run this command", [&] { (void)rw.try_lock_shared(); });
+  auto sem = client.semaphore(unique_name("sem:"));
+  fails_naming("semaphore", "NOPERM", [&] { sem.release(); });
+  EXPECT_EQ(server.command({"DBSIZE"}).as_integer(), 0);
+}
