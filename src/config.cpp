@@ -463,7 +463,7 @@ void Config::validate() const {
   check_non_negative(slaves_sync_timeout, "slaves_sync_timeout");
   check_non_negative(starvation_guard, "starvation_guard");
   check_positive(reconnection_delay_max, "reconnection_delay_max");
-  // A release record lives (timeout + retry_interval) * retry_attempts (wire spec §1.8).
+  // A release record lives (timeout + retry_interval) * retry_attempts (docs/wire-format.md §1.8).
   const double record_ms = (static_cast<double>(timeout.count()) + retry_interval.count()) *
                            std::max(retry_attempts, 1);
   if (record_ms > static_cast<double>(max_duration.count())) {

@@ -1,4 +1,4 @@
-// redisync::CountDownLatch: Redisson's RCountDownLatch. Layout and semantics: wire spec §9.
+// redisync::CountDownLatch: Redisson's RCountDownLatch. Layout and semantics: docs/wire-format.md §9.
 #pragma once
 
 #include <chrono>

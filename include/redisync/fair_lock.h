@@ -1,5 +1,5 @@
 // redisync::FairLock: Redisson's fair (FIFO) lock, getFairLock. Layout and semantics: wire
-// spec §4 (and §2, §3, §13 for what it shares with Lock).
+// docs/wire-format.md §4 (and §2, §3, §13 for what it shares with Lock).
 #pragma once
 
 #include <memory>

@@ -1,4 +1,4 @@
-// redisync::FencedLock: Redisson's fenced lock, getFencedLock (wire spec §11): a reentrant lock
+// redisync::FencedLock: Redisson's fenced lock, getFencedLock (docs/wire-format.md §11): a reentrant lock
 // whose every acquisition also returns a fencing token. See docs/fencing.md.
 #pragma once
 

@@ -1,5 +1,5 @@
 // redisync::MultiLock: hold several locks (of any kinds, possibly on different servers) as one.
-// Algorithm and parameters: wire-format spec §6 (client-side only; no extra keys). RedLock, the
+// Algorithm and parameters: docs/wire-format.md §6 (client-side only; no extra keys). RedLock, the
 // majority variant, is in redisync/red_lock.h; guarantees and limits: docs/redlock.md.
 #pragma once
 
@@ -27,7 +27,7 @@ namespace detail {
 class MultiLockMember;
 struct MultiLockState;
 
-/// What distinguishes RedLock from MultiLock (spec §6 table).
+/// What distinguishes RedLock from MultiLock (docs/wire-format.md §6 table).
 struct MultiLockPolicy {
   int tolerated_failures = 0;   ///< members that may fail per walk (RedLock: M - (M/2 + 1))
   bool split_wait = false;      ///< each member waits max(remaining / M, 1 ms), not all of it
@@ -72,7 +72,7 @@ struct MemberReport {
   std::string detail;  ///< e.g. "remaining lease 2400 ms", the connection error's text
 };
 
-/// The outcome of one try (its last pass over the members, spec §6 steps 2-4).
+/// The outcome of one try (its last pass over the members, docs/wire-format.md §6 steps 2-4).
 struct AttemptReport {
   bool acquired = false;
   /// On success: the time the hold is still guaranteed, measured from when the attempt began:
@@ -112,7 +112,7 @@ struct MultiLockOptions {
 };
 
 /// Holds all of several locks, possibly of different kinds and on different servers
-/// (Clients), as one lock (Redisson RedissonMultiLock, wire spec §6). All-or-nothing: when an
+/// (Clients), as one lock (Redisson RedissonMultiLock, docs/wire-format.md §6). All-or-nothing: when an
 /// attempt fails, every member it took is released again.
 ///
 ///     redisync::MultiLock both{a.lock("orders"), b.fair_lock("stock")};
@@ -121,7 +121,7 @@ struct MultiLockOptions {
 /// Meets *TimedLockable* (lock, try_lock, try_lock_for, try_lock_until, unlock), so
 /// std::unique_lock works; redisync::Guard too. Leases as for Lock: without a lease every
 /// member is taken in watchdog mode and renewed by its Client; with a lease every member's key
-/// is set to expire exactly `lease` after success (spec §6 step 5).
+/// is set to expire exactly `lease` after success (docs/wire-format.md §6 step 5).
 ///
 /// Members are tried one at a time in the order given. lock() waits without limit while
 /// members are held by others, but throws MultiLockError when a walk finds members

@@ -1,5 +1,5 @@
 // redisync::NonReentrantLock and NonReentrantFairLock: Redisson's non-reentrant lock and fair
-// lock (Redisson 4.4+, wire spec §12).
+// lock (Redisson 4.4+, docs/wire-format.md §12).
 #pragma once
 
 #include <memory>
@@ -13,7 +13,7 @@ namespace redisync {
 /// than threads, where "the same owner asks again" is a bug (two tasks sharing an owner id)
 /// and a silent re-entry would let both into the critical section.
 ///
-/// Layout, leases, watchdog, waiting and release: exactly Lock's (spec §2, §3, §13), so Java's
+/// Layout, leases, watchdog, waiting and release: exactly Lock's (docs/wire-format.md §2, §3, §13), so Java's
 /// RLock, Java's non-reentrant lock, redisync::Lock and this class all exclude each other on
 /// the same name. The difference is the acquire step: when the caller's owner field already
 /// exists in the hash, the server changes nothing and the call throws ReentryError (Java:
@@ -27,7 +27,7 @@ class NonReentrantLock : public BasicLock {
   NonReentrantLock(std::shared_ptr<detail::ClientCore> core, std::string name);
 };
 
-/// The non-reentrant FairLock: FIFO queueing exactly as FairLock (spec §4), a second acquire
+/// The non-reentrant FairLock: FIFO queueing exactly as FairLock (docs/wire-format.md §4), a second acquire
 /// by the holder throws ReentryError as NonReentrantLock does. It shares its queue with
 /// FairLock and Java's fair locks of the same name.
 class NonReentrantFairLock : public BasicLock {

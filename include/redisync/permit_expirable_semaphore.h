@@ -1,5 +1,5 @@
 // redisync::PermitExpirableSemaphore: Redisson's RPermitExpirableSemaphore (4.x layout).
-// Layout and semantics: wire spec §8, waiting §13.
+// Layout and semantics: docs/wire-format.md §8, waiting §13.
 #pragma once
 
 #include <chrono>

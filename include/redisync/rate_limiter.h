@@ -1,5 +1,5 @@
 // redisync::RateLimiter: Redisson's RRateLimiter ("at most `rate` permits per `interval`").
-// Layout and semantics: wire spec §17.
+// Layout and semantics: docs/wire-format.md §17.
 #pragma once
 
 #include <chrono>
@@ -52,7 +52,7 @@ void check_rate_permits(std::int64_t permits, const std::string& name);
 /// A sliding window: in any stretch of `interval`, at most `rate` permits are granted (to the
 /// whole fleet with RateType::overall, to each Client with RateType::per_client). Each grant is
 /// a member of a sorted set scored with its time; it returns its permits when it leaves the
-/// window. Keys (spec §17.1), with S(x) = "{name}:x" (or "name:x" when the name has a brace):
+/// window. Keys (docs/wire-format.md §17.1), with S(x) = "{name}:x" (or "name:x" when the name has a brace):
 ///   name                        hash: rate, interval, type (0/1), keepAliveTime
 ///   S(value), S(value):<id>     permits left in the window (overall / per client)
 ///   S(permits), S(permits):<id> the window's grants (overall / per client)

@@ -1,5 +1,5 @@
 // redisync::ReadWriteLock: Redisson's read-write lock, getReadWriteLock. Layout and semantics:
-// wire spec §5 (and §3, §13).
+// docs/wire-format.md §5 (and §3, §13).
 #pragma once
 
 #include <chrono>

@@ -1,5 +1,5 @@
 // redisync::Semaphore: Redisson's RSemaphore (counting semaphore). Layout and semantics: wire
-// spec §7, waiting §13.
+// docs/wire-format.md §7, waiting §13.
 #pragma once
 
 #include <chrono>

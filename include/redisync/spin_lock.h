@@ -1,4 +1,4 @@
-// redisync::SpinLock: Redisson's spin lock, getSpinLock (wire spec §10): the reentrant lock's
+// redisync::SpinLock: Redisson's spin lock, getSpinLock (docs/wire-format.md §10): the reentrant lock's
 // layout without any pub/sub; waiters sleep and retry with a backoff.
 #pragma once
 

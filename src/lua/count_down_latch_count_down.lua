@@ -1,4 +1,4 @@
--- Count-down latch: count down by n (wire spec §9; the spec's step is n = 1).
+-- Count-down latch: count down by n (docs/wire-format.md §9; the spec's step is n = 1).
 -- KEYS[1] count string N; KEYS[2] channel; ARGV[1] n (>= 1); ARGV[2] publish command.
 -- v = N - n (absent counts as 0). When v <= 0, N is deleted; when this call opened the latch
 -- (the count went from > 0 to <= 0; for n = 1 exactly "v = 0"), "0" is published.

@@ -1,4 +1,4 @@
--- Count-down latch: set the count only when N is absent (wire spec §9).
+-- Count-down latch: set the count only when N is absent (docs/wire-format.md §9).
 -- KEYS[1] count string N; KEYS[2] channel "redisson_countdownlatch__channel__{N}";
 -- ARGV[1] count (>= 1); ARGV[2] publish command (PUBLISH or SPUBLISH).
 -- Returns 1 when set (publishes "1": a new count, the latch is closed), 0 when N exists.

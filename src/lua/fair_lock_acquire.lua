@@ -1,4 +1,4 @@
--- Fair lock acquire (wire spec §4.3 with queueing, §4.4 without).
+-- Fair lock acquire (docs/wire-format.md §4.3 with queueing, §4.4 without).
 -- KEYS[1] lock hash N; KEYS[2] queue "redisson_lock_queue:TAG(N)";
 -- KEYS[3] timeout set "redisson_lock_timeout:TAG(N)".
 -- ARGV[1] lease ms; ARGV[2] owner field O; ARGV[3] wait allowance A (ms); ARGV[4] unused (was

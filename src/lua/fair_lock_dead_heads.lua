@@ -1,9 +1,9 @@
--- Fair lock shared sub-step "drop dead heads" (wire spec §4.2). Not a script on its own: the
+-- Fair lock shared sub-step "drop dead heads" (docs/wire-format.md §4.2). Not a script on its own: the
 -- fair lock's acquire, release and force-release scripts are sent with this text in front.
 -- Repeatedly: if the queue head's deadline (its score in the timeout set) is <= now, remove it
 -- from both; stop at the first head that is not expired (or has no score) or an empty queue.
 -- Also: server_now(), the server's clock in epoch ms. Queue deadlines are absolute wall-clock
--- times (spec §1.4, shared with Java clients); reading them from the server's TIME keeps one
+-- times (docs/wire-format.md §1.4, shared with Java clients); reading them from the server's TIME keeps one
 -- clock for every redisync client, whatever their own clocks say.
 local function server_now()
   local t = redis.call('time')

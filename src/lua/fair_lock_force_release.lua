@@ -1,4 +1,4 @@
--- Fair lock force release (wire spec §4.7): delete the lock whoever holds it and wake the
+-- Fair lock force release (docs/wire-format.md §4.7): delete the lock whoever holds it and wake the
 -- head waiter.
 -- KEYS[1] lock hash N; KEYS[2] queue; KEYS[3] timeout set; KEYS[4] channel prefix
 -- "redisson_lock__channel:TAG(N)".

@@ -1,4 +1,4 @@
--- Fair lock release (wire spec §4.6).
+-- Fair lock release (docs/wire-format.md §4.6).
 -- KEYS[1] lock hash N; KEYS[2] queue; KEYS[3] timeout set;
 -- KEYS[4] channel prefix "redisson_lock__channel:TAG(N)" (the head waiter's channel is
 -- "<prefix>:<its owner field>"); KEYS[5] release record "redisson_unlock_latch:TAG(N):R".

@@ -1,4 +1,4 @@
--- Fenced lock acquire (wire spec §11): the reentrant acquire of §2.2 that also increments the
+-- Fenced lock acquire (docs/wire-format.md §11): the reentrant acquire of §2.2 that also increments the
 -- fencing counter on every success, re-entry included.
 -- KEYS[1] lock hash N; KEYS[2] counter "redisson_lock_token:TAG(N)".
 -- ARGV[1] lease ms; ARGV[2] owner field O; ARGV[3] "1": acquire-with-token, "0": ordinary.

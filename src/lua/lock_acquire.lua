@@ -1,4 +1,4 @@
--- Reentrant lock acquire (wire spec §2.2), with redisync's starvation guard.
+-- Reentrant lock acquire (docs/wire-format.md §2.2), with redisync's starvation guard.
 -- KEYS[1] lock hash; KEYS[2] (optional) guard "redisync_lock_guard:TAG(N)";
 -- ARGV[1] lease ms; ARGV[2] owner field "<client id>:<thread id>";
 -- ARGV[3] "1": this waiter has waited too long, claim the next turn; ARGV[4] claim expiry ms.

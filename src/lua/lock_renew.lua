@@ -1,4 +1,4 @@
--- Batched watchdog renewal (wire spec §3.2).
+-- Batched watchdog renewal (docs/wire-format.md §3.2).
 -- KEYS[i] lock hash i; ARGV[1] lease ms; ARGV[1 + i] owner field for KEYS[i].
 -- Returns a list: 1 where the owner still holds KEYS[i] (its expiry was reset), else 0.
 local result = {}

@@ -1,4 +1,4 @@
--- Non-reentrant lock kinds (wire spec §12). Not a script on its own: sent in front of the
+-- Non-reentrant lock kinds (docs/wire-format.md §12). Not a script on its own: sent in front of the
 -- acquire step of the lock (lock_acquire.lua) or the fair lock (fair_lock_acquire.lua), whose
 -- KEYS[1] is the lock hash and ARGV[2] the caller's owner field.
 -- When the caller already holds the lock, the step changes nothing and answers an error whose

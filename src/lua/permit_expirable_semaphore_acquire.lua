@@ -1,11 +1,11 @@
--- Permit-expirable semaphore: take n permits with ids I1..In and deadline D (wire spec §8).
+-- Permit-expirable semaphore: take n permits with ids I1..In and deadline D (docs/wire-format.md §8).
 -- KEYS[1] permits string N; KEYS[2] sorted set "TAG(N):timeout" (member = 16 raw id bytes,
 -- score = expiry epoch ms or 922337203685477 = no expiry); KEYS[3] channel "redisson_sc:TAG(N)".
 -- ARGV[1] now (client epoch ms); ARGV[2] publish command (PUBLISH or SPUBLISH).
 -- ARGV[3] n (>= 1); ARGV[4] deadline score D; ARGV[5 .. 4+n] the ids (16 raw bytes each).
 -- Returns "OK" when taken; ":<score>" when not enough permits and the lowest-scored member
 -- expires at <score> (wait until then at most); nil otherwise (wait for a message).
--- reclaim(now, limit) of wire spec §8: expired permits (score <= now) go back to N; publish the
+-- reclaim(now, limit) of docs/wire-format.md §8: expired permits (score <= now) go back to N; publish the
 -- new count when it is > 0. limit nil = all.
 local function reclaim(now, limit)
   local count

@@ -1,9 +1,9 @@
--- Permit-expirable semaphore: available permits after reclaiming expired ones (wire spec §8).
+-- Permit-expirable semaphore: available permits after reclaiming expired ones (docs/wire-format.md §8).
 -- KEYS[1] permits string N; KEYS[2] sorted set "TAG(N):timeout" (member = 16 raw id bytes,
 -- score = expiry epoch ms or 922337203685477 = no expiry); KEYS[3] channel "redisson_sc:TAG(N)".
 -- ARGV[1] now (client epoch ms); ARGV[2] publish command (PUBLISH or SPUBLISH).
 -- Returns the count (absent N -> 0).
--- reclaim(now, limit) of wire spec §8: expired permits (score <= now) go back to N; publish the
+-- reclaim(now, limit) of docs/wire-format.md §8: expired permits (score <= now) go back to N; publish the
 -- new count when it is > 0. limit nil = all.
 local function reclaim(now, limit)
   local count

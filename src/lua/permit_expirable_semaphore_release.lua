@@ -1,4 +1,4 @@
--- Permit-expirable semaphore: release one permit by id (wire spec §8).
+-- Permit-expirable semaphore: release one permit by id (docs/wire-format.md §8).
 -- KEYS[1] permits string N; KEYS[2] sorted set "TAG(N):timeout" (member = 16 raw id bytes,
 -- score = expiry epoch ms or 922337203685477 = no expiry); KEYS[3] channel "redisson_sc:TAG(N)".
 -- ARGV[1] now (client epoch ms); ARGV[2] publish command (PUBLISH or SPUBLISH).
@@ -6,7 +6,7 @@
 -- Returns 1 when the id was held and is released (the new count is published); 0 when the id
 -- is unknown (no change) or had already expired (its permit goes back, as any expired one).
 -- Every other expired permit is reclaimed as well.
--- reclaim(now, limit) of wire spec §8: expired permits (score <= now) go back to N; publish the
+-- reclaim(now, limit) of docs/wire-format.md §8: expired permits (score <= now) go back to N; publish the
 -- new count when it is > 0. limit nil = all.
 -- Checked before any write: a user without the right to publish would otherwise have the
 -- write done and the script aborted at the publish, its waiters never woken.

@@ -1,4 +1,4 @@
--- Permit-expirable semaphore: release several permits, all or nothing (wire spec §8).
+-- Permit-expirable semaphore: release several permits, all or nothing (docs/wire-format.md §8).
 -- KEYS[1] permits string N; KEYS[2] sorted set "TAG(N):timeout" (member = 16 raw id bytes,
 -- score = expiry epoch ms or 922337203685477 = no expiry); KEYS[3] channel "redisson_sc:TAG(N)".
 -- ARGV[1] now (client epoch ms); ARGV[2] publish command (PUBLISH or SPUBLISH).
@@ -7,7 +7,7 @@
 -- that number, return it. Otherwise no change. The spec returns 0 then; here the result is -k,
 -- k = the 1-based position of the first unknown or expired id, so the caller can name it
 -- (no effect on interoperability: only this client reads the result).
--- reclaim(now, limit) of wire spec §8: expired permits (score <= now) go back to N; publish the
+-- reclaim(now, limit) of docs/wire-format.md §8: expired permits (score <= now) go back to N; publish the
 -- new count when it is > 0. limit nil = all.
 local function reclaim(now, limit)
   local count

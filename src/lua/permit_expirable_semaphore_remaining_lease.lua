@@ -1,11 +1,11 @@
--- Permit-expirable semaphore: remaining lease of a held permit (wire spec §8).
+-- Permit-expirable semaphore: remaining lease of a held permit (docs/wire-format.md §8).
 -- KEYS[1] permits string N; KEYS[2] sorted set "TAG(N):timeout" (member = 16 raw id bytes,
 -- score = expiry epoch ms or 922337203685477 = no expiry); KEYS[3] channel "redisson_sc:TAG(N)".
 -- ARGV[1] now (client epoch ms); ARGV[2] publish command (PUBLISH or SPUBLISH).
 -- ARGV[3] the id (16 raw bytes).
 -- Returns 0 when the id is not held (after reclaiming), -1 when it has no expiry, else
 -- score - now (>= 1, since expired ids were just reclaimed).
--- reclaim(now, limit) of wire spec §8: expired permits (score <= now) go back to N; publish the
+-- reclaim(now, limit) of docs/wire-format.md §8: expired permits (score <= now) go back to N; publish the
 -- new count when it is > 0. limit nil = all.
 local function reclaim(now, limit)
   local count

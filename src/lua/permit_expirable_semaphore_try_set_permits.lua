@@ -1,4 +1,4 @@
--- Permit-expirable semaphore: initialise the count only when N is absent (wire spec §8).
+-- Permit-expirable semaphore: initialise the count only when N is absent (docs/wire-format.md §8).
 -- KEYS[1] permits string N; KEYS[2] sorted set "TAG(N):timeout" (member = 16 raw id bytes,
 -- score = expiry epoch ms or 922337203685477 = no expiry); KEYS[3] channel "redisson_sc:TAG(N)".
 -- ARGV[1] now (client epoch ms); ARGV[2] publish command (PUBLISH or SPUBLISH).

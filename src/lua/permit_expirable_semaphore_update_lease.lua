@@ -1,10 +1,10 @@
--- Permit-expirable semaphore: give a held permit a new deadline (wire spec §8).
+-- Permit-expirable semaphore: give a held permit a new deadline (docs/wire-format.md §8).
 -- KEYS[1] permits string N; KEYS[2] sorted set "TAG(N):timeout" (member = 16 raw id bytes,
 -- score = expiry epoch ms or 922337203685477 = no expiry); KEYS[3] channel "redisson_sc:TAG(N)".
 -- ARGV[1] now (client epoch ms); ARGV[2] publish command (PUBLISH or SPUBLISH).
 -- ARGV[3] the id (16 raw bytes); ARGV[4] the new deadline score.
 -- Returns 1 when the id is held (after reclaiming expired permits), else 0.
--- reclaim(now, limit) of wire spec §8: expired permits (score <= now) go back to N; publish the
+-- reclaim(now, limit) of docs/wire-format.md §8: expired permits (score <= now) go back to N; publish the
 -- new count when it is > 0. limit nil = all.
 local function reclaim(now, limit)
   local count

@@ -1,4 +1,4 @@
--- Rate limiter acquire, one attempt (wire spec §17.3). Sent after rate_limiter_window.lua.
+-- Rate limiter acquire, one attempt (docs/wire-format.md §17.3). Sent after rate_limiter_window.lua.
 -- KEYS as there. ARGV[1] permits p (1 .. 2^32-1); ARGV[2] a random 16-byte grant id.
 -- Returns nil when acquired; otherwise the ms until the oldest grant leaves the window
 -- (interval - (now - its score)), when a permit can free up.

@@ -1,4 +1,4 @@
--- Rate limiter shared sub-steps (wire spec §17). Not a script on its own: the rate limiter's
+-- Rate limiter shared sub-steps (docs/wire-format.md §17). Not a script on its own: the rate limiter's
 -- acquire, release and available scripts are sent with this text in front.
 -- Every rate limiter script gets the same keys:
 --   KEYS[1] the configuration hash N; KEYS[2] value S(N,"value"); KEYS[3] S(N,"value"):<client>;

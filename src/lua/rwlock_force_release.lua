@@ -1,4 +1,4 @@
--- Read or write force release (wire spec §5.6): delete the lock if it is in the given mode,
+-- Read or write force release (docs/wire-format.md §5.6): delete the lock if it is in the given mode,
 -- whoever holds it, and wake waiters.
 -- KEYS[1] lock hash N; KEYS[2] channel "redisson_rwlock:TAG(N)";
 -- ARGV[1] mode "read" or "write"; ARGV[2] message ("0" read, "1" write); ARGV[3] publish command.

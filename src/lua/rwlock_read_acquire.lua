@@ -1,4 +1,4 @@
--- Read lock acquire (wire spec §5.2).
+-- Read lock acquire (docs/wire-format.md §5.2).
 -- KEYS[1] lock hash N; KEYS[2] this reader's marker prefix "TAG(N):<reader field>:rwlock_timeout"
 -- ARGV[1] lease ms; ARGV[2] reader field O "<client id>:<thread id>"; ARGV[3] the same thread's
 -- writer field W "<client id>:<thread id>:write".

@@ -1,4 +1,4 @@
--- Read lock release (wire spec §5.3).
+-- Read lock release (docs/wire-format.md §5.3).
 -- KEYS[1] lock hash N; KEYS[2] channel "redisson_rwlock:TAG(N)";
 -- KEYS[3] this reader's marker prefix "TAG(N):<reader field>:rwlock_timeout";
 -- KEYS[4] the marker prefix TAG(N) (for every reader's markers);

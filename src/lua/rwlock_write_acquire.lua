@@ -1,4 +1,4 @@
--- Write lock acquire (wire spec §5.4), plus redisync's upgrade check (§5.8: Redisson would
+-- Write lock acquire (docs/wire-format.md §5.4), plus redisync's upgrade check (§5.8: Redisson would
 -- wait forever here).
 -- KEYS[1] lock hash N; ARGV[1] lease ms; ARGV[2] writer field W "<client id>:<thread id>:write";
 -- ARGV[3] the same thread's reader field O "<client id>:<thread id>".

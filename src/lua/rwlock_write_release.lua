@@ -1,4 +1,4 @@
--- Write lock release (wire spec §5.5).
+-- Write lock release (docs/wire-format.md §5.5).
 -- KEYS[1] lock hash N; KEYS[2] channel "redisson_rwlock:TAG(N)";
 -- KEYS[3] release record "redisson_unlock_latch:TAG(N):R".
 -- ARGV[1] message "1" (wake every waiter); ARGV[2] lease for the remaining holds (ms);

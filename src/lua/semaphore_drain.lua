@@ -1,4 +1,4 @@
--- Counting semaphore: take every available permit (wire spec §7).
+-- Counting semaphore: take every available permit (docs/wire-format.md §7).
 -- KEYS[1] permits string N.
 -- Returns the previous count (absent -> 0, nothing created; may be negative) and sets N to 0.
 local value = redis.call('get', KEYS[1])

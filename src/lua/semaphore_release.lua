@@ -1,5 +1,5 @@
 -- Counting semaphore: release n permits, or add n (any sign; the count may go negative)
--- (wire spec §7). Anybody may release.
+-- (docs/wire-format.md §7). Anybody may release.
 -- KEYS[1] permits string N; KEYS[2] channel "redisson_sc:TAG(N)";
 -- ARGV[1] n (release: >= 1; add: any sign); ARGV[2] publish command (PUBLISH or SPUBLISH).
 -- Creates N when absent; publishes the new available count. Returns the new count.

@@ -1,4 +1,4 @@
--- Counting semaphore: give back n permits only when N exists (wire spec §7).
+-- Counting semaphore: give back n permits only when N exists (docs/wire-format.md §7).
 -- KEYS[1] permits string N; KEYS[2] channel; ARGV[1] n (>= 1); ARGV[2] publish command.
 -- Returns 1 when released (and publishes the new count), 0 when N is absent.
 if redis.call('exists', KEYS[1]) == 1 then

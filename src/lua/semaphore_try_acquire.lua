@@ -1,4 +1,4 @@
--- Counting semaphore: try to take n permits (wire spec §7).
+-- Counting semaphore: try to take n permits (docs/wire-format.md §7).
 -- KEYS[1] permits string N; ARGV[1] n (>= 1).
 -- Optional (this library, issue 22): KEYS[2] the acquisition's request record
 -- "redisync_semaphore_request:TAG(N):<request id>", ARGV[2] its expiry (ms). A request that

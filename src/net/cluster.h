@@ -42,7 +42,7 @@ class ClusterRouter {
 
   /// Loads the slot map now (known masters first, then the seeds); `done(error)` gets a
   /// ConnectionError naming every node tried when none answered. The first successful load
-  /// also detects sharded pub/sub (spec §1.5: a node that answers PUBSUB SHARDNUMSUB).
+  /// also detects sharded pub/sub (docs/wire-format.md §1.5: a node that answers PUBSUB SHARDNUMSUB).
   void refresh(std::function<void(std::exception_ptr)> done);
   /// Schedules a refresh, at most one per `min_refresh_interval` (MOVED, lost node).
   void request_refresh();

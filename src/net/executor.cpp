@@ -281,7 +281,7 @@ void Executor::eval(const lua::Script& script, std::vector<std::string> keys,
   a->args.push_back("EVALSHA");
   a->args.push_back(sha1_of(script));
   a->args.push_back(std::to_string(keys.size()));
-  // The first key routes the script (every key of one primitive shares its slot, spec §1.1).
+  // The first key routes the script (every key of one primitive shares its slot, docs/wire-format.md §1.1).
   if (router_ && !keys.empty()) a->slot = key_slot(keys[0]);
   for (auto& k : keys) a->args.push_back(std::move(k));
   for (auto& v : args) a->args.push_back(std::move(v));

@@ -48,7 +48,7 @@ class Executor {
             std::vector<std::string> args, ReplyHandler handler, Retry retry = Retry::if_unsent);
 
   /// Runs a lock write step, then, when the master has replicas and
-  /// Config::check_lock_synced_slaves is on, WAIT for them (spec §1.7). `done` gets the
+  /// Config::check_lock_synced_slaves is on, WAIT for them (docs/wire-format.md §1.7). `done` gets the
   /// step's reply and how many replicas acknowledged it (-1: no WAIT was needed).
   void eval_acked(const lua::Script& script, std::vector<std::string> keys,
                   std::vector<std::string> args,

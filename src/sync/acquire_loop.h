@@ -1,4 +1,4 @@
-// The push-based waiting protocol shared by every pub/sub lock kind (wire spec §13):
+// The push-based waiting protocol shared by every pub/sub lock kind (docs/wire-format.md §13):
 //   attempt -> (held) subscribe -> attempt again once subscribed -> sleep until a release
 //   message or the holder's remaining lease -> attempt -> ...
 // When the channel is subscribed already before the first attempt (a recent or concurrent

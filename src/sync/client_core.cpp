@@ -37,7 +37,7 @@ ClientCore::ClientCore(Config config)
   thread_ = std::thread([this] { run_io(); });
   if (config_.topology == Topology::cluster) {
     // A cluster is discovered now: the slot map routes every call, and whether its nodes
-    // speak sharded pub/sub decides the publish command every script is given (spec §1.5).
+    // speak sharded pub/sub decides the publish command every script is given (docs/wire-format.md §1.5).
     try {
       const bool sharded = call<bool>([this](auto done) {
         executor_->start([this, done](std::exception_ptr error) {

@@ -64,7 +64,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   // --- io thread only ---
   net::Executor& executor() { return *executor_; }
   sync::Watchdog& watchdog() { return *watchdog_; }
-  /// Where completed releases leave their release record keys for deletion (spec §1.8).
+  /// Where completed releases leave their release record keys for deletion (docs/wire-format.md §1.8).
   sync::ReleaseRecordSweeper& release_records() { return *release_records_; }
   std::map<std::pair<std::string, std::int64_t>, Hold>& holds() { return holds_; }
   /// Marks the hold lost and tells the user's handler.
@@ -74,7 +74,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::shared_ptr<sync::AcquireProbe> pending_probe;
   /// "PUBLISH" or "SPUBLISH" (sharded cluster), for scripts that publish.
   const std::string& publish_command() const { return publish_command_; }
-  /// Milliseconds a release record lives (spec §1.8).
+  /// Milliseconds a release record lives (docs/wire-format.md §1.8).
   long long release_record_ttl_ms() const;
 
   void set_lost_handler(std::function<void(const LockLostEvent&)> handler);

@@ -1,4 +1,4 @@
-// redisync::CountDownLatch: Redisson's RCountDownLatch (wire spec §9, §13).
+// redisync::CountDownLatch: Redisson's RCountDownLatch (docs/wire-format.md §9, §13).
 #include "redisync/count_down_latch.h"
 
 #include <charconv>

@@ -1,4 +1,4 @@
-// redisync::FairLock: Redisson's fair lock (wire spec §4).
+// redisync::FairLock: Redisson's fair lock (docs/wire-format.md §4).
 #include "redisync/fair_lock.h"
 
 #include <algorithm>

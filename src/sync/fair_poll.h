@@ -1,4 +1,4 @@
-// The fair lock's re-poll bound (wire spec §4.8). Pure, for unit tests.
+// The fair lock's re-poll bound (docs/wire-format.md §4.8). Pure, for unit tests.
 #pragma once
 
 namespace redisync::sync {

@@ -1,4 +1,4 @@
-// redisync::FencedLock: Redisson's fenced lock (wire spec §11).
+// redisync::FencedLock: Redisson's fenced lock (docs/wire-format.md §11).
 #include "redisync/fenced_lock.h"
 
 #include <cstdlib>

@@ -136,7 +136,7 @@ sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& c
       }
       if (!error && result.acquired && acked == 0 && undo) {
         // No replica has the hold: a failover now would lose it. Undo it and let the loop
-        // try again (spec §1.7).
+        // try again (docs/wire-format.md §1.7).
         auto timeout = std::make_exception_ptr(TimeoutError(
             "redisync: " + what + ": no replica acknowledged the acquire within " +
             std::to_string(core->config().slaves_sync_timeout.count()) +
@@ -392,7 +392,7 @@ void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
   const Duration lease = it != core->holds().end()
                              ? remaining_lease(it->second, core->config().lock_watchdog_timeout)
                              : core->config().lock_watchdog_timeout;
-  // The release record makes a resend after a dropped connection safe (spec §1.8).
+  // The release record makes a resend after a dropped connection safe (docs/wire-format.md §1.8).
   const std::string record = release_record_key(name);
   const std::string what = "releasing " + kind->describe(*core, name);
   kind->release_step(

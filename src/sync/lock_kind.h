@@ -157,7 +157,7 @@ bool known_lost(const std::shared_ptr<ClientCore>& core, const std::string& hold
 net::Reply query(const std::shared_ptr<ClientCore>& core, std::vector<std::string> args,
                  const std::string& what);
 
-/// Lock channel messages (spec §13): "0" wakes one local waiter, anything else all of them.
+/// Lock channel messages (docs/wire-format.md §13): "0" wakes one local waiter, anything else all of them.
 void lock_message_policy(net::Channel& channel, const std::string& payload);
 
 /// The arguments of one attempt (built per attempt: the fair lock passes the current time).
@@ -168,7 +168,7 @@ using ReplyParser = std::function<sync::AttemptResult(const net::Reply&)>;
 /// The §2.2 reading: nil = acquired, integer = the holder's PTTL.
 sync::AttemptResult parse_nil_or_ttl(const net::Reply& reply);
 
-/// Drops the one hold an unacknowledged acquire just added, then calls `then` (spec §1.7).
+/// Drops the one hold an unacknowledged acquire just added, then calls `then` (docs/wire-format.md §1.7).
 using UndoFn = std::function<void(std::function<void()> then)>;
 
 /// One attempt step: runs `script` and reads the reply with `parse` (parse_nil_or_ttl when
@@ -204,7 +204,7 @@ sync::AcquireLoop::AttemptFn hold_count_check(
     std::int64_t owner,
     std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired = nullptr);
 
-/// The pub/sub waiting loop of spec §13 for `attempt`, on `channel`. With `recheck`, errors
+/// The pub/sub waiting loop of docs/wire-format.md §13 for `attempt`, on `channel`. With `recheck`, errors
 /// that may have run on the server (timeouts, dropped connections, unacknowledged acquires)
 /// are retried Config::retry_attempts times within the wait; without, they are reported.
 /// With `settle` (hold_count_check), the loop never gives up after such an error without
@@ -216,8 +216,8 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
                        sync::AcquireLoop::AttemptFn recheck = nullptr,
                        sync::AcquireLoop::AttemptFn settle = nullptr);
 
-/// Runs a release step (idempotent: it carries its release record, spec §1.8) followed by WAIT
-/// when the master has replicas (spec §1.7). A release no replica acknowledged is resent with
+/// Runs a release step (idempotent: it carries its release record, docs/wire-format.md §1.8) followed by WAIT
+/// when the master has replicas (docs/wire-format.md §1.7). A release no replica acknowledged is resent with
 /// the same record (it answers what it did the first time) and waited for again, up to
 /// Config::retry_attempts times; then `handler` gets the step's reply all the same (the master
 /// has the release; only its copy on a replica is late).
@@ -226,15 +226,15 @@ void acked_release(const std::shared_ptr<ClientCore>& core, const HoldRef& hold,
                    const lua::Script& script, std::vector<std::string> keys,
                    std::vector<std::string> args, net::ReplyHandler handler);
 
-/// The reentrant-hash release of spec §2.3 (lock_release.lua); `publish` false for the spin
+/// The reentrant-hash release of docs/wire-format.md §2.3 (lock_release.lua); `publish` false for the spin
 /// lock (§10). Shared by kinds that use the hash N of §2.1.
 void hash_release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
                        const HoldRef& hold, Duration lease, const std::string& record, bool publish,
                        net::ReplyHandler handler);
-/// The force release of spec §2.4 (lock_force_release.lua).
+/// The force release of docs/wire-format.md §2.4 (lock_force_release.lua).
 void hash_force_step(const std::shared_ptr<ClientCore>& core, const std::string& name, bool publish,
                      net::ReplyHandler handler);
-/// A fresh release record key (spec §1.8) for one release of `name`.
+/// A fresh release record key (docs/wire-format.md §1.8) for one release of `name`.
 std::string release_record_key(const std::string& name);
 /// "redisson_lock__channel:TAG(N)".
 std::string lock_channel(const std::string& name);

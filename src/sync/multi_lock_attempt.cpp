@@ -456,7 +456,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   bool finished_ = false;
 };
 
-// Blocking "lock" (spec §6): tries with an internal wait until acquired.
+// Blocking "lock" (docs/wire-format.md §6): tries with an internal wait until acquired.
 class LockLoop : public std::enable_shared_from_this<LockLoop> {
  public:
   LockLoop(std::shared_ptr<MultiLockState> state, std::int64_t owner, Duration lease,

@@ -1,4 +1,4 @@
-// The MultiLock / RedLock acquisition as one asynchronous state machine (wire spec §6):
+// The MultiLock / RedLock acquisition as one asynchronous state machine (docs/wire-format.md §6):
 // walk the members in order, each with its own wait and a timer bounding how long its answer
 // is awaited; tolerate the policy's failures; release what was taken when a walk fails;
 // restart while the wait lasts; on success set each key's expiry to the lease (step 5) and
@@ -41,14 +41,14 @@ struct MultiLockState {
 
 using AttemptDone = std::function<void(std::exception_ptr, AttemptReport)>;
 
-/// One "try lock (wait, lease)" of spec §6. wait <= 0: one attempt per member; lease <= 0:
+/// One "try lock (wait, lease)" of docs/wire-format.md §6. wait <= 0: one attempt per member; lease <= 0:
 /// watchdog leases. `done` always gets a report (the exception is for internal failures
 /// only; member failures are outcomes in the report).
 void start_multi_try(const std::shared_ptr<MultiLockState>& state, std::int64_t owner,
                      Duration wait, Duration lease, AttemptDone done);
 
 /// Blocking-lock semantics over start_multi_try: repeats tries with the internal wait of
-/// spec §6 until acquired; fails with MultiLockError when a try finds more members failing
+/// docs/wire-format.md §6 until acquired; fails with MultiLockError when a try finds more members failing
 /// (not merely held by others) than the policy tolerates.
 void start_multi_lock(const std::shared_ptr<MultiLockState>& state, std::int64_t owner,
                       Duration lease, std::function<void(std::exception_ptr)> done);

@@ -1,4 +1,4 @@
-// MultiLock members over the lock kinds (wire spec §6).
+// MultiLock members over the lock kinds (docs/wire-format.md §6).
 #include "sync/multi_lock_member.h"
 
 #include <asio/post.hpp>

@@ -46,7 +46,7 @@ class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
   /// Posts to the I/O thread: PTTL of the lock key, no resend (a probe of reachability and of
   /// the holder's remaining lease).
   void probe(ReplyDone done) const;
-  /// Posts to the I/O thread: sets the lock key's expiry to `lease` (spec §6 step 5) and
+  /// Posts to the I/O thread: sets the lock key's expiry to `lease` (docs/wire-format.md §6 step 5) and
   /// makes it the lease of this owner's further re-entries and partial releases.
   void set_expiry(std::int64_t owner, Duration lease, std::function<void(bool ok)> done) const;
   /// Posts to the I/O thread: an acquisition of `owner` may have run on the server without

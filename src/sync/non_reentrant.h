@@ -1,4 +1,4 @@
-// The non-reentrant lock kinds (wire spec §12): what they add to the kinds they vary.
+// The non-reentrant lock kinds (docs/wire-format.md §12): what they add to the kinds they vary.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// redisync::NonReentrantLock and NonReentrantFairLock (wire spec §12).
+// redisync::NonReentrantLock and NonReentrantFairLock (docs/wire-format.md §12).
 #include "redisync/non_reentrant_lock.h"
 
 #include "lua/scripts.h"

@@ -1,4 +1,4 @@
-// redisync::PermitExpirableSemaphore: Redisson's RPermitExpirableSemaphore (wire spec §8, §13).
+// redisync::PermitExpirableSemaphore: Redisson's RPermitExpirableSemaphore (docs/wire-format.md §8, §13).
 #include "redisync/permit_expirable_semaphore.h"
 #include "redisync/semaphore.h"
 

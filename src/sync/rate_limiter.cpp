@@ -1,4 +1,4 @@
-// redisync::RateLimiter: Redisson's RRateLimiter (wire spec §17).
+// redisync::RateLimiter: Redisson's RRateLimiter (docs/wire-format.md §17).
 #include "redisync/rate_limiter.h"
 
 #include <asio/post.hpp>

@@ -1,4 +1,4 @@
-// redisync::ReadWriteLock: Redisson's read-write lock (wire spec §5).
+// redisync::ReadWriteLock: Redisson's read-write lock (docs/wire-format.md §5).
 #include "redisync/read_write_lock.h"
 
 #include "lua/scripts.h"

@@ -1,4 +1,4 @@
-// redisync::RedLock: MultiLock with the Redlock parameters of wire spec §6.
+// redisync::RedLock: MultiLock with the Redlock parameters of docs/wire-format.md §6.
 #include "redisync/red_lock.h"
 
 #include "sync/client_core.h"

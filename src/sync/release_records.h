@@ -1,4 +1,4 @@
-// Deletes release records (spec §1.8) in batches once their releases have completed.
+// Deletes release records (docs/wire-format.md §1.8) in batches once their releases have completed.
 //
 // Why batched: a record only matters while its release might still be resent; afterwards
 // deleting it is hygiene (it also expires by itself). Sending one DEL per release right away

@@ -1,4 +1,4 @@
-// redisync::Semaphore: Redisson's RSemaphore (wire spec §7, §13).
+// redisync::Semaphore: Redisson's RSemaphore (docs/wire-format.md §7, §13).
 #include "redisync/semaphore.h"
 
 #include <charconv>

@@ -1,4 +1,4 @@
-// Pieces shared by Semaphore and PermitExpirableSemaphore (wire spec §7, §8, §13):
+// Pieces shared by Semaphore and PermitExpirableSemaphore (docs/wire-format.md §7, §8, §13):
 //   * the message policy of "redisson_sc:TAG(N)": a message carrying the new count v wakes up
 //     to min(v, local waiters) waiters;
 //   * the local gate that keeps a waiter for n permits from being starved by later waiters

@@ -1,4 +1,4 @@
-// The spin lock's retry schedule (wire spec §10) and its sleep-and-retry loop.
+// The spin lock's retry schedule (docs/wire-format.md §10) and its sleep-and-retry loop.
 #pragma once
 
 #include <asio/io_context.hpp>

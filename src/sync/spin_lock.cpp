@@ -1,4 +1,4 @@
-// redisync::SpinLock: Redisson's spin lock (wire spec §10).
+// redisync::SpinLock: Redisson's spin lock (docs/wire-format.md §10).
 #include "redisync/spin_lock.h"
 
 #include <algorithm>

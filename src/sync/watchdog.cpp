@@ -126,6 +126,7 @@ void Watchdog::expire_overdue() {
     if (it == entries_.end()) continue;
     const Entry e = it->second;
     entries_.erase(it);
+    if (metrics_) metrics_->increment({"watchdog", e.report.key}, Counter::lost_locks, 1);
     lost_(e.report, e.renew ? "no renewal was confirmed in time: the lease (" +
                                   std::to_string(e.lease.count()) +
                                   " ms) may end on the server within " +
@@ -167,7 +168,7 @@ void Watchdog::stop() {
 void Watchdog::schedule() {
   if (scheduled_ || round_in_flight_ || stopped_ || entries_.empty()) return;
   scheduled_ = true;
-  // The next round starts a third of the lease after the previous one ended (spec §3.1).
+  // The next round starts a third of the lease after the previous one ended (docs/wire-format.md §3.1).
   timer_.expires_after(std::max(lease_ / 3, Duration{1}));
   timer_.async_wait([this](std::error_code ec) {
     scheduled_ = false;
@@ -186,7 +187,7 @@ void Watchdog::renew_round() {
     (k.kind == RenewalKind::rwlock_read ? read_regs : hash_regs).push_back(k);
   }
   std::vector<Call> calls;
-  // One server: batches mix any keys. Cluster: each batch stays within one slot (spec §3.2).
+  // One server: batches mix any keys. Cluster: each batch stays within one slot (docs/wire-format.md §3.2).
   const bool per_slot = executor_.cluster() != nullptr;
   auto groups = [per_slot](std::vector<RenewalKey> regs) {
     if (per_slot) return group_by_slot(regs);
@@ -268,7 +269,7 @@ void Watchdog::send(Call call, const std::shared_ptr<std::size_t>& remaining,
               lost_(report, "the lock key or its owner field is gone (expired or deleted)");
             }
           } else if (lease_ran_out(it->second.last_renewed, Clock::now(), it->second.lease)) {
-            // Errors keep the schedule (spec §3.2) until the lease itself has run out.
+            // Errors keep the schedule (docs/wire-format.md §3.2) until the lease itself has run out.
             std::string why = "lease ran out without a confirmed renewal";
             if (error) {
               try {

@@ -1,4 +1,4 @@
-// Lease renewal ("watchdog", wire spec §3): one scheduler per Client renews every lock held in
+// Lease renewal ("watchdog", docs/wire-format.md §3): one scheduler per Client renews every lock held in
 // watchdog mode every lease/3, in batches of up to Config::renewal_batch_size keys per script
 // call, all batches of one round pipelined (one round trip per server per period). In a
 // cluster every batch holds keys of one slot only (a script's keys must share a slot).

@@ -45,7 +45,7 @@ TEST_F(CliLsTest, ListsEveryKindAndNothingElse) {
   auto pes = client.permit_expirable_semaphore(base + ":pes");
   pes.try_set_permits(2);
   const std::string permit = pes.acquire(Duration{60000});
-  // A fair lock with a holder and one queued waiter, in the wire layout (spec §4.1).
+  // A fair lock with a holder and one queued waiter, in the wire layout (docs/wire-format.md §4.1).
   server_.command({"HSET", base + ":fair", "holder:1", "1"});
   server_.command({"PEXPIRE", base + ":fair", "60000"});
   server_.command({"RPUSH", "redisson_lock_queue:{" + base + ":fair}", "waiter:2"});

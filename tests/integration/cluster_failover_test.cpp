@@ -1,7 +1,7 @@
 // Cluster failover: the master that owns a held lock's slot is SIGKILLed and its replica is
 // promoted (cluster-node-timeout 1000 ms, so within a few seconds). Clients created before the
 // kill must follow the slot to the promoted replica: new locks in that slot can be acquired,
-// the held lock (acknowledged by the replica with WAIT before the kill, spec §1.7) survives and
+// the held lock (acknowledged by the replica with WAIT before the kill, docs/wire-format.md §1.7) survives and
 // keeps being renewed there, a waiter blocked on it is woken by its release, and no call hangs.
 #include <gtest/gtest.h>
 

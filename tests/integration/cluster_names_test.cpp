@@ -91,7 +91,7 @@ TEST(ClusterNames, NamesSplittingSlotsAreRefusedBeforeAnyWriteAndOthersWork) {
     pes.try_set_permits(1);
     const auto id = pes.acquire(5s);
     pes.release(id);
-    // The latch's channel braces the name whatever it holds (spec §9): no braces at all.
+    // The latch's channel braces the name whatever it holds (docs/wire-format.md §9): no braces at all.
     EXPECT_THROW(client.count_down_latch(name + "latch"), redisync::InvalidArgument);
   }
   auto latch = client.count_down_latch(unique_name("latch-"));

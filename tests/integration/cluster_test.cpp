@@ -203,7 +203,9 @@ TEST_F(ClusterTest, WakeUpsUseShardedPubSubAndFewAttempts) {
 
 TEST_F(ClusterTest, ReshardingAHeldLocksSlotIsFollowed) {
   auto cfg = config();
-  cfg.lock_watchdog_timeout = 1500ms;  // renewals every 500 ms run into the move
+  // Renewals every second run into the move; the local lease deadline (lease - lease/10
+  // after the last confirmed renewal) leaves a loaded machine 2.7 s to confirm one.
+  cfg.lock_watchdog_timeout = 3000ms;
   redisync::Client a(cfg), b(cfg), c(cfg);
   std::atomic<int> lost{0};
   a.on_lock_lost([&](const redisync::LockLostEvent&) { ++lost; });

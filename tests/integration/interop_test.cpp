@@ -20,7 +20,7 @@ namespace {
 
 const std::string kJavaOwner = "8f1c2c4e-3b7a-4c1e-9d2f-0a1b2c3d4e5f:57";
 
-// Redisson 4.x RLock acquire (spec §2.2) as the Java client runs it.
+// Redisson 4.x RLock acquire (docs/wire-format.md §2.2) as the Java client runs it.
 redisync::test::Reply java_try_acquire(RedisServer& server, const std::string& name,
                                        long long lease_ms) {
   return server.command(
@@ -31,7 +31,7 @@ redisync::test::Reply java_try_acquire(RedisServer& server, const std::string& n
        "1", name, std::to_string(lease_ms), kJavaOwner});
 }
 
-// Redisson 4.x RLock release (spec §2.3), with its release record.
+// Redisson 4.x RLock release (docs/wire-format.md §2.3), with its release record.
 redisync::test::Reply java_release(RedisServer& server, const std::string& name) {
   const std::string tag = name.find('{') == std::string::npos ? "{" + name + "}" : name;
   return server.command(
@@ -117,7 +117,7 @@ TEST(InteropTest, BracedNamesKeepRedissonsTagRule) {
   redisync::Client client(server.url());
   auto lock = client.lock("{user:7}:profile");
   lock.lock();
-  // A name that already contains '{' is used unchanged in derived keys (spec §1.1).
+  // A name that already contains '{' is used unchanged in derived keys (docs/wire-format.md §1.1).
   auto waiter = std::async(std::launch::async, [&] {
     redisync::Client other(server.url());
     return other.lock("{user:7}:profile").try_lock_for(10s);

@@ -513,7 +513,7 @@ TEST(LockTest, WaiterFailsWithClientClosedWhenItsClientIsDestroyed) {
   EXPECT_EQ(waiter.get(), "closed");
 }
 
-// Release records (spec §1.8) are swept in batches after their releases complete: none is
+// Release records (docs/wire-format.md §1.8) are swept in batches after their releases complete: none is
 // left behind, and far fewer DEL commands than releases are sent.
 TEST(LockTest, ReleaseRecordsAreDeletedInBatches) {
   RedisServer server;

@@ -183,7 +183,7 @@ TEST(MetricsTest, WatchdogReportsRenewalsAndALostLock) {
   server.command({"DEL", name});
   EXPECT_TRUE(wait_until(
       [&] { return metrics->count("watchdog", name, Counter::lost_locks) == 1; }, 10s));
-  EXPECT_THROW(lock.unlock(), redisync::LockLostError);
+  EXPECT_THROW(lock.unlock_checked(), redisync::LockLostError);
 }
 
 TEST(MetricsTest, WatchdogCountsRenewalFailuresWhileTheServerIsDown) {

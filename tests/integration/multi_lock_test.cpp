@@ -217,7 +217,7 @@ TEST(MultiLockTest, LeaseSetOnEveryMemberAfterSuccess) {
   Cluster cluster(3);
   const std::string name = unique_name("ml:");
   redisync::MultiLock lock(cluster.locks(name));
-  // Members are taken with 2 x wait = 2 s while walking (spec §6 step 1) and set to exactly
+  // Members are taken with 2 x wait = 2 s while walking (docs/wire-format.md §6 step 1) and set to exactly
   // the lease on success (step 5): more than 2 s remain on each.
   ASSERT_TRUE(lock.try_lock_for(1s, 8s));
   for (auto& server : cluster.servers) {
@@ -338,7 +338,7 @@ TEST(MultiLockTest, BadInput) {
 }
 
 // One way on purpose (the one-machinery issue): a MultiLock member's release is the kind's own
-// release, whose release record (spec §1.8) goes to the batching sweeper like every other
+// release, whose release record (docs/wire-format.md §1.8) goes to the batching sweeper like every other
 // release's; members of plain Locks used to send one DEL per member at once.
 TEST(MultiLockTest, MembersReleaseRecordsAreDeletedInBatches) {
   RedisServer server;

@@ -1,4 +1,4 @@
-// redisync::NonReentrantLock and NonReentrantFairLock (wire spec §12) against a real
+// redisync::NonReentrantLock and NonReentrantFairLock (docs/wire-format.md §12) against a real
 // redis-server: a second acquire by the holder is a ReentryError (no re-entry, no deadlock, no
 // state change), the variants exclude each other, the reentrant kinds and a "Java-layout"
 // non-reentrant lock (our own Lua written from the spec's text) on the same name.
@@ -19,7 +19,7 @@ namespace {
 
 const std::string kJavaOwner = "0f6c1d2e-3a4b-4c5d-8e9f-a0b1c2d3e4f5:91";
 
-// Java's non-reentrant acquire (spec §2.2 with the §12 rule), written from the spec.
+// Java's non-reentrant acquire (docs/wire-format.md §2.2 with the §12 rule), written from the spec.
 redisync::test::Reply java_nr_acquire(RedisServer& server, const std::string& name) {
   return server.command(
       {"EVAL",
@@ -32,7 +32,7 @@ redisync::test::Reply java_nr_acquire(RedisServer& server, const std::string& na
        "1", name, "30000", kJavaOwner});
 }
 
-// Java's release (spec §2.3 without the release record): delete and publish "0".
+// Java's release (docs/wire-format.md §2.3 without the release record): delete and publish "0".
 void java_release(RedisServer& server, const std::string& name) {
   const std::string tag = name.find('{') == std::string::npos ? "{" + name + "}" : name;
   server.command({"EVAL",

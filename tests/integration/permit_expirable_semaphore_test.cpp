@@ -1,5 +1,5 @@
 // redisync::PermitExpirableSemaphore against a real redis-server: the Redisson 4.x layout
-// (wire spec §8: raw 16-byte ids in "{N}:timeout", epoch-ms scores, the no-expiry constant),
+// (docs/wire-format.md §8: raw 16-byte ids in "{N}:timeout", epoch-ms scores, the no-expiry constant),
 // leases and reclaim, a SIGKILLed holder's permit coming back to a blocked acquirer, releases
 // (one, several all-or-nothing), bad input, async forms.
 #include <gtest/gtest.h>

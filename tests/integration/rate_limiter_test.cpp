@@ -1,4 +1,4 @@
-// redisync::RateLimiter against a real redis-server: Redisson's layout (wire spec §17), each
+// redisync::RateLimiter against a real redis-server: Redisson's layout (docs/wire-format.md §17), each
 // call, each bad input, waiting by the script's delay, accuracy across processes and threads
 // (grants counted by their server-time scores), and a "Java-layout" client (our own Lua, written
 // from the spec's text, with the client's clock as Redisson uses) sharing one limit.
@@ -98,7 +98,7 @@ long long max_in_window(std::vector<Grant> all, long long interval) {
   return best;
 }
 
-// --- A "Java-layout" client: spec §17 steps as Redisson runs them (client clock), in our own
+// --- A "Java-layout" client: docs/wire-format.md §17 steps as Redisson runs them (client clock), in our own
 // Lua written from the spec text.
 const char* kJavaAcquire = R"lua(
 local rate = redis.call('hget', KEYS[1], 'rate')

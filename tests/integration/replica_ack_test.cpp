@@ -1,4 +1,4 @@
-// Replica acknowledgement (spec §1.7): with a replica, each acquire is followed by WAIT; an
+// Replica acknowledgement (docs/wire-format.md §1.7): with a replica, each acquire is followed by WAIT; an
 // acquire no replica acknowledged is rolled back and retried, then fails cleanly.
 #include <gtest/gtest.h>
 
@@ -141,7 +141,7 @@ long long wait_calls(RedisServer& server) {
 }  // namespace
 
 // A release no replica acknowledged is resent with the same release record and waited for
-// again (spec §1.7); the master has it, so unlock() then reports success.
+// again (docs/wire-format.md §1.7); the master has it, so unlock() then reports success.
 TEST(ReplicaAckTest, UnacknowledgedReleaseIsResentWithTheSameRecord) {
   Replicated r;
   ASSERT_TRUE(r.ready());

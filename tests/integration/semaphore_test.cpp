@@ -1,4 +1,4 @@
-// redisync::Semaphore against a real redis-server: the Redisson layout (wire spec §7),
+// redisync::Semaphore against a real redis-server: the Redisson layout (docs/wire-format.md §7),
 // bounded concurrency across processes, counts, negative permits, push wake-ups, local
 // FIFO fairness, bad input, async forms.
 #include <gtest/gtest.h>

@@ -133,7 +133,7 @@ TEST(StarvationGuardTest, OffMeansNoGuardKeyIsRead) {
 }
 
 TEST(StarvationGuardTest, RedissonLayoutClientIgnoresTheGuard) {
-  // A Redisson-layout acquire (wire spec §2.2, no guard) takes a free lock despite a claim:
+  // A Redisson-layout acquire (docs/wire-format.md §2.2, no guard) takes a free lock despite a claim:
   // the guard only ever holds back redisync clients.
   RedisServer server;
   const auto name = unique_name("guard:");

@@ -60,7 +60,7 @@ TEST(StdGuardSafety, UnlockOfALostFixedLeaseHoldReportsToTheLostHandler) {
   std::atomic<int> lost{0};
   client.on_lock_lost([&](const redisync::LockLostEvent&) { ++lost; });
   // (Not the fair lock: its release answers "released" for a lock that no longer exists,
-  // spec §4.6, so a deleted fair lock is only found lost by the watchdog or its deadline.)
+  // docs/wire-format.md §4.6, so a deleted fair lock is only found lost by the watchdog or its deadline.)
   auto write = client.read_write_lock(unique_name("rw:")).write_lock();
   auto spin = client.spin_lock(unique_name("spin:"));
   auto fenced = client.fenced_lock(unique_name("fenced:"));

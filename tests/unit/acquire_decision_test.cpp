@@ -1,4 +1,4 @@
-// The acquire loop's decisions (wait spec §13) with a fake clock: no Redis needed.
+// The acquire loop's decisions (wait docs/wire-format.md §13) with a fake clock: no Redis needed.
 #include <gtest/gtest.h>
 
 #include "sync/acquire_loop.h"

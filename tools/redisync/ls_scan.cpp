@@ -23,7 +23,7 @@ std::optional<long long> integer_of(std::string_view text) {
   return v;
 }
 
-// The inverse of TAG(N) (wire spec §1.1).
+// The inverse of TAG(N) (docs/wire-format.md §1.1).
 std::string untag(const std::string& tag) {
   if (tag.size() >= 2 && tag.front() == '{' && tag.back() == '}') {
     const std::string inner = tag.substr(1, tag.size() - 2);

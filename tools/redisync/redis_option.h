@@ -17,7 +17,7 @@ CLI::Option* add_redis_option(CLI::App& app, std::string& url);
 /// Config::from_url(url); an invalid URL is a usage error (exit 64) naming --redis.
 Config config_from_url(const std::string& url);
 
-/// TAG(N) of the wire spec (§1.1): "{N}" unless N already contains '{'.
+/// TAG(N) of docs/wire-format.md §1.1: "{N}" unless N already contains '{'.
 std::string hash_tag(const std::string& name);
 
 }  // namespace redisync::cli

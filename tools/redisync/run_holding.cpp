@@ -120,7 +120,7 @@ class MultiHolding : public Holding {
   std::int64_t owner_;
 };
 
-// One permit of N, with a lease: a permit-expirable semaphore (wire spec §8), so a `run` that
+// One permit of N, with a lease: a permit-expirable semaphore (docs/wire-format.md §8), so a `run` that
 // dies (even by SIGKILL) gives its permit back when the lease ends. In watchdog mode the lease
 // is renewed here (every third of it), since the Client renews locks only.
 class SemaphoreHolding : public Holding {

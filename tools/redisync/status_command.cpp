@@ -13,7 +13,7 @@
 namespace redisync::cli {
 namespace {
 
-// Redisson's "never expires" permit score (wire spec §8).
+// Redisson's "never expires" permit score (docs/wire-format.md §8).
 constexpr long long kNoExpiryScore = 922337203685477LL;
 
 std::optional<long long> to_integer(const std::string& text) {

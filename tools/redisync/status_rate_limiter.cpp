@@ -31,7 +31,7 @@ long long grant_permits(const std::string& member) {
   return p;
 }
 
-// S(N, x) of spec §17.1.
+// S(N, x) of docs/wire-format.md §17.1.
 std::string suffixed(const std::string& name, const std::string& x) {
   return (name.find('{') == std::string::npos ? "{" + name + "}" : name) + ":" + x;
 }

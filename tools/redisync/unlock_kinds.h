@@ -1,4 +1,4 @@
-// Which kind of lock a name holds, read from its keys (wire spec §2, §4, §5, §10, §11), for
+// Which kind of lock a name holds, read from its keys (docs/wire-format.md §2, §4, §5, §10, §11), for
 // `redisync unlock --force` (release it with its own kind's force-unlock) and `redisync ls`.
 #pragma once
 
@@ -31,7 +31,7 @@ LockProbe probe_lock(Client& client, const std::string& name);
 /// "lock", "fair lock", "fenced lock", "read-write lock".
 const char* family_noun(LockFamily family);
 
-/// True for "<something>:<integer>" (an owner field of wire spec §1.2).
+/// True for "<something>:<integer>" (an owner field of docs/wire-format.md §1.2).
 bool is_owner_field(const std::string& field);
 
 }  // namespace redisync::cli
