@@ -343,10 +343,12 @@ ReleaseOutcome settle_release(ClientCore& core, const HoldRef& ref, const net::R
     drop();
     return believed ? ReleaseOutcome::lost : ReleaseOutcome::not_held;
   }
-  if (believed && it->second.lost) {
+  if (believed && it->second.lost && kind == ReleaseReply::whole_lock) {
     // The watchdog found the hold lost (e.g. a reader whose own markers expired while other
     // readers kept its field in the hash): the release cleaned up, the hold was lost all the
-    // same (issue 22).
+    // same (issue 22). The other kinds' replies say whether the caller's field was there when
+    // the release ran, which outranks the watchdog's view (its renewal may have run after our
+    // own release had, with the release's reply lost and resent).
     drop();
     return ReleaseOutcome::lost;
   }

@@ -237,7 +237,9 @@ struct IgnoreHeldLocker : Locker {
   std::string own;
 };
 
-// A fixed lease, never renewed: a hold longer than the lease silently loses the lock.
+// A fixed lease, never renewed: a hold longer than the lease silently loses the lock. The
+// library's local lease deadline would tell the holder before the lease ends (and a holder
+// told does not write), so this broken lock also ignores the lost-lock notice (see main).
 struct NoRenewLocker : PlainLocker<redisync::Lock> {
   NoRenewLocker(redisync::Lock l, long lease_ms)
       : PlainLocker<redisync::Lock>(std::move(l)), lease(lease_ms) {}
@@ -255,7 +257,7 @@ struct BlindReleaseLocker : PlainLocker<redisync::Lock> {
       : PlainLocker<redisync::Lock>(std::move(l)), client(c), name(std::move(n)) {}
   void unlock() override {
     try {
-      lock.unlock();
+      lock.unlock_checked();  // unlock() never throws: the failure must be seen to be "fixed"
     } catch (const redisync::Error&) {
       client.execute({"EVAL",
                       "redis.call('del', KEYS[1]) redis.call('publish', KEYS[2], '0') return 1",
@@ -292,8 +294,11 @@ int run(const Options& o) {
     cfg.retry_interval = Duration{200};
     cfg.reconnection_delay_max = Duration{200};
     lock_clients.push_back(std::make_unique<redisync::Client>(cfg));
+    // The broken-norenew control is deaf to the notice: a lock that neither renews nor tells.
+    const bool deaf = o.kind == "broken-norenew";
     lock_clients.back()->on_lock_lost(
-        [&history, &told, id = o.id](const redisync::LockLostEvent& e) {
+        [&history, &told, deaf, id = o.id](const redisync::LockLostEvent& e) {
+          if (deaf) return;
           told = true;
           history.line("L " + std::to_string(id) + " " + std::to_string(mono_ns()) + " " +
                        e.name);
