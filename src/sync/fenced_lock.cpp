@@ -15,7 +15,7 @@ std::string token_key(const std::string& name) {
   return "redisson_lock_token:" + sync::hash_tag(name);
 }
 
-class FencedKind final : public detail::LockKind {
+class FencedKind final : public detail::HashLockKind {
  public:
   std::string noun() const override { return "fenced lock"; }
 
@@ -80,16 +80,6 @@ class FencedKind final : public detail::LockKind {
     start_token_loop(core, name, owner, effective_lease, deadline, nullptr, std::move(done));
   }
 
-  void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                    const detail::HoldRef& hold, Duration lease, const std::string& record,
-                    net::ReplyHandler handler) const override {
-    detail::hash_release_step(core, name, hold, lease, record, true, std::move(handler));
-  }
-
-  void force_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                  net::ReplyHandler handler) const override {
-    detail::hash_force_step(core, name, true, std::move(handler));
-  }
 };
 
 }  // namespace

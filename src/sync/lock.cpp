@@ -13,7 +13,7 @@ namespace redisync {
 
 namespace {
 
-class PlainKind final : public detail::LockKind {
+class PlainKind final : public detail::HashLockKind {
  public:
   std::string noun() const override { return "lock"; }
 
@@ -50,16 +50,6 @@ class PlainKind final : public detail::LockKind {
                               detail::hold_count_check(core, self, name, owner));
   }
 
-  void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                    const detail::HoldRef& hold, Duration lease, const std::string& record,
-                    net::ReplyHandler handler) const override {
-    detail::hash_release_step(core, name, hold, lease, record, true, std::move(handler));
-  }
-
-  void force_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                  net::ReplyHandler handler) const override {
-    detail::hash_force_step(core, name, true, std::move(handler));
-  }
 
  private:
   // The starvation guard (lock_acquire.lua): a waiter that has waited longer than

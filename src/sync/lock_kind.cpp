@@ -282,6 +282,17 @@ void hash_force_step(const std::shared_ptr<ClientCore>& core, const std::string&
                         net::Retry::always);
 }
 
+void HashLockKind::release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                                const HoldRef& hold, Duration lease, const std::string& record,
+                                net::ReplyHandler handler) const {
+  hash_release_step(core, name, hold, lease, record, true, std::move(handler));
+}
+
+void HashLockKind::force_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                              net::ReplyHandler handler) const {
+  hash_force_step(core, name, true, std::move(handler));
+}
+
 void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                  const std::string& name, std::int64_t owner, Duration lease, Duration wait,
                  AcquireDone done, LoopStarter start) {

@@ -97,6 +97,18 @@ class LockKind : public std::enable_shared_from_this<LockKind> {
   std::string describe(const ClientCore& core, const std::string& name) const;
 };
 
+/// A kind on the reentrant hash N of docs/wire-format.md §2.1 whose releases announce
+/// themselves (Lock, FencedLock, the non-reentrant lock): §2.3's release and §2.4's force
+/// release, each publishing on the lock channel. Such a kind only says how it acquires.
+class HashLockKind : public LockKind {
+ public:
+  void release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                    const HoldRef& hold, Duration lease, const std::string& record,
+                    net::ReplyHandler handler) const override;
+  void force_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                  net::ReplyHandler handler) const override;
+};
+
 using KindPtr = std::shared_ptr<const LockKind>;
 
 // --- The flows every kind shares ---

@@ -52,7 +52,7 @@ const lua::Script& guarded_acquire() {
   return script;
 }
 
-class NonReentrantKind final : public detail::LockKind {
+class NonReentrantKind final : public detail::HashLockKind {
  public:
   std::string noun() const override { return "non-reentrant lock"; }
 
@@ -73,19 +73,10 @@ class NonReentrantKind final : public detail::LockKind {
     // second run would answer NON_REENTRANT_REACQUIRE for our own first one).
     auto recheck = detail::hold_count_recheck(core, self, name, owner, attempt);
     detail::start_pubsub_loop(core, detail::lock_channel(name), deadline, std::move(attempt),
-                              std::move(done), nullptr, std::move(recheck));
+                              std::move(done), nullptr, std::move(recheck),
+                              detail::hold_count_check(core, self, name, owner));
   }
 
-  void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                    const detail::HoldRef& hold, Duration lease, const std::string& record,
-                    net::ReplyHandler handler) const override {
-    detail::hash_release_step(core, name, hold, lease, record, true, std::move(handler));
-  }
-
-  void force_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                  net::ReplyHandler handler) const override {
-    detail::hash_force_step(core, name, true, std::move(handler));
-  }
 };
 
 }  // namespace
