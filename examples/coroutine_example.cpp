@@ -31,8 +31,9 @@ asio::awaitable<int> update_report(redisync::Client& client) {
 int main(int argc, char** argv) {
   const std::string url = argc > 1 ? argv[1] : "redis://127.0.0.1:6379";
   try {
+    asio::io_context io;  // declared first: the Client (and its I/O thread, which posts the
+                          // completions to `io`) is destroyed before it
     redisync::Client client(url);
-    asio::io_context io;
     int updated = -1;
     std::exception_ptr failure;
     asio::co_spawn(io, update_report(client), [&](std::exception_ptr e, int n) {
