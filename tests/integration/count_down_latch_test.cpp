@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "redisync/redisync.h"
+#include "support/expect_error.h"
 #include "support/redis_server.h"
 #include "support/test_config.h"
 #include "support/server_stats.h"
@@ -20,6 +21,7 @@
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
+using redisync::test::expect_error;
 using redisync::test::config_for;
 using redisync::test::subscribers;
 using redisync::test::unique_name;
@@ -29,19 +31,6 @@ namespace {
 
 std::string channel_of(const std::string& name) {
   return "redisson_countdownlatch__channel__{" + name + "}";
-}
-
-template <class E, class F>
-void expect_error(F f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an exception";
-  } catch (const E& e) {
-    const std::string what = e.what();
-    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << what;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "unexpected exception: " << e.what();
-  }
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "redisync/redisync.h"
+#include "support/expect_error.h"
 #include "support/redis_server.h"
 #include "support/test_config.h"
 #include "support/server_stats.h"
@@ -25,6 +26,7 @@
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
+using redisync::test::expect_error;
 using redisync::test::config_for;
 using redisync::test::evalsha_calls;
 using redisync::test::unique_name;
@@ -48,19 +50,6 @@ std::string raw_id(const std::string& hex) { return redisync::sync::permit_id_fr
 bool is_hex_id(const std::string& id) {
   return id.size() == 32 &&
          id.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
-template <class E, class F>
-void expect_error(F f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an exception";
-  } catch (const E& e) {
-    const std::string what = e.what();
-    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << what;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "unexpected exception: " << e.what();
-  }
 }
 
 }  // namespace

@@ -20,12 +20,14 @@
 #include <thread>
 
 #include "redisync/redisync.h"
+#include "support/expect_error.h"
 #include "support/redis_server.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
 using redisync::RateType;
 using redisync::test::RedisServer;
+using redisync::test::expect_error;
 using redisync::test::unique_name;
 
 namespace {
@@ -39,19 +41,6 @@ std::string permits_key(const std::string& name) { return tag(name) + ":permits"
 long long server_ms(RedisServer& server) {
   auto t = server.command({"TIME"});
   return std::stoll(t.elements[0].as_string()) * 1000 + std::stoll(t.elements[1].as_string()) / 1000;
-}
-
-template <class E, class F>
-void expect_error(F f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an exception";
-  } catch (const E& e) {
-    const std::string what = e.what();
-    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << what;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "unexpected exception: " << e.what();
-  }
 }
 
 // One grant as stored in the permits set: id, permits, score.

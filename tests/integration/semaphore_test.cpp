@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "redisync/redisync.h"
+#include "support/expect_error.h"
 #include "support/redis_server.h"
 #include "support/test_config.h"
 #include "support/server_stats.h"
@@ -23,6 +24,7 @@
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
+using redisync::test::expect_error;
 using redisync::test::config_for;
 using redisync::test::evalsha_calls;
 using redisync::test::no_channels;
@@ -40,20 +42,6 @@ pid_t spawn_worker(const std::vector<std::string>& args) {
   std::vector<std::string> argv{REDISYNC_TEST_WORKER};
   argv.insert(argv.end(), args.begin(), args.end());
   return redisync::test::detail::spawn_process(argv, -1);
-}
-
-// Runs `f` and checks it throws E whose message contains every one of `parts`.
-template <class E, class F>
-void expect_error(F f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an exception";
-  } catch (const E& e) {
-    const std::string what = e.what();
-    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << what;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "unexpected exception: " << e.what();
-  }
 }
 
 }  // namespace
