@@ -222,6 +222,18 @@ TEST(ChaosHistory, IdleWorkerAndHungAttemptFail) {
   EXPECT_EQ(v.errors.at("acquire:TimeoutError"), 1);
 }
 
+TEST(ChaosHistory, AHoldEndedByALostNoticeIsProgress) {
+  // Worker 1's only hold ended "lost": it was not starved (the notice's timing is checked
+  // separately), so it is not idle.
+  const History h = parse_history(
+      "A 0 100 0 0 1000000 0 f0\n"
+      "R 0 0 2000000 3000000 0 1 ok\n"
+      "A 1 101 0 4000000 5000000 0 f0\n"
+      "R 1 0 6000000 7000000 0 0 lost\n");
+  const Verdict v = check(h, two_workers(1));
+  EXPECT_TRUE(v.idle_workers.empty());
+}
+
 TEST(ChaosHistory, MalformedLinesAreReported) {
   const History h = parse_history("A 0 garbage\nR 9 9 1 2 3 1 ok\nZ\n");
   EXPECT_EQ(h.malformed.size(), 3u);
