@@ -91,3 +91,40 @@ TEST(HonestNumbersTest, PermitExpirableAcquireInt64MaxBuildsIdsUntilMemoryRunsOu
                redisync::InvalidArgument);
   EXPECT_EQ(pes.available_permits(), 1);
 }
+
+// MultiLock and RedLock compute their own member waits from the caller's: a wait the clock
+// cannot add (milliseconds::max()) must still mean "wait", for both.
+TEST(HonestNumbersTest, MultiLockAndRedLockTryLockForMillisecondsMaxWait) {
+  // Three servers, a holder's and a waiter's Client on each (RedLock wants one per member).
+  std::vector<std::unique_ptr<RedisServer>> servers;
+  std::vector<std::unique_ptr<redisync::Client>> holders, waiters;
+  for (int i = 0; i < 3; ++i) {
+    servers.push_back(std::make_unique<RedisServer>());
+    holders.push_back(std::make_unique<redisync::Client>(config_for(*servers.back())));
+    waiters.push_back(std::make_unique<redisync::Client>(config_for(*servers.back())));
+  }
+  for (const bool red : {false, true}) {
+    SCOPED_TRACE(red ? "RedLock" : "MultiLock");
+    const std::string name = unique_name("numbers:multi:");
+    // Held elsewhere on two of the three servers: neither kind can succeed until freed.
+    auto holder2 = holders[1]->lock(name);
+    auto holder3 = holders[2]->lock(name);
+    holder2.lock();
+    holder3.lock();
+    std::vector<redisync::AnyLock> members;
+    for (auto& w : waiters) members.emplace_back(w->lock(name));
+    auto got = std::async(std::launch::async, [&] {
+      std::unique_ptr<redisync::MultiLock> lock =
+          red ? std::make_unique<redisync::RedLock>(members)
+              : std::make_unique<redisync::MultiLock>(members);
+      const bool ok = lock->try_lock_for(std::chrono::milliseconds::max());
+      if (ok) lock->unlock();
+      return ok;
+    });
+    ASSERT_EQ(got.wait_for(1s), std::future_status::timeout) << "gave up at once";
+    holder2.unlock();
+    holder3.unlock();
+    ASSERT_EQ(got.wait_for(20s), std::future_status::ready);
+    EXPECT_TRUE(got.get());
+  }
+}
