@@ -55,7 +55,8 @@ TEST_P(KillHolder, LockRecoveredWithinLeaseAndExclusionHolds) {
   EXPECT_EQ(v.lost_updates, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, KillHolder, ::testing::Values("lock", "fair", "fenced"));
+INSTANTIATE_TEST_SUITE_P(Kinds, KillHolder,
+                         ::testing::Values("lock", "fair", "fenced", "rw-write", "multi"));
 
 // --- (2) SIGSTOP of a holder past its lease, then SIGCONT: the holder is told. ---
 
@@ -96,7 +97,8 @@ TEST_P(StopHolder, StaleHolderIsToldAndFencingRejectsItsWrite) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, StopHolder, ::testing::Values("lock", "fair", "fenced"));
+INSTANTIATE_TEST_SUITE_P(Kinds, StopHolder,
+                         ::testing::Values("lock", "fair", "fenced", "rw-write", "multi"));
 
 // --- (3) redis-server killed and restarted on the same port (no persistence). ---
 // Clients reconnect and resubscribe; no waiter hangs past its wait; exclusion holds except

@@ -214,6 +214,23 @@ struct FencedLocker : Locker {
   redisync::FencedLock lock;
 };
 
+// MultiLock over two locks on one server: `name` (whose owner field the fixture checks) and
+// `name:2`.
+struct MultiLocker : Locker {
+  MultiLocker(redisync::Client& c, const std::string& name)
+      : first(c.lock(name)), lock({first, c.lock(name + ":2")}) {}
+  std::optional<std::uint64_t> try_acquire(Duration wait) override {
+    if (lock.try_lock_for(wait)) return 0;
+    return std::nullopt;
+  }
+  void unlock() override { lock.unlock_checked(); }
+  std::string field() const override {
+    return first.owner_field(redisync::Client::current_thread_id());
+  }
+  redisync::Lock first;
+  redisync::MultiLock lock;
+};
+
 // --- The negative control: deliberately broken locks. Never use these anywhere else. ---
 
 // Acquire ignores a held lock: it just adds its field and sets the expiry.
@@ -316,6 +333,11 @@ int run(const Options& o) {
     locker = std::make_unique<PlainLocker<redisync::FairLock>>(client.fair_lock(o.name));
   } else if (o.kind == "fenced") {
     locker = std::make_unique<FencedLocker>(client.fenced_lock(o.name));
+  } else if (o.kind == "rw-write") {
+    locker = std::make_unique<PlainLocker<redisync::WriteLock>>(
+        client.read_write_lock(o.name).write_lock());
+  } else if (o.kind == "multi") {
+    locker = std::make_unique<MultiLocker>(client, o.name);
   } else if (o.kind == "broken-ignore") {
     locker = std::make_unique<IgnoreHeldLocker>(client, o.name, o.watchdog_ms);
   } else if (o.kind == "broken-norenew") {

@@ -36,11 +36,19 @@ long long told_at(const Section& s, const History& h) {
   return told;
 }
 
-bool paused_at(int worker, long long at, const Expectations& expect) {
+// A stopped holder cannot be told; once continued it needs to be scheduled before its
+// deadline timer can fire, while the other workers run on. A notice within this long of the
+// SIGCONT is as early as the holder could have been told.
+constexpr long long kResumeSlackNs = 25'000'000;
+
+// True when `worker` was stopped at `at`, or `at` fell between its SIGCONT and a notice
+// `told` that came within kResumeSlackNs of that SIGCONT.
+bool paused_at(int worker, long long at, long long told, const Expectations& expect) {
   auto it = expect.paused.find(worker);
   if (it == expect.paused.end()) return false;
   for (const auto& [from, to] : it->second) {
     if (from <= at && at <= to) return true;
+    if (to < at && at <= told && told - to <= kResumeSlackNs) return true;
   }
   return false;
 }
@@ -172,7 +180,7 @@ Verdict check(const History& history, const Expectations& expect) {
         stale.insert(holds[i]);
         continue;
       }
-      if (told != kNever && paused_at(holds[i]->worker, acquired_j, expect)) {
+      if (told != kNever && paused_at(holds[i]->worker, acquired_j, told, expect)) {
         ++v.explained_by_pause;
         stale.insert(holds[i]);
         continue;

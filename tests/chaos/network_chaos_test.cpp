@@ -158,8 +158,8 @@ TEST_P(Partition, HolderIsToldBeforeAnotherAcquires) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, Partition,
-                         ::testing::Values("lock", "fair", "fenced", "broken-norenew",
-                                           "broken-ignore"));
+                         ::testing::Values("lock", "fair", "fenced", "rw-write", "multi",
+                                           "broken-norenew", "broken-ignore"));
 
 // --- Slow network: once the victim holds (for several renewal periods), its requests and
 // replies are delayed 150 ms + up to 350 ms each way (round trips 300-1000 ms: around the

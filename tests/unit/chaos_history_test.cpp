@@ -74,6 +74,30 @@ TEST(ChaosHistory, ReportedLossExplainsOverlapAndLostUpdate) {
   EXPECT_EQ(v.lost_callbacks, 1);
 }
 
+// Worker 0 was continued at 4.4 ms; worker 1 acquired at 4.5 ms, 0 was told at 4.6 ms: as
+// early as a resumed process can be told. Told 30 ms after the SIGCONT instead, it was late.
+TEST(ChaosHistory, NoticeRightAfterResumeExplainsAnOverlapButNotALateOne) {
+  auto history = [](long long told) {
+    const std::string t = std::to_string(told);
+    return parse_history(
+        "A 0 100 0 0 1000000 0 f0\n"
+        "A 1 101 0 0 4500000 0 f1\n"
+        "R 1 0 5000000 5100000 0 1 ok\n"
+        "L 0 " + t + " lockname\n"
+        "R 0 0 " + std::to_string(told + 100000) + " " + std::to_string(told + 200000) +
+        " 0 s lost\n");
+  };
+  Expectations e = two_workers(1);
+  e.paused[0] = {{1500000, 4400000}};
+  e.faults = 1;
+  const Verdict prompt = check(history(4600000), e);
+  EXPECT_TRUE(prompt.ok()) << prompt.summary("prompt");
+  EXPECT_EQ(prompt.explained_by_pause, 1);
+  const Verdict late = check(history(34400000), e);
+  EXPECT_FALSE(late.ok());
+  EXPECT_EQ(late.unexplained_overlaps, 1);
+}
+
 // The same history with nobody stopped: worker 0 was told 2.5 ms after worker 1 acquired. A
 // notice that late does not explain the overlap (no data-loss fault either).
 const char* kToldLate =
