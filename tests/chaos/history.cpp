@@ -39,7 +39,7 @@ long long told_at(const Section& s, const History& h) {
 // A stopped holder cannot be told; once continued it needs to be scheduled before its
 // deadline timer can fire, while the other workers run on. A notice within this long of the
 // SIGCONT is as early as the holder could have been told.
-constexpr long long kResumeSlackNs = 25'000'000;
+constexpr long long kResumeSlackNs = 50'000'000;
 
 // True when `worker` was stopped at `at`, or `at` fell between its SIGCONT and a notice
 // `told` that came within kResumeSlackNs of that SIGCONT.
