@@ -8,10 +8,13 @@
 #include <thread>
 
 #include "redisync/redisync.h"
+#include "support/fault_proxy.h"
 #include "support/redis_server.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
+using redisync::test::Direction;
+using redisync::test::FaultProxy;
 using redisync::test::RedisServer;
 using redisync::test::ServerOptions;
 using redisync::test::unique_name;
@@ -21,14 +24,24 @@ namespace {
 
 class SentinelDeployment {
  public:
-  SentinelDeployment() {
+  /// With `replication_proxy`, the replica replicates through a FaultProxy, so a test can cut
+  /// the replication stream. The sentinels would then re-point the replica at the master's
+  /// own address once it has reported "another" master for failover-timeout: that timeout is
+  /// raised to 60 s, far beyond such a test.
+  explicit SentinelDeployment(bool replication_proxy = false) {
     master_ = std::make_unique<RedisServer>();
+    std::uint16_t upstream = master_->port();
+    if (replication_proxy) {
+      proxy_ = std::make_unique<FaultProxy>(master_->port());
+      upstream = proxy_->port();
+    }
     replica_ = std::make_unique<RedisServer>(ServerOptions{
-        .extra_args = {"--replicaof", "127.0.0.1", std::to_string(master_->port())}});
+        .extra_args = {"--replicaof", "127.0.0.1", std::to_string(upstream)}});
     const std::string conf = "sentinel monitor mymaster 127.0.0.1 " +
                              std::to_string(master_->port()) + " 2\n" +
                              "sentinel down-after-milliseconds mymaster 1000\n"
-                             "sentinel failover-timeout mymaster 4000\n"
+                             "sentinel failover-timeout mymaster " +
+                             (replication_proxy ? "60000" : "4000") + "\n" +
                              "sentinel parallel-syncs mymaster 1";
     for (int i = 0; i < 3; ++i) {
       sentinels_.push_back(std::make_unique<RedisServer>(ServerOptions{.sentinel_config = conf}));
@@ -75,6 +88,7 @@ class SentinelDeployment {
   }
   bool ready() const { return ready_; }
   RedisServer& master() { return *master_; }
+  FaultProxy* replication_proxy() { return proxy_.get(); }
   RedisServer& replica() { return *replica_; }
   // True once the sentinels report the replica as the master.
   bool failed_over() {
@@ -89,6 +103,7 @@ class SentinelDeployment {
 
  private:
   std::unique_ptr<RedisServer> master_, replica_;
+  std::unique_ptr<FaultProxy> proxy_;
   std::vector<std::unique_ptr<RedisServer>> sentinels_;
   bool ready_ = false;
 };
@@ -162,4 +177,54 @@ TEST(SentinelTest, LockWhoseLeaseRanOutDuringFailoverIsReportedLost) {
   ASSERT_TRUE(wait_until([&] { return lost.load() == 1; }, 30s, 50ms));
   ASSERT_TRUE(wait_until([&] { return d.failed_over(); }, 30s, 100ms));
   EXPECT_THROW(lock.unlock_checked(), redisync::LockLostError);
+}
+
+// A failover that loses the acquire (issue 18): the replica stops receiving the replication
+// stream, a holder acquires on the master, the master dies and the replica, which never got
+// the lock, is promoted. With the replica acknowledgement (WAIT, the default) the acquire is
+// refused instead; without it, the new master lets a second client in, and the first holder
+// must be told (lost-lock handler, unlock_checked() raising LockLostError): a double hold is
+// possible without WAIT, but never silent.
+TEST(SentinelTest, FailoverThatLosesTheAcquireIsReportedNotSilent) {
+  SentinelDeployment d(/*replication_proxy=*/true);
+  ASSERT_TRUE(d.ready());
+  const auto name = unique_name("lost-acquire:");
+
+  auto with_wait = d.config();
+  with_wait.slaves_sync_timeout = 300ms;
+  with_wait.retry_attempts = 2;
+  auto no_wait = d.config();
+  no_wait.check_lock_synced_slaves = false;
+  no_wait.lock_watchdog_timeout = 3000ms;  // renewals every second
+  redisync::Client careful(with_wait), holder(no_wait), other(d.config());
+  std::atomic<int> lost{0};
+  holder.on_lock_lost([&](const redisync::LockLostEvent& e) {
+    if (e.name == name) ++lost;
+  });
+  careful.execute({"PING"});
+  holder.execute({"PING"});
+
+  d.replication_proxy()->set_blackhole(Direction::both, true);
+  // With WAIT: no replica acknowledges, so nothing is held (and nothing is left on the master).
+  auto refused = careful.lock(name);
+  EXPECT_FALSE(refused.try_lock_for(1s));
+  EXPECT_EQ(exists(d.master(), name), 0);
+  // Without WAIT: held on the master only.
+  auto lock = holder.lock(name);
+  lock.lock();
+  EXPECT_EQ(exists(d.master(), name), 1);
+  EXPECT_EQ(exists(d.replica(), name), 0);
+
+  d.master().kill();
+  ASSERT_TRUE(wait_until([&] { return d.failed_over(); }, 30s, 100ms));
+  // The promoted replica never had the lock: another client gets it.
+  auto second = other.lock(name);
+  ASSERT_TRUE(second.try_lock_for(20s));
+  // The first holder's next renewal finds its hold gone on the new master: it is told.
+  ASSERT_TRUE(wait_until([&] { return lost.load() >= 1; }, 20s, 50ms))
+      << "the double hold went unreported";
+  EXPECT_FALSE(lock.is_held_by_current_thread());
+  EXPECT_THROW(lock.unlock_checked(), redisync::LockLostError);
+  EXPECT_TRUE(second.is_held_by_current_thread());  // the loser's unlock freed nothing
+  second.unlock();
 }
