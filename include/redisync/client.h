@@ -37,7 +37,9 @@ class ClientCore;
 /// during a pause, deleted, lost in a server restart) or could not reach the server before
 /// the lease ran out.
 struct LockLostEvent {
-  std::string name;       ///< the lock's name
+  /// The lock's name; a ReadWriteLock's side carries its suffix: "NAME (read lock)" or
+  /// "NAME (write lock)".
+  std::string name;
   std::int64_t owner;     ///< the thread/owner id that held it
   std::string reason;     ///< what was observed, for logs
 };

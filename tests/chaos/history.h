@@ -95,7 +95,7 @@ struct Verdict {
   int token_regressions = 0;      // tokens not strictly increasing in acquire order
   int timeouts = 0;               // T lines (wait ran out)
   std::map<std::string, int> errors;  // acquire errors (E) and failed releases, by class
-  std::vector<int> idle_workers;  // workers whose every hold neither ended ok nor lost
+  std::vector<int> idle_workers;  // workers that never held the lock (starved)
   int hung_attempts = 0;          // attempts that took longer than wait + slack
   double max_attempt_ms = 0;      // longest attempt (acquired or not)
   double max_blocked_after_free_ms = 0;  // longest wait past the previous holder's release

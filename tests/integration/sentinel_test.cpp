@@ -184,8 +184,32 @@ TEST(SentinelTest, LockWhoseLeaseRanOutDuringFailoverIsReportedLost) {
 // the lock, is promoted. With the replica acknowledgement (WAIT, the default) the acquire is
 // refused instead; without it, the new master lets a second client in, and the first holder
 // must be told (lost-lock handler, unlock_checked() raising LockLostError): a double hold is
-// possible without WAIT, but never silent.
-TEST(SentinelTest, FailoverThatLosesTheAcquireIsReportedNotSilent) {
+// possible without WAIT, but never silent. For every kind the watchdog renews.
+struct PlainKind {
+  static redisync::Lock make(redisync::Client& c, const std::string& n) { return c.lock(n); }
+};
+struct FairKind {
+  static redisync::FairLock make(redisync::Client& c, const std::string& n) {
+    return c.fair_lock(n);
+  }
+};
+struct FencedKind {
+  static redisync::FencedLock make(redisync::Client& c, const std::string& n) {
+    return c.fenced_lock(n);
+  }
+};
+struct WriteKind {
+  static redisync::WriteLock make(redisync::Client& c, const std::string& n) {
+    return c.read_write_lock(n).write_lock();
+  }
+};
+
+template <class Kind>
+class LostAcquireFailover : public ::testing::Test {};
+using FailoverKinds = ::testing::Types<PlainKind, FairKind, FencedKind, WriteKind>;
+TYPED_TEST_SUITE(LostAcquireFailover, FailoverKinds);
+
+TYPED_TEST(LostAcquireFailover, IsReportedNotSilent) {
   SentinelDeployment d(/*replication_proxy=*/true);
   ASSERT_TRUE(d.ready());
   const auto name = unique_name("lost-acquire:");
@@ -198,19 +222,20 @@ TEST(SentinelTest, FailoverThatLosesTheAcquireIsReportedNotSilent) {
   no_wait.lock_watchdog_timeout = 3000ms;  // renewals every second
   redisync::Client careful(with_wait), holder(no_wait), other(d.config());
   std::atomic<int> lost{0};
+  // The event names the lock ("NAME", or "NAME (write lock)" for a read-write lock's side).
   holder.on_lock_lost([&](const redisync::LockLostEvent& e) {
-    if (e.name == name) ++lost;
+    if (e.name.rfind(name, 0) == 0) ++lost;
   });
   careful.execute({"PING"});
   holder.execute({"PING"});
 
   d.replication_proxy()->set_blackhole(Direction::both, true);
   // With WAIT: no replica acknowledges, so nothing is held (and nothing is left on the master).
-  auto refused = careful.lock(name);
+  auto refused = TypeParam::make(careful, name);
   EXPECT_FALSE(refused.try_lock_for(1s));
   EXPECT_EQ(exists(d.master(), name), 0);
   // Without WAIT: held on the master only.
-  auto lock = holder.lock(name);
+  auto lock = TypeParam::make(holder, name);
   lock.lock();
   EXPECT_EQ(exists(d.master(), name), 1);
   EXPECT_EQ(exists(d.replica(), name), 0);
@@ -218,7 +243,7 @@ TEST(SentinelTest, FailoverThatLosesTheAcquireIsReportedNotSilent) {
   d.master().kill();
   ASSERT_TRUE(wait_until([&] { return d.failed_over(); }, 30s, 100ms));
   // The promoted replica never had the lock: another client gets it.
-  auto second = other.lock(name);
+  auto second = TypeParam::make(other, name);
   ASSERT_TRUE(second.try_lock_for(20s));
   // The first holder's next renewal finds its hold gone on the new master: it is told.
   ASSERT_TRUE(wait_until([&] { return lost.load() >= 1; }, 20s, 50ms))

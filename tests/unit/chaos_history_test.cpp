@@ -258,6 +258,18 @@ TEST(ChaosHistory, AHoldEndedByALostNoticeIsProgress) {
   EXPECT_TRUE(v.idle_workers.empty());
 }
 
+TEST(ChaosHistory, AWorkerKilledInsideItsOnlySectionIsNotIdle) {
+  const History h = parse_history(
+      "A 0 100 0 0 1000000 0 f0\n"
+      "R 0 0 2000000 3000000 0 1 ok\n"
+      "A 1 101 0 4000000 5000000 0 f1\n");
+  Expectations e = two_workers(1);
+  e.killed[1] = 6000000;
+  const Verdict v = check(h, e);
+  EXPECT_TRUE(v.idle_workers.empty());
+  EXPECT_EQ(v.killed_open, 1);
+}
+
 TEST(ChaosHistory, MalformedLinesAreReported) {
   const History h = parse_history("A 0 garbage\nR 9 9 1 2 3 1 ok\nZ\n");
   EXPECT_EQ(h.malformed.size(), 3u);
