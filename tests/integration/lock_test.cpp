@@ -71,15 +71,17 @@ TEST(LockTest, ExclusionAcrossSixteenProcesses) {
   RedisServer server;
   const std::string name = unique_name("lock:");
   std::vector<pid_t> pids;
+  const int iterations = redisync::test::load_count(200);
   for (int p = 0; p < 16; ++p) {
-    pids.push_back(spawn_worker({"counter", server.url(), name, "counter", "200"}));
+    pids.push_back(
+        spawn_worker({"counter", server.url(), name, "counter", std::to_string(iterations)}));
   }
   for (pid_t pid : pids) {
     int status = 0;
     ASSERT_TRUE(redisync::test::detail::reap_within(pid, 120s, &status));
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   }
-  EXPECT_EQ(server.command({"GET", "counter"}).as_string(), "3200");
+  EXPECT_EQ(server.command({"GET", "counter"}).as_string(), std::to_string(16 * iterations));
   EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);
 }
 
@@ -348,9 +350,10 @@ TEST(LockTest, ChannelsAreUnsubscribedAfterManyCycles) {
   for (int i = 0; i < 5; ++i) locks.push_back(client.lock(unique_name("lock:")));
   std::atomic<int> cycles{0};
   std::vector<std::jthread> threads;
+  const int total = redisync::test::load_count(10000);
   for (int t = 0; t < 32; ++t) {
     threads.emplace_back([&, t] {
-      for (int i = 0; i < 10000 / 32 + 1; ++i) {
+      for (int i = 0; i < total / 32 + 1; ++i) {
         auto& l = locks[static_cast<std::size_t>((t + i) % 5)];
         l.lock();
         l.unlock();
@@ -359,7 +362,7 @@ TEST(LockTest, ChannelsAreUnsubscribedAfterManyCycles) {
     });
   }
   for (auto& t : threads) t.join();
-  EXPECT_GE(cycles.load(), 10000);
+  EXPECT_GE(cycles.load(), total);
   EXPECT_TRUE(wait_until([&] { return no_channels(server); }, 3s));
   for (auto& l : locks) EXPECT_FALSE(l.is_locked());
 }
