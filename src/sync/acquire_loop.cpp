@@ -1,6 +1,8 @@
 #include "sync/acquire_loop.h"
 
 #include <algorithm>
+#include <atomic>
+#include <iostream>
 
 #include "redisync/errors.h"
 
@@ -9,24 +11,6 @@ namespace redisync::sync {
 namespace {
 thread_local std::optional<Clock::time_point> deciding_sent;  // see deciding_attempt_sent()
 }  // namespace
-
-NextStep decide_next_step(const AttemptResult& result, Clock::time_point now,
-                          std::optional<Clock::time_point> deadline, bool subscribed,
-                          bool wakeup_pending) {
-  if (deadline && now >= *deadline) return {NextStep::give_up};
-  if (!subscribed) return {NextStep::subscribe};
-  if (wakeup_pending) return {NextStep::retry_now};
-  // Sleep until a message, bounded by the holder's lease (it frees itself then) and by our
-  // own deadline. A lock without expiry can only be freed by a release: wait for the message.
-  std::optional<Duration> bound;
-  if (result.ttl_ms >= 0) bound = Duration{result.ttl_ms};
-  if (deadline) {
-    auto left = std::chrono::ceil<Duration>(*deadline - now);
-    bound = bound ? std::min(*bound, left) : left;
-  }
-  if (!bound) return {NextStep::sleep, Duration::max()};
-  return {NextStep::sleep, std::max(*bound, Duration{0})};
-}
 
 std::optional<Clock::time_point> deadline_after(Duration wait) {
   if (wait < Duration{0}) return std::nullopt;
@@ -48,6 +32,53 @@ bool may_have_run(std::exception_ptr error) {
   return false;
 }
 
+namespace {
+
+// Without a subscription no message can wake a waiter: it attempts this often instead.
+constexpr Duration kPollWithoutSubscription{100};
+
+AttemptError classify(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const AuthError&) {
+  } catch (const ConnectionError& e) {
+    return e.maybe_sent() ? AttemptError::retry_uncertain : AttemptError::retry;
+  } catch (const TimeoutError&) {
+    return AttemptError::retry_uncertain;
+  } catch (...) {
+  }
+  return AttemptError::fatal;
+}
+
+AcquireFsm::Settings settings_of(const AcquireLoop::Params& p, net::Executor& executor) {
+  AcquireFsm::Settings s;
+  s.deadline = p.deadline;
+  s.retry_attempts = p.retry_attempts;
+  s.retry_interval = p.retry_interval;
+  s.can_recheck = static_cast<bool>(p.recheck);
+  s.can_settle = static_cast<bool>(p.settle);
+  s.subscription_timeout = executor.subscriber().subscription_timeout();
+  s.poll_interval = kPollWithoutSubscription;
+  return s;
+}
+
+void warn_polling_once(const std::string& channel, std::exception_ptr error) {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  std::string why = "unknown error";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    why = e.what();
+  } catch (...) {
+  }
+  std::cerr << "redisync: could not subscribe to " << channel << " (" << why
+            << "); waiters poll every " << kPollWithoutSubscription.count()
+            << " ms instead (said once per process)\n";
+}
+
+}  // namespace
+
 void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
   auto loop = std::shared_ptr<AcquireLoop>(
       new AcquireLoop(executor, std::move(params), std::move(done)));
@@ -57,171 +88,105 @@ void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
   // attempt runs is seen here as a wake-up to take. A failed first attempt can then go
   // straight to sleep, instead of subscribing and asking the server once more.
   loop->channel_ = executor.subscriber().join_if_subscribed(loop->params_.channel);
-  loop->attempt();
+  loop->apply(loop->fsm_.start());
 }
 
 AcquireLoop::AcquireLoop(net::Executor& executor, Params params, Done done)
     : executor_(executor), params_(std::move(params)), done_(std::move(done)),
-      timer_(executor.io()) {}
+      fsm_(settings_of(params_, executor)), timer_(executor.io()) {}
 
-void AcquireLoop::attempt() {
-  ++round_;
-  if (params_.probe) ++params_.probe->attempts;
-  auto self = shared_from_this();
-  const bool recheck = uncertain_ && params_.recheck;
-  auto& fn = recheck ? params_.recheck : params_.attempt;
-  // A recheck may find that the uncertain attempt acquired: its (earlier) time stays.
-  if (!recheck) attempt_sent_ = Clock::now();
-  uncertain_ = false;
-  fn([self](std::exception_ptr error, AttemptResult result) { self->on_attempt(error, result); });
+void AcquireLoop::apply(AcquireAction action) {
+  if (finished_) return;
+  switch (action.kind) {
+    case AcquireAction::none:
+      return;
+    case AcquireAction::attempt:
+    case AcquireAction::recheck:
+    case AcquireAction::settle:
+      return send(action.kind);
+    case AcquireAction::subscribe:
+      return subscribe(action.bound);
+    case AcquireAction::sleep:
+      channel_->sleep(this);
+      if (action.bound != Duration::max()) arm_timer(action.bound);
+      return;
+    case AcquireAction::pause:
+      return arm_timer(action.bound);
+    case AcquireAction::succeed:
+      return finish(nullptr, true);
+    case AcquireAction::fail: {
+      if (params_.on_give_up) params_.on_give_up();
+      std::exception_ptr error;
+      if (action.error == AcquireAction::Error::attempt) error = last_error_;
+      if (action.error == AcquireAction::Error::unknown) {
+        // A hold the attempt may have taken ends with its lease (it is not renewed).
+        error = std::make_exception_ptr(TimeoutError(
+            "redisync: could not find out whether an acquire whose reply timed out ran on "
+            "the server; if it did, its hold lasts until its lease ends"));
+      }
+      return finish(error, false);
+    }
+  }
 }
 
-// True when the error was handled (a retry is scheduled, or the wait ran out and the loop
-// finished as "not acquired"); false when it must be reported.
-bool AcquireLoop::retry_after_error(std::exception_ptr error) {
-  // Server unreachable, restarting or failing over: try again a few times within the wait.
-  bool retryable = false;
-  bool uncertain = false;
-  try {
-    std::rethrow_exception(error);
-  } catch (const AuthError&) {
-  } catch (const ConnectionError& e) {
-    retryable = true;
-    uncertain = e.maybe_sent();
-  } catch (const TimeoutError&) {
-    retryable = true;
-    uncertain = true;
-  } catch (...) {
-  }
-  if (!retryable) return false;
-  Duration pause = params_.retry_interval;
-  if (params_.deadline) {
-    const auto left = std::chrono::floor<Duration>(*params_.deadline - Clock::now());
-    uncertain_ = uncertain_ || uncertain;
-    if (left <= Duration{0}) {
-      // The wait is over: a timed acquire that could not get through is "not acquired",
-      // unless the attempt ran after all (settled first).
-      give_up(nullptr);
-      return true;
-    }
-    pause = std::min(pause, left);
-  }
-  uncertain_ = uncertain_ || uncertain;
-  if (failures_ >= params_.retry_attempts) {
-    if (!uncertain_ || !params_.settle) return false;
-    give_up(error);
-    return true;
-  }
-  ++failures_;
-  const auto round = ++round_;
+void AcquireLoop::send(AcquireAction::Kind kind) {
+  ++round_;
   auto self = shared_from_this();
-  timer_.expires_after(pause);
+  if (kind == AcquireAction::settle) {
+    params_.settle([self](std::exception_ptr check_error, AttemptResult r) {
+      if (self->finished_) return;
+      std::optional<bool> acquired;
+      if (!check_error) acquired = r.acquired;
+      self->apply(self->fsm_.settle_answered(Clock::now(), acquired));
+    });
+    return;
+  }
+  if (params_.probe) ++params_.probe->attempts;
+  // A recheck may find that the uncertain attempt acquired: its (earlier) time stays.
+  if (kind == AcquireAction::attempt) attempt_sent_ = Clock::now();
+  auto& fn = kind == AcquireAction::recheck ? params_.recheck : params_.attempt;
+  fn([self](std::exception_ptr error, AttemptResult result) {
+    if (self->finished_) return;
+    const auto now = Clock::now();
+    if (error) {
+      self->last_error_ = error;
+      return self->apply(self->fsm_.attempt_failed(now, classify(error)));
+    }
+    auto& ch = self->channel_;
+    const bool subscribed = ch && ch->subscribed() && !self->subscribing_;
+    const bool wakeup = subscribed && ch->take_wakeup();
+    self->apply(self->fsm_.attempt_answered(now, result, subscribed, wakeup));
+  });
+}
+
+void AcquireLoop::subscribe(Duration limit) {
+  if (!channel_) channel_ = executor_.subscriber().join(params_.channel, params_.policy);
+  subscribing_ = true;
+  auto self = shared_from_this();
+  // Attempt again once the subscription is confirmed: a release published between the
+  // first attempt and the subscription would otherwise be missed.
+  channel_->when_subscribed(
+      [self](std::exception_ptr sub_error) {
+        if (self->finished_) return;
+        self->subscribing_ = false;
+        auto action = self->fsm_.subscription_done(Clock::now(), !sub_error);
+        if (self->fsm_.polling()) {
+          warn_polling_once(self->params_.channel, sub_error);
+          self->leave_channel();
+        }
+        self->apply(action);
+      },
+      limit);
+}
+
+void AcquireLoop::arm_timer(Duration bound) {
+  const auto round = round_;
+  auto self = shared_from_this();
+  timer_.expires_after(bound);
   timer_.async_wait([self, round](std::error_code ec) {
     if (ec || self->finished_ || round != self->round_) return;
-    self->attempt();
-  });
-  return true;
-}
-
-void AcquireLoop::on_attempt(std::exception_ptr error, AttemptResult result) {
-  if (finished_) return;
-  if (error) {
-    if (retry_after_error(error)) return;
-    if (params_.on_give_up) params_.on_give_up();
-    return finish(error, false);
-  }
-  failures_ = 0;
-  if (result.acquired) return finish(nullptr, true);
-
-  const auto now = Clock::now();
-  const bool subscribed = channel_ && channel_->subscribed() && !subscribing_;
-  const bool wakeup = subscribed && channel_->take_wakeup();
-  const NextStep step = decide_next_step(result, now, params_.deadline, subscribed, wakeup);
-  switch (step.kind) {
-    case NextStep::give_up:
-      if (params_.on_give_up) params_.on_give_up();
-      return finish(nullptr, false);
-    case NextStep::retry_now:
-      return attempt();
-    case NextStep::subscribe: {
-      if (!channel_) channel_ = executor_.subscriber().join(params_.channel, params_.policy);
-      subscribing_ = true;
-      Duration limit = executor_.subscriber().subscription_timeout();
-      if (params_.deadline) {
-        limit = std::min(limit, std::chrono::ceil<Duration>(*params_.deadline - now));
-      }
-      auto self = shared_from_this();
-      // Attempt again once the subscription is confirmed: a release published between the
-      // first attempt and the subscription would otherwise be missed.
-      channel_->when_subscribed(
-          [self](std::exception_ptr sub_error) {
-            if (self->finished_) return;
-            self->subscribing_ = false;
-            if (sub_error) {
-              // Out of wait time while subscribing is a plain "not acquired".
-              if (self->params_.deadline && Clock::now() >= *self->params_.deadline) {
-                if (self->params_.on_give_up) self->params_.on_give_up();
-                return self->finish(nullptr, false);
-              }
-              if (self->params_.on_give_up) self->params_.on_give_up();
-              return self->finish(sub_error, false);
-            }
-            self->attempt();
-          },
-          std::max(limit, Duration{1}));
-      return;
-    }
-    case NextStep::sleep: {
-      channel_->sleep(this);
-      if (step.sleep_for != Duration::max()) {
-        const auto round = round_;
-        auto self = shared_from_this();
-        timer_.expires_after(step.sleep_for);
-        timer_.async_wait([self, round](std::error_code ec) {
-          if (ec || self->finished_ || round != self->round_) return;
-          self->channel_->cancel(self.get());
-          self->attempt();
-        });
-      }
-      return;
-    }
-  }
-}
-
-void AcquireLoop::give_up(std::exception_ptr error) {
-  if (uncertain_ && params_.settle) return settle(error, std::max(params_.retry_attempts, 1));
-  if (params_.on_give_up) params_.on_give_up();
-  finish(error, false);
-}
-
-// The last attempt may have run on the server: ask (by owner or request id) before answering
-// "no". The caller's deadline is past; an honest answer is worth a few more round trips.
-void AcquireLoop::settle(std::exception_ptr error, int tries_left) {
-  ++round_;
-  auto self = shared_from_this();
-  params_.settle([self, error, tries_left](std::exception_ptr check_error, AttemptResult r) {
-    if (self->finished_) return;
-    if (!check_error) {
-      if (r.acquired) return self->finish(nullptr, true);
-      if (self->params_.on_give_up) self->params_.on_give_up();
-      return self->finish(error, false);
-    }
-    if (tries_left <= 1) {
-      // Still unknown: say so rather than "not acquired". A hold the attempt may have taken
-      // ends with its lease (it is not renewed).
-      if (self->params_.on_give_up) self->params_.on_give_up();
-      return self->finish(
-          std::make_exception_ptr(TimeoutError(
-              "redisync: could not find out whether an acquire whose reply timed out ran on "
-              "the server; if it did, its hold lasts until its lease ends")),
-          false);
-    }
-    const auto round = self->round_;
-    self->timer_.expires_after(self->params_.retry_interval);
-    self->timer_.async_wait([self, error, tries_left, round](std::error_code ec) {
-      if (ec || self->finished_ || round != self->round_) return;
-      self->settle(error, tries_left - 1);
-    });
+    if (self->channel_) self->channel_->cancel(self.get());
+    self->apply(self->fsm_.timer_fired(Clock::now()));
   });
 }
 
@@ -232,18 +197,21 @@ void AcquireLoop::wake() {
     params_.probe->last_wake = Clock::now();
   }
   timer_.cancel();
-  attempt();
+  apply(fsm_.woken(Clock::now()));
+}
+
+void AcquireLoop::leave_channel() {
+  if (!channel_) return;
+  channel_->cancel(this);
+  executor_.subscriber().leave(channel_);
+  channel_.reset();
 }
 
 void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   if (finished_) return;
   finished_ = true;
   timer_.cancel();
-  if (channel_) {
-    channel_->cancel(this);
-    executor_.subscriber().leave(channel_);
-    channel_.reset();
-  }
+  leave_channel();
   auto done = std::move(done_);
   auto keep = std::move(self_);  // released when this function returns
   // Visible to the completion only (I/O thread), cleared however it ends.

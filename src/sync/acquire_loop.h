@@ -1,6 +1,7 @@
 // The push-based waiting protocol shared by every pub/sub lock kind (docs/wire-format.md §13):
 //   attempt -> (held) subscribe -> attempt again once subscribed -> sleep until a release
 //   message or the holder's remaining lease -> attempt -> ...
+// Its decisions are AcquireFsm's (acquire_fsm.h, no I/O); this class performs them.
 // When the channel is subscribed already before the first attempt (a recent or concurrent
 // waiter of this process), the loop joins it first and skips the subscribe-and-ask-again step.
 // The retry that follows a release message is sent by the I/O thread itself, inside the
@@ -19,17 +20,11 @@
 
 #include "net/executor.h"
 #include "net/subscriber.h"
+#include "sync/acquire_fsm.h"
 
 namespace redisync::sync {
 
 using Clock = std::chrono::steady_clock;
-
-/// Outcome of one acquire attempt.
-struct AttemptResult {
-  bool acquired = false;
-  /// When not acquired: the holder's remaining lease in ms (PTTL); -1 = no expiry.
-  long long ttl_ms = -1;
-};
 
 /// What one acquisition's loop counted, for the Metrics hook (sync/metrics_report.h).
 struct AcquireProbe {
@@ -46,19 +41,6 @@ std::optional<Clock::time_point> deadline_after(Duration wait);
 /// True for an error after which the request may have run on the server (a timeout, or a
 /// connection dropped after sending).
 bool may_have_run(std::exception_ptr error);
-
-/// What the loop does after an attempt that did not acquire. Pure, for unit tests.
-struct NextStep {
-  enum Kind { give_up, subscribe, retry_now, sleep } kind;
-  Duration sleep_for{0};  ///< for `sleep`: the bound of the wait (message or this long)
-};
-
-/// Decides the next step after a failed attempt.
-///   deadline: nullopt = wait forever; subscribed: the channel's subscription is confirmed;
-///   wakeup_pending: a release message arrived while the attempt was in flight.
-NextStep decide_next_step(const AttemptResult& result, Clock::time_point now,
-                          std::optional<Clock::time_point> deadline, bool subscribed,
-                          bool wakeup_pending);
 
 /// While an AcquireLoop's completion runs (I/O thread, synchronously inside it): when the
 /// attempt that decided it was sent (after a recheck: the uncertain attempt's send time, the
@@ -101,23 +83,23 @@ class AcquireLoop : public net::Waiter, public std::enable_shared_from_this<Acqu
 
  private:
   AcquireLoop(net::Executor& executor, Params params, Done done);
-  void attempt();
-  bool retry_after_error(std::exception_ptr error);
-  void on_attempt(std::exception_ptr error, AttemptResult result);
+  /// Performs what the state machine decided.
+  void apply(AcquireAction action);
+  void send(AcquireAction::Kind kind);  // attempt, recheck or settle
+  void subscribe(Duration limit);
+  void arm_timer(Duration bound);
+  void leave_channel();
   void finish(std::exception_ptr error, bool acquired);
-  /// Gives up with `error` (nullptr: "not acquired"), after settling an uncertain attempt.
-  void give_up(std::exception_ptr error);
-  void settle(std::exception_ptr error, int tries_left);
 
   net::Executor& executor_;
   Params params_;
   Done done_;
+  AcquireFsm fsm_;
   std::shared_ptr<net::Channel> channel_;
   asio::steady_timer timer_;
   bool subscribing_ = false;
-  int failures_ = 0;         // consecutive connection errors / timeouts
-  bool uncertain_ = false;   // the last failed attempt may have run on the server
   bool finished_ = false;
+  std::exception_ptr last_error_;     // the last attempt's error, if it failed
   Clock::time_point attempt_sent_{};  // send time of the last attempt (not of a recheck)
   std::uint64_t round_ = 0;  // invalidates timer callbacks of earlier sleeps
   std::shared_ptr<AcquireLoop> self_;  // keeps the loop alive while it waits

@@ -1,0 +1,233 @@
+// The acquire loop's state machine (src/sync/acquire_fsm.h) driven by a fake clock and
+// scripted replies: each decision of the wait, without a Redis server.
+#include <gtest/gtest.h>
+
+#include "sync/acquire_fsm.h"
+
+using namespace std::chrono_literals;
+using redisync::Duration;
+using redisync::sync::AcquireAction;
+using redisync::sync::AcquireFsm;
+using redisync::sync::AttemptError;
+using redisync::sync::AttemptResult;
+using redisync::sync::Clock;
+
+namespace {
+
+using Kind = AcquireAction::Kind;
+using Error = AcquireAction::Error;
+const Clock::time_point t0 = Clock::time_point{} + 1000s;
+constexpr AttemptResult kHeld{false, 30000};
+constexpr AttemptResult kAcquired{true, -1};
+
+AcquireFsm::Settings waiting_forever() {
+  AcquireFsm::Settings s;
+  s.retry_attempts = 3;
+  s.retry_interval = 1500ms;
+  s.can_recheck = true;
+  s.can_settle = true;
+  s.subscription_timeout = 7500ms;
+  s.poll_interval = 100ms;
+  return s;
+}
+
+AcquireFsm::Settings waiting_for(Duration wait) {
+  auto s = waiting_forever();
+  s.deadline = t0 + wait;
+  return s;
+}
+
+// A waiter that found the lock held and is asleep on its confirmed subscription.
+AcquireFsm asleep(AcquireFsm::Settings s = waiting_forever()) {
+  AcquireFsm fsm(s);
+  EXPECT_EQ(fsm.start().kind, Kind::attempt);
+  EXPECT_EQ(fsm.attempt_answered(t0, kHeld, false, false).kind, Kind::subscribe);
+  EXPECT_EQ(fsm.subscription_done(t0, true).kind, Kind::attempt);
+  EXPECT_EQ(fsm.attempt_answered(t0, kHeld, true, false).kind, Kind::sleep);
+  return fsm;
+}
+
+}  // namespace
+
+TEST(AcquireFsm, FreeLockIsOneAttempt) {
+  AcquireFsm fsm(waiting_forever());
+  EXPECT_EQ(fsm.start().kind, Kind::attempt);
+  EXPECT_EQ(fsm.attempt_answered(t0, kAcquired, false, false).kind, Kind::succeed);
+  EXPECT_TRUE(fsm.done());
+}
+
+TEST(AcquireFsm, HeldLockSubscribesThenAsksAgainBeforeSleeping) {
+  AcquireFsm fsm(waiting_forever());
+  fsm.start();
+  auto sub = fsm.attempt_answered(t0, kHeld, false, false);
+  ASSERT_EQ(sub.kind, Kind::subscribe);
+  EXPECT_EQ(sub.bound, 7500ms);
+  // The second attempt covers a release published before the subscription was confirmed.
+  EXPECT_EQ(fsm.subscription_done(t0 + 1ms, true).kind, Kind::attempt);
+  auto sleep = fsm.attempt_answered(t0 + 2ms, kHeld, true, false);
+  EXPECT_EQ(sleep.kind, Kind::sleep);
+  EXPECT_EQ(sleep.bound, 30000ms);  // the holder's TTL
+}
+
+TEST(AcquireFsm, AReleaseMessageLeadsToExactlyOneAttempt) {
+  auto fsm = asleep();
+  EXPECT_EQ(fsm.woken(t0 + 5ms).kind, Kind::attempt);
+  // The sleep's timer, fired just as the message came, and a second message: no more attempts
+  // while the first is in flight.
+  EXPECT_EQ(fsm.timer_fired(t0 + 5ms).kind, Kind::none);
+  EXPECT_EQ(fsm.woken(t0 + 6ms).kind, Kind::none);
+  EXPECT_EQ(fsm.attempt_answered(t0 + 7ms, kAcquired, true, false).kind, Kind::succeed);
+}
+
+TEST(AcquireFsm, AMessageDuringTheAttemptLeadsToOneMoreAttemptNotASleep) {
+  AcquireFsm fsm = asleep();
+  fsm.woken(t0 + 1ms);
+  EXPECT_EQ(fsm.attempt_answered(t0 + 2ms, kHeld, true, /*wakeup_pending=*/true).kind,
+            Kind::attempt);
+}
+
+TEST(AcquireFsm, TheHoldersTtlRunningOutLeadsToAnAttempt) {
+  auto fsm = asleep();
+  EXPECT_EQ(fsm.timer_fired(t0 + 30s).kind, Kind::attempt);
+}
+
+TEST(AcquireFsm, SleepIsBoundedByTheDeadlineAndTheDeadlineEndsTheWait) {
+  AcquireFsm fsm(waiting_for(200ms));
+  fsm.start();
+  fsm.attempt_answered(t0, kHeld, false, false);
+  fsm.subscription_done(t0, true);
+  auto sleep = fsm.attempt_answered(t0 + 10ms, kHeld, true, false);
+  EXPECT_EQ(sleep.kind, Kind::sleep);
+  EXPECT_EQ(sleep.bound, 190ms);
+  EXPECT_EQ(fsm.timer_fired(t0 + 200ms).kind, Kind::attempt);
+  auto end = fsm.attempt_answered(t0 + 201ms, kHeld, true, false);
+  EXPECT_EQ(end.kind, Kind::fail);
+  EXPECT_EQ(end.error, Error::none);  // plain "not acquired"
+}
+
+TEST(AcquireFsm, ALostReplyLeadsToARecheckNeverASecondAttempt) {
+  AcquireFsm fsm(waiting_forever());
+  fsm.start();
+  auto pause = fsm.attempt_failed(t0 + 1s, AttemptError::retry_uncertain);
+  EXPECT_EQ(pause.kind, Kind::pause);
+  EXPECT_EQ(pause.bound, 1500ms);
+  // The attempt may have taken the lock: the next step asks, it does not attempt blindly
+  // (an attempt would count a re-entry, a second hold where the caller asked for one).
+  EXPECT_EQ(fsm.timer_fired(t0 + 2500ms).kind, Kind::recheck);
+  EXPECT_EQ(fsm.attempt_answered(t0 + 2600ms, kAcquired, false, false).kind, Kind::succeed);
+}
+
+TEST(AcquireFsm, AnErrorBeforeSendingIsRetriedAsAnAttempt) {
+  AcquireFsm fsm(waiting_forever());
+  fsm.start();
+  EXPECT_EQ(fsm.attempt_failed(t0, AttemptError::retry).kind, Kind::pause);
+  EXPECT_EQ(fsm.timer_fired(t0 + 1500ms).kind, Kind::attempt);
+}
+
+TEST(AcquireFsm, RetriesAreBoundedAndThenTheErrorIsReported) {
+  auto s = waiting_forever();
+  s.can_settle = false;
+  AcquireFsm fsm(s);
+  fsm.start();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(fsm.attempt_failed(t0, AttemptError::retry).kind, Kind::pause) << i;
+    ASSERT_EQ(fsm.timer_fired(t0).kind, Kind::attempt) << i;
+  }
+  auto end = fsm.attempt_failed(t0, AttemptError::retry);
+  EXPECT_EQ(end.kind, Kind::fail);
+  EXPECT_EQ(end.error, Error::attempt);
+}
+
+TEST(AcquireFsm, AFatalErrorIsReportedAtOnce) {
+  AcquireFsm fsm(waiting_forever());
+  fsm.start();
+  auto end = fsm.attempt_failed(t0, AttemptError::fatal);
+  EXPECT_EQ(end.kind, Kind::fail);
+  EXPECT_EQ(end.error, Error::attempt);
+}
+
+TEST(AcquireFsm, AnUncertainAttemptAtTheDeadlineIsSettledBeforeSayingNo) {
+  AcquireFsm fsm(waiting_for(50ms));
+  fsm.start();
+  // The reply timed out after the caller's deadline: ask before answering.
+  EXPECT_EQ(fsm.attempt_failed(t0 + 1s, AttemptError::retry_uncertain).kind, Kind::settle);
+  EXPECT_EQ(fsm.settle_answered(t0 + 1001ms, true).kind, Kind::succeed);
+
+  AcquireFsm no(waiting_for(50ms));
+  no.start();
+  no.attempt_failed(t0 + 1s, AttemptError::retry_uncertain);
+  auto end = no.settle_answered(t0 + 1001ms, false);
+  EXPECT_EQ(end.kind, Kind::fail);
+  EXPECT_EQ(end.error, Error::none);
+}
+
+TEST(AcquireFsm, ASettleThatCannotTellRetriesThenSaysItDoesNotKnow) {
+  AcquireFsm fsm(waiting_for(50ms));
+  fsm.start();
+  ASSERT_EQ(fsm.attempt_failed(t0 + 1s, AttemptError::retry_uncertain).kind, Kind::settle);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(fsm.settle_answered(t0 + 1s, std::nullopt).kind, Kind::pause) << i;
+    ASSERT_EQ(fsm.timer_fired(t0 + 2s).kind, Kind::settle) << i;
+  }
+  auto end = fsm.settle_answered(t0 + 3s, std::nullopt);
+  EXPECT_EQ(end.kind, Kind::fail);
+  EXPECT_EQ(end.error, Error::unknown);  // never a plain "no" while a hold may exist
+}
+
+TEST(AcquireFsm, RetriesSpentAfterAnUncertainAttemptSettleWithTheAttemptsError) {
+  auto s = waiting_forever();
+  s.retry_attempts = 0;
+  AcquireFsm fsm(s);
+  fsm.start();
+  EXPECT_EQ(fsm.attempt_failed(t0, AttemptError::retry_uncertain).kind, Kind::settle);
+  auto end = fsm.settle_answered(t0, false);
+  EXPECT_EQ(end.kind, Kind::fail);
+  EXPECT_EQ(end.error, Error::attempt);
+}
+
+TEST(AcquireFsm, ASubscriptionFailureLeadsToPolling) {
+  AcquireFsm fsm(waiting_forever());
+  fsm.start();
+  fsm.attempt_answered(t0, kHeld, false, false);
+  // No SUBSCRIBE right, or no confirmation in time: no message can wake us, so poll.
+  EXPECT_EQ(fsm.subscription_done(t0 + 1ms, false).kind, Kind::attempt);
+  EXPECT_TRUE(fsm.polling());
+  for (int i = 0; i < 3; ++i) {
+    auto pause = fsm.attempt_answered(t0 + 2ms, kHeld, false, false);
+    ASSERT_EQ(pause.kind, Kind::pause) << i;  // never a sleep waiting for a message
+    EXPECT_EQ(pause.bound, 100ms);
+    ASSERT_EQ(fsm.timer_fired(t0 + 102ms).kind, Kind::attempt) << i;
+  }
+  EXPECT_EQ(fsm.attempt_answered(t0 + 110ms, kAcquired, false, false).kind, Kind::succeed);
+}
+
+TEST(AcquireFsm, PollingIsBoundedByTheTtlAndTheDeadline) {
+  AcquireFsm fsm(waiting_for(250ms));
+  fsm.start();
+  fsm.attempt_answered(t0, kHeld, false, false);
+  fsm.subscription_done(t0, false);
+  EXPECT_EQ(fsm.attempt_answered(t0, {false, 40}, false, false).bound, 40ms);
+  fsm.timer_fired(t0 + 40ms);
+  EXPECT_EQ(fsm.attempt_answered(t0 + 200ms, kHeld, false, false).bound, 50ms);
+  fsm.timer_fired(t0 + 250ms);
+  EXPECT_EQ(fsm.attempt_answered(t0 + 250ms, kHeld, false, false).kind, Kind::fail);
+}
+
+TEST(AcquireFsm, ASubscriptionFailureAfterTheDeadlineIsAPlainNo) {
+  AcquireFsm fsm(waiting_for(100ms));
+  fsm.start();
+  EXPECT_EQ(fsm.attempt_answered(t0, kHeld, false, false).bound, 100ms);
+  auto end = fsm.subscription_done(t0 + 100ms, false);
+  EXPECT_EQ(end.kind, Kind::fail);
+  EXPECT_EQ(end.error, Error::none);
+}
+
+TEST(AcquireFsm, EventsAfterTheEndChangeNothing) {
+  AcquireFsm fsm(waiting_forever());
+  fsm.start();
+  fsm.attempt_answered(t0, kAcquired, false, false);
+  EXPECT_EQ(fsm.woken(t0).kind, Kind::none);
+  EXPECT_EQ(fsm.timer_fired(t0).kind, Kind::none);
+  EXPECT_EQ(fsm.attempt_answered(t0, kAcquired, true, false).kind, Kind::none);
+  EXPECT_EQ(fsm.subscription_done(t0, true).kind, Kind::none);
+}
