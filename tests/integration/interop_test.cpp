@@ -1,60 +1,25 @@
-// Interoperability with a Redisson-layout client on the same server. The "Java side" here is
-// written from the wire spec with raw commands over a separate connection (the fixture's admin
-// connection), exactly as Redisson's scripts act: hash field "<uuid>:<thread id>" -> count,
-// expiry in ms, release message "0" on redisson_lock__channel:{name}.
+// Interoperability of redisync::Lock (Redisson RLock, wire spec §2) with a Redisson-layout
+// client on the same server: the "Java side" is tests/support/java_layout.h, written from the
+// spec, acting over a separate connection. Both directions: exclusion, and each side's release
+// waking the other's waiter with the message it listens for.
 #include <gtest/gtest.h>
 
 #include <future>
 #include <thread>
 
-#include "redisync/redisync.h"
-#include "support/redis_server.h"
-#include "support/test_util.h"
+#include "interop_util.h"
 
-using namespace std::chrono_literals;
-using redisync::test::RedisServer;
-using redisync::test::unique_name;
-using redisync::test::wait_until;
-
+namespace redisync::test::interop {
 namespace {
 
-const std::string kJavaOwner = "8f1c2c4e-3b7a-4c1e-9d2f-0a1b2c3d4e5f:57";
-
-// Redisson 4.x RLock acquire (docs/wire-format.md §2.2) as the Java client runs it.
-redisync::test::Reply java_try_acquire(RedisServer& server, const std::string& name,
-                                       long long lease_ms) {
-  return server.command(
-      {"EVAL",
-       "if ((redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == "
-       "1)) then redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], "
-       "ARGV[1]); return nil; end; return redis.call('pttl', KEYS[1]);",
-       "1", name, std::to_string(lease_ms), kJavaOwner});
-}
-
-// Redisson 4.x RLock release (docs/wire-format.md §2.3), with its release record.
-redisync::test::Reply java_release(RedisServer& server, const std::string& name) {
-  const std::string tag = name.find('{') == std::string::npos ? "{" + name + "}" : name;
-  return server.command(
-      {"EVAL",
-       "local val = redis.call('get', KEYS[3]); if val ~= false then return tonumber(val); end; "
-       "if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil; end; "
-       "local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1); "
-       "if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]); "
-       "redis.call('set', KEYS[3], 0, 'px', ARGV[5]); return 0; else "
-       "redis.call('del', KEYS[1]); redis.call(ARGV[4], KEYS[2], ARGV[1]); "
-       "redis.call('set', KEYS[3], 1, 'px', ARGV[5]); return 1; end;",
-       "3", name, "redisson_lock__channel:" + tag,
-       "redisson_unlock_latch:" + tag + ":0123456789abcdef0123456789abcdef", "0", "30000",
-       kJavaOwner, "PUBLISH", "13500"});
-}
-
-}  // namespace
+using J = JavaLayoutClient;
 
 TEST(InteropTest, JavaHolderExcludesUsAndItsReleaseWakesOurWaiter) {
   RedisServer server;
-  redisync::Client client(server.url());
+  redisync::Client client(config_for(server));
+  J java(server);
   const auto name = unique_name("shared:");
-  ASSERT_TRUE(java_try_acquire(server, name, 60000).is_nil());  // Java holds it
+  ASSERT_TRUE(java.lock_acquire(name, kJavaLeaseMs, kJavaThread).is_nil());  // Java holds it
 
   auto lock = client.lock(name);
   EXPECT_FALSE(lock.try_lock());
@@ -62,23 +27,27 @@ TEST(InteropTest, JavaHolderExcludesUsAndItsReleaseWakesOurWaiter) {
   EXPECT_FALSE(lock.is_held_by_current_thread());
   EXPECT_THROW(lock.unlock_checked(), redisync::NotOwnerError);
 
-  auto waiter = std::async(std::launch::async, [&] { return lock.try_lock_for(20s); });
-  ASSERT_TRUE(wait_until(
-      [&] { return !server.command({"PUBSUB", "CHANNELS"}).elements.empty(); }, 3s));
-  std::this_thread::sleep_for(100ms);
-  EXPECT_EQ(java_release(server, name).as_integer(), 1);  // publishes "0"
-  ASSERT_EQ(waiter.wait_for(5s), std::future_status::ready);  // woken, not after 60 s
+  auto waiter = std::async(std::launch::async, [&] {
+    const bool got = lock.try_lock_for(kOurWait);
+    if (got) lock.unlock();
+    return got;
+  });
+  ASSERT_TRUE(subscribed(server, J::lock_channel(name)));  // where Java publishes
+  EXPECT_EQ(java.lock_release(name, kJavaThread, kJavaLeaseMs).as_integer(), 1);
+  ASSERT_TRUE(woken(waiter));  // woken by the message, not after 60 s
+  EXPECT_TRUE(waiter.get());
 }
 
 TEST(InteropTest, OurHolderExcludesJavaAndOurReleaseIsWhatJavaListensFor) {
   RedisServer server;
-  redisync::Client client(server.url());
+  redisync::Client client(config_for(server));
+  J java(server);
   const auto name = unique_name("shared:");
   auto lock = client.lock(name);
   lock.lock();
 
-  // Java sees it held (PTTL reply) and its field layout is ours.
-  auto attempt = java_try_acquire(server, name, 30000);
+  // Java sees it held (PTTL reply) and our field layout is Redisson's.
+  auto attempt = java.lock_acquire(name, 30000, kJavaThread);
   ASSERT_FALSE(attempt.is_nil());
   EXPECT_GT(attempt.as_integer(), 0);
   auto fields = server.command({"HGETALL", name});
@@ -87,48 +56,56 @@ TEST(InteropTest, OurHolderExcludesJavaAndOurReleaseIsWhatJavaListensFor) {
             client.id() + ":" + std::to_string(redisync::Client::current_thread_id()));
   EXPECT_EQ(fields.elements[1].as_string(), "1");
   EXPECT_EQ(client.id().size(), 36u);
+  // Java cannot release what it does not hold, and trying changes nothing.
+  EXPECT_TRUE(java.lock_release(name, kJavaThread, 30000).is_nil());
+  EXPECT_TRUE(lock.is_held_by_current_thread());
 
   // A Java waiter listens on the two-underscore channel with the braced name.
-  const std::string channel = "redisson_lock__channel:{" + name + "}";
-  std::promise<std::string> heard;
-  std::jthread listener([&] {
-    // A plain subscriber that is not redisync: redis-cli, bounded to 3 s.
-    auto r = redisync::test::run_process(
-        {"redis-cli", "-p", std::to_string(server.port()), "--no-raw", "SUBSCRIBE", channel},
-        3s);
-    heard.set_value(r.output);
-  });
-  ASSERT_TRUE(wait_until(
-      [&] {
-        auto n = server.command({"PUBSUB", "NUMSUB", channel});
-        return n.elements.size() == 2 && n.elements[1].as_integer() == 1;
-      },
-      3s));
+  ChannelListener java_waiter(server, J::lock_channel(name));
   lock.unlock();
-  listener.join();
-  const std::string out = heard.get_future().get();
-  EXPECT_NE(out.find("\"message\""), std::string::npos) << out;
-  EXPECT_NE(out.find("\"0\""), std::string::npos) << out;  // Redisson's unlock message
-  EXPECT_TRUE(java_try_acquire(server, name, 30000).is_nil());  // now Java gets it
+  EXPECT_EQ(java_waiter.next_message(5s), "0");                       // Redisson's unlock message
+  EXPECT_TRUE(java.lock_acquire(name, 30000, kJavaThread).is_nil());  // now Java gets it
 }
 
 TEST(InteropTest, BracedNamesKeepRedissonsTagRule) {
   RedisServer server;
-  redisync::Client client(server.url());
-  auto lock = client.lock("{user:7}:profile");
-  lock.lock();
-  // A name that already contains '{' is used unchanged in derived keys (docs/wire-format.md §1.1).
+  redisync::Client client(config_for(server));
+  J java(server);
+  const std::string name = "{user:7}:profile";
+  // A name that already contains '{' is used unchanged in derived keys (wire spec §1.1).
+  ASSERT_EQ(J::lock_channel(name), "redisson_lock__channel:{user:7}:profile");
+  ASSERT_TRUE(java.lock_acquire(name, kJavaLeaseMs, kJavaThread).is_nil());
   auto waiter = std::async(std::launch::async, [&] {
-    redisync::Client other(server.url());
-    return other.lock("{user:7}:profile").try_lock_for(10s);
+    auto lock = client.lock(name);
+    const bool got = lock.try_lock_for(kOurWait);
+    if (got) lock.unlock();
+    return got;
   });
-  ASSERT_TRUE(wait_until(
-      [&] {
-        auto ch = server.command({"PUBSUB", "CHANNELS"});
-        return ch.elements.size() == 1 &&
-               ch.elements[0].as_string() == "redisson_lock__channel:{user:7}:profile";
-      },
-      3s));
-  lock.unlock();
+  ASSERT_TRUE(subscribed(server, J::lock_channel(name)));
+  EXPECT_EQ(java.lock_release(name, kJavaThread, kJavaLeaseMs).as_integer(), 1);
+  ASSERT_TRUE(woken(waiter));
   EXPECT_TRUE(waiter.get());
 }
+
+TEST(InteropTest, JavaReentryAndOurReentryCountTheSameField) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  J java(server);
+  const auto name = unique_name("shared:");
+  ASSERT_TRUE(java.lock_acquire(name, kJavaLeaseMs, kJavaThread).is_nil());
+  ASSERT_TRUE(java.lock_acquire(name, kJavaLeaseMs, kJavaThread).is_nil());  // re-entry
+  EXPECT_EQ(server.command({"HGET", name, java.owner(kJavaThread)}).as_string(), "2");
+  auto lock = client.lock(name);
+  EXPECT_FALSE(lock.try_lock());
+  // One release leaves Java holding (reply 0, no message); the second frees it.
+  ChannelListener listener(server, J::lock_channel(name));
+  EXPECT_EQ(java.lock_release(name, kJavaThread, kJavaLeaseMs).as_integer(), 0);
+  EXPECT_FALSE(lock.try_lock());
+  EXPECT_EQ(java.lock_release(name, kJavaThread, kJavaLeaseMs).as_integer(), 1);
+  EXPECT_EQ(listener.next_message(5s), "0");
+  EXPECT_TRUE(lock.try_lock());
+  lock.unlock();
+}
+
+}  // namespace
+}  // namespace redisync::test::interop
