@@ -14,10 +14,11 @@ constexpr long long kNever = std::numeric_limits<long long>::max();
 
 double ms(long long ns) { return static_cast<double>(ns) / 1e6; }
 
-// The end of a hold for the overlap check: the end of its critical section, or the SIGKILL
-// of its worker; kNever if neither is known.
+// The end of a hold for the overlap check: the end of its critical section (R line, or the U
+// line of a worker killed while releasing), or the SIGKILL of its worker; kNever if neither
+// is known.
 long long hold_end(const Section& s, const Expectations& expect) {
-  if (s.closed) return s.section_end;
+  if (s.closed || s.section_end > 0) return s.section_end;
   auto it = expect.killed.find(s.worker);
   return it == expect.killed.end() ? kNever : it->second;
 }
@@ -90,6 +91,15 @@ History parse_history(const std::string& text) {
           open.erase(it);
         }
       }
+    } else if (tag == 'U') {
+      // U <id> <seq> <section_end>: the section ended, unlock() is next.
+      int worker = -1;
+      long long seq = 0;
+      long long end = 0;
+      in >> worker >> seq >> end;
+      auto it = open.find({worker, seq});
+      good = static_cast<bool>(in) && it != open.end();
+      if (good) h.sections[it->second].section_end = end;
     } else if (tag == 'T' || tag == 'E') {
       Attempt a;
       long long seq = 0;

@@ -20,7 +20,7 @@ struct Section {
   std::uint64_t token = 0;
   std::string field;         // owner field in the lock hash
   bool closed = false;       // the R line was seen
-  long long section_end = 0;
+  long long section_end = 0;  // from the R line, or the U line before it (0: not ended)
   long long released = 0;    // unlock() returned
   long long read = 0;        // counter value read
   char wrote = '0';          // '1' written, 'r' rejected by the fencing check, 's' skipped

@@ -124,6 +124,27 @@ TEST(ChaosHistoryPermits, AnExpiredLeaseExplainsTheExcessOnlyIfToldBefore) {
   EXPECT_EQ(late.unexplained_overlaps, 1);
 }
 
+// Worker 0 was killed after its U line (section over, releasing): its hold ended there, and
+// worker 2's acquire afterwards is the second hold, not the third. Without the U line the
+// hold lasts until the kill and the same history has three on at once.
+TEST(ChaosHistoryPermits, AHolderKilledWhileReleasingLeftItsSectionAtItsULine) {
+  auto history = [](bool released) {
+    return parse_history(std::string("A 0 100 0 0 1000000 0 p0\n"
+                                     "A 1 101 0 0 2000000 0 p1\n") +
+                         (released ? "U 0 0 2400000\n" : "") +
+                         "A 2 102 0 0 2500000 0 p2\n"
+                         "R 1 0 4000000 4100000 0 n ok\n"
+                         "R 2 0 5000000 5100000 0 n ok\n");
+  };
+  Expectations e = workers(3);
+  e.permits = 2;
+  e.killed[0] = 3000000;
+  const Verdict released = check(history(true), e);
+  EXPECT_TRUE(released.ok()) << released.summary("x");
+  EXPECT_EQ(released.killed_open, 1);
+  EXPECT_FALSE(check(history(false), e).ok());
+}
+
 LatchExpectations latch(long long count) {
   LatchExpectations e;
   e.count = count;
