@@ -31,8 +31,8 @@ inline long shorter_ms(long cap) { return std::min(default_duration_ms(), cap); 
 
 /// The negative control: the checker must have caught the broken kind of `label`.
 inline void expect_caught(const Verdict& v, const std::string& kind, const std::string& label) {
-  EXPECT_FALSE(v.ok()) << "NEGATIVE CONTROL: the checker passed the broken lock " << kind
-                       << " in " << label;
+  EXPECT_FALSE(v.ok()) << "NEGATIVE CONTROL: the checker passed the broken lock " << kind << " in "
+                       << label;
   EXPECT_GT(v.unexplained_overlaps + v.lost_updates + v.unexplained_breaks, 0) << v.summary(label);
 }
 

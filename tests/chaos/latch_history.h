@@ -22,10 +22,10 @@ struct LatchWait {
 };
 
 struct LatchHistory {
-  std::vector<long long> begun;      // D times
-  std::vector<long long> returned;   // C times
+  std::vector<long long> begun;     // D times
+  std::vector<long long> returned;  // C times
   std::vector<LatchWait> waits;
-  std::map<std::string, int> errors; // E lines by class
+  std::map<std::string, int> errors;  // E lines by class
   std::vector<std::string> malformed;
 };
 
@@ -33,23 +33,24 @@ LatchHistory parse_latch_history(const std::string& text);
 LatchHistory read_latch_history(const std::string& path);
 
 struct LatchExpectations {
-  long long count = 0;            // C
-  std::vector<int> awaiters;      // each must be released once
-  long long wait_ns = 0;          // each wait_for() was given this
-  long long hang_slack_ns = 0;    // a wait longer than wait + this counts as hung
+  long long count = 0;          // C
+  std::vector<int> awaiters;    // each must be released once
+  long long wait_ns = 0;        // each wait_for() was given this
+  long long hang_slack_ns = 0;  // a wait longer than wait + this counts as hung
 };
 
 struct LatchVerdict {
   int count_downs_begun = 0;
   int count_downs_returned = 0;
   int waits = 0;
-  int released = 0;               // waits that returned true
-  int early_releases = 0;         // released before the C-th count-down began
-  int missed_openings = 0;        // timed out although the latch was open when the wait began
+  int released = 0;         // waits that returned true
+  int early_releases = 0;   // released before the C-th count-down began
+  int missed_openings = 0;  // timed out although the latch was open when the wait began
   int hung_waits = 0;
   std::vector<int> never_released;  // awaiters with no released wait
-  double opened_after_ms = -1;    // from the C-th count-down's return to the first release
-  double max_release_lag_ms = -1; // from the C-th count-down's return to the latest first release
+  double opened_after_ms = -1;      // from the C-th count-down's return to the first release
+  double max_release_lag_ms = -1;   // from the C-th count-down's return to the latest first release
+                                    // (negative: woken before that count_down() returned)
   std::map<std::string, int> errors;
   std::vector<std::string> problems;
 

@@ -105,13 +105,16 @@ TEST(ChaosHistoryPermits, AThirdHoldOfTwoPermitsFails) {
 // after the third acquired, it is not.
 TEST(ChaosHistoryPermits, AnExpiredLeaseExplainsTheExcessOnlyIfToldBefore) {
   auto history = [](const std::string& told) {
-    return parse_history("A 0 100 0 0 1000000 0 p0\n"
-                         "A 1 101 0 0 2000000 0 p1\n"
-                         "L 0 " + told + " sem\n"
-                         "A 2 102 0 0 2500000 0 p2\n"
-                         "R 0 0 3000000 3100000 0 n lost\n"
-                         "R 1 0 4000000 4100000 0 n ok\n"
-                         "R 2 0 5000000 5100000 0 n ok\n");
+    return parse_history(
+        "A 0 100 0 0 1000000 0 p0\n"
+        "A 1 101 0 0 2000000 0 p1\n"
+        "L 0 " +
+        told +
+        " sem\n"
+        "A 2 102 0 0 2500000 0 p2\n"
+        "R 0 0 3000000 3100000 0 n lost\n"
+        "R 1 0 4000000 4100000 0 n ok\n"
+        "R 2 0 5000000 5100000 0 n ok\n");
   };
   Expectations e = workers(3);
   e.permits = 2;
