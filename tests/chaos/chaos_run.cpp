@@ -61,9 +61,13 @@ long long mono_ns() {
   return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
+long default_duration_ms() { return env_or("REDISYNC_CHAOS_MS", 6000); }
+
+bool is_reader(const std::string& kind, int worker) { return kind == "rw-mix" && worker % 2 == 1; }
+
 ChaosRun::ChaosRun(RunParams params) : params_(std::move(params)) {
   if (params_.workers <= 0) params_.workers = static_cast<int>(env_or("REDISYNC_CHAOS_WORKERS", 8));
-  if (params_.duration_ms <= 0) params_.duration_ms = env_or("REDISYNC_CHAOS_MS", 6000);
+  if (params_.duration_ms <= 0) params_.duration_ms = default_duration_ms();
   for (int i = 0; i < params_.lock_servers; ++i) {
     lock_servers_.push_back(
         std::make_unique<test::RedisServer>(test::ServerOptions{.extra_args = params_.lock_server_args}));
@@ -99,9 +103,11 @@ void ChaosRun::start() {
                                   "--watchdog-ms", std::to_string(params_.watchdog_ms),
                                   "--wait-ms", std::to_string(params_.wait_ms),
                                   "--hold-ms", std::to_string(params_.hold_ms),
+                                  "--think-ms", std::to_string(params_.think_ms),
                                   "--timeout-ms", std::to_string(params_.timeout_ms),
                                   "--retry-attempts", std::to_string(params_.retry_attempts),
-                                  "--heed-notice", params_.heed_notice ? "1" : "0"};
+                                  "--heed-notice", params_.heed_notice ? "1" : "0",
+                                  "--permits", std::to_string(params_.permits)};
     if (stop_self_at_ms_ >= 0) {
       argv.insert(argv.end(), {"--stop-self-at-ms", std::to_string(stop_self_at_ms_),
                                "--stop-claim", history_ + ".stop-claim"});
@@ -140,7 +146,7 @@ std::optional<Section> ChaosRun::stop_a_holder(std::chrono::milliseconds limit) 
     for (const auto& s : before.sections) {
       bool touched = false;
       for (int t : touched_) touched = touched || t == s.worker;
-      if (!s.closed && !touched) candidate = &s;
+      if (!s.closed && s.section_end == 0 && !touched) candidate = &s;
     }
     if (candidate == nullptr) {
       std::this_thread::sleep_for(1ms);
@@ -153,10 +159,9 @@ std::optional<Section> ChaosRun::stop_a_holder(std::chrono::milliseconds limit) 
     // Stopped: it can no longer write. Still inside that section, and still the owner?
     bool still_open = false;
     for (const auto& s : read_history(history_).sections) {
-      if (s.worker == held.worker && s.seq == held.seq) still_open = !s.closed;
+      if (s.worker == held.worker && s.seq == held.seq) still_open = s.section_end == 0;
     }
-    const auto owns = lock_servers_.front()->command({"HEXISTS", name_, held.field});
-    if (still_open && !owns.is_error() && owns.integer == 1) {
+    if (still_open && holds_on_server(held)) {
       touched_.push_back(held.worker);
       paused_[held.worker].emplace_back(mono_ns(), kStillPaused);
       ++faults_;
@@ -166,6 +171,14 @@ std::optional<Section> ChaosRun::stop_a_holder(std::chrono::milliseconds limit) 
     std::this_thread::sleep_for(2ms);
   }
   return std::nullopt;
+}
+
+// The owner field of `held` is in the lock hash. Semaphore permits have no owner on the
+// server (and PermitExpirableSemaphore ids are stored raw): their open section is the hold.
+bool ChaosRun::holds_on_server(const Section& held) {
+  if (params_.kind == "semaphore" || params_.kind == "pes") return true;
+  const auto owns = lock_servers_.front()->command({"HEXISTS", name_, held.field});
+  return !owns.is_error() && owns.integer == 1;
 }
 
 std::optional<Section> ChaosRun::wait_self_stopped(std::chrono::milliseconds limit) {
@@ -187,6 +200,13 @@ std::optional<Section> ChaosRun::wait_self_stopped(std::chrono::milliseconds lim
     if (s.worker == stopped && !s.closed) open = s;
   }
   return open;
+}
+
+void ChaosRun::kill_worker(int w) {
+  ::kill(pids_.at(static_cast<size_t>(w)), SIGKILL);
+  killed_[w] = mono_ns();
+  touched_.push_back(w);
+  ++faults_;
 }
 
 void ChaosRun::kill_worker(const Section& held) {
@@ -218,7 +238,7 @@ std::optional<Section> ChaosRun::wait_in_section(int w, std::chrono::millisecond
   test::wait_until(
       [&] {
         for (const auto& s : read_history(history_).sections) {
-          if (s.worker == w && !s.closed) open = s;
+          if (s.worker == w && s.section_end == 0) open = s;
         }
         return open.has_value();
       },
@@ -263,6 +283,10 @@ Verdict ChaosRun::verdict(const std::string& label, const std::string& faults) {
   expect.paused = paused_;
   expect.faults = faults_;
   expect.data_loss_faults = data_loss_faults_;
+  if (params_.kind == "semaphore" || params_.kind == "pes") expect.permits = params_.permits;
+  for (int w = 0; w < params_.workers; ++w) {
+    if (is_reader(params_.kind, w)) expect.shared_workers.insert(w);
+  }
   Verdict v = check(read_history(history_), expect);
   // Keep the raw history when asked (for the figures or a failure's post-mortem).
   if (const char* dir = std::getenv("REDISYNC_CHAOS_HISTORY_DIR"); dir != nullptr && *dir) {

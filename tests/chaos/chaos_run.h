@@ -18,16 +18,19 @@
 namespace redisync::chaos {
 
 struct RunParams {
-  std::string kind = "lock";  // lock | fair | fenced | redlock | broken-* (chaos_worker.cpp)
+  std::string kind = "lock";  // lock | fair | fenced | rw-mix | semaphore | pes | latch |
+                              // redlock | broken-* ... (chaos_worker.cpp)
   int lock_servers = 1;       // redlock: one Lock per server
   int workers = 0;            // 0: $REDISYNC_CHAOS_WORKERS or 8
   long duration_ms = 0;       // 0: $REDISYNC_CHAOS_MS or 6000
   long watchdog_ms = 1500;
   long wait_ms = 3000;
   long hold_ms = 2;
+  long think_ms = 2;  // pause after each section (latch: between count-downs)
   long timeout_ms = 1000;
   long retry_attempts = 3;
   long long hang_slack_ms = 6000;  // an attempt longer than wait + this counts as hung
+  int permits = 2;                 // semaphore, pes: the permits of the semaphore
   /// Each worker reaches lock server 0 through its own FaultProxy (proxy(w)), so a fault can
   /// hit one worker while the others still reach the server.
   bool proxied = false;
@@ -41,6 +44,10 @@ struct RunParams {
 
 /// CLOCK_MONOTONIC in ns (the clock of the history file).
 long long mono_ns();
+/// The run length a case gets by default: $REDISYNC_CHAOS_MS or 6000.
+long default_duration_ms();
+/// Workers of the rw-mix kind that read (odd ids; chaos_worker.cpp).
+bool is_reader(const std::string& kind, int worker);
 
 class ChaosRun {
  public:
@@ -80,6 +87,8 @@ class ChaosRun {
   std::optional<Section> wait_self_stopped(std::chrono::milliseconds limit);
   /// SIGKILLs the worker of `held` and records the time for the checker.
   void kill_worker(const Section& held);
+  /// SIGKILLs worker w (wherever it is) and records the time.
+  void kill_worker(int w);
   /// SIGCONTs the worker of `held`.
   void continue_worker(const Section& held);
 
@@ -89,6 +98,8 @@ class ChaosRun {
   /// Reads the history and the counter, runs the checker, prints the summary line
   /// "chaos <label>: ... faults=<faults>" to stdout.
   Verdict verdict(const std::string& label, const std::string& faults);
+  /// The history file's path (the latch case reads its own lines there).
+  const std::string& history_path() const { return history_; }
   /// The history file as it stands.
   History history() const { return read_history(history_); }
   /// The output of every worker (for failure messages).
@@ -106,6 +117,7 @@ class ChaosRun {
   std::map<int, long long> killed_;
   std::vector<int> touched_;  // workers stopped or killed
   std::vector<std::unique_ptr<test::FaultProxy>> proxies_;
+  bool holds_on_server(const Section& held);
   std::map<int, std::vector<std::pair<long long, long long>>> paused_;
   int faults_ = 0;
   int data_loss_faults_ = 0;

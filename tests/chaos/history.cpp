@@ -14,10 +14,11 @@ constexpr long long kNever = std::numeric_limits<long long>::max();
 
 double ms(long long ns) { return static_cast<double>(ns) / 1e6; }
 
-// The end of a hold for the overlap check: the end of its critical section, or the SIGKILL
-// of its worker; kNever if neither is known.
+// The end of a hold for the overlap check: the end of its critical section (R line, or the U
+// line of a worker killed while releasing), or the SIGKILL of its worker; kNever if neither
+// is known.
 long long hold_end(const Section& s, const Expectations& expect) {
-  if (s.closed) return s.section_end;
+  if (s.closed || s.section_end > 0) return s.section_end;
   auto it = expect.killed.find(s.worker);
   return it == expect.killed.end() ? kNever : it->second;
 }
@@ -90,6 +91,15 @@ History parse_history(const std::string& text) {
           open.erase(it);
         }
       }
+    } else if (tag == 'U') {
+      // U <id> <seq> <section_end>: the section ended, unlock() is next.
+      int worker = -1;
+      long long seq = 0;
+      long long end = 0;
+      in >> worker >> seq >> end;
+      auto it = open.find({worker, seq});
+      good = static_cast<bool>(in) && it != open.end();
+      if (good) h.sections[it->second].section_end = end;
     } else if (tag == 'T' || tag == 'E') {
       Attempt a;
       long long seq = 0;
@@ -161,48 +171,81 @@ Verdict check(const History& history, const Expectations& expect) {
     }
   }
 
-  // Exclusion: holds sorted by acquisition must not start before an earlier one ended, unless
-  // the earlier holder was told in time (or a fault the lease cannot cover explains it).
+  // Exclusion: a hold acquired while `permits` or more conflicting earlier holds are still on
+  // (two shared holds never conflict) makes an excess; each overlap of the excess needs one
+  // of those earlier holds explained: its holder was told in time (or a fault the lease
+  // cannot cover explains it). The best-explained earlier holds are taken as the stale ones.
+  // With one permit every conflicting earlier hold still on is one overlap.
+  enum class Why { in_time, pause, late, none };
+  struct Earlier {
+    const Section* hold;
+    long long told;
+    Why why;
+  };
+  auto shared = [&](const Section* s) { return expect.shared_workers.count(s->worker) > 0; };
+  const int permits = std::max(expect.permits, 1);
   std::set<const Section*> stale;       // earlier holds of explained overlaps
   std::set<const Section*> stale_late;  // ... of those reported late
-  for (std::size_t i = 0; i < holds.size(); ++i) {
-    const long long end_i = hold_end(*holds[i], expect);
-    const long long told = told_at(*holds[i], history);
-    for (std::size_t j = i + 1; j < holds.size() && holds[j]->acquired < end_i; ++j) {
-      ++v.overlaps;
-      const long long acquired_j = holds[j]->acquired;
-      if (told != kNever && told >= acquired_j) {
-        v.max_notice_late_ms = std::max(v.max_notice_late_ms, ms(told - acquired_j));
-      }
+  for (std::size_t j = 0; j < holds.size(); ++j) {
+    const long long acquired_j = holds[j]->acquired;
+    std::vector<Earlier> on;
+    int holds_on = 1;
+    for (std::size_t i = 0; i < j; ++i) {
+      if (hold_end(*holds[i], expect) <= acquired_j) continue;
+      ++holds_on;
+      if (shared(holds[i]) && shared(holds[j])) continue;
+      const long long told = told_at(*holds[i], history);
+      Why why = Why::none;
       if (told < acquired_j) {
+        why = Why::in_time;
+      } else if (told != kNever && paused_at(holds[i]->worker, acquired_j, told, expect)) {
+        why = Why::pause;
+      } else if (told != kNever && expect.data_loss_faults > 0) {
+        why = Why::late;
+      }
+      on.push_back({holds[i], told, why});
+    }
+    v.max_holds_at_once = std::max(v.max_holds_at_once, holds_on);
+    const int excess = static_cast<int>(on.size()) - (permits - 1);
+    if (excess <= 0) continue;
+    std::stable_sort(on.begin(), on.end(),
+                     [](const Earlier& a, const Earlier& b) { return a.why < b.why; });
+    for (int k = 0; k < excess; ++k) {
+      const Earlier& e = on[static_cast<std::size_t>(k)];
+      ++v.overlaps;
+      if (e.told != kNever && e.told >= acquired_j) {
+        v.max_notice_late_ms = std::max(v.max_notice_late_ms, ms(e.told - acquired_j));
+      }
+      if (e.why != Why::none) stale.insert(e.hold);
+      if (e.why == Why::in_time) {
         ++v.explained_in_time;
-        const double lead = ms(acquired_j - told);
+        const double lead = ms(acquired_j - e.told);
         v.min_notice_lead_ms = v.min_notice_lead_ms < 0 ? lead : std::min(v.min_notice_lead_ms, lead);
-        stale.insert(holds[i]);
         continue;
       }
-      if (told != kNever && paused_at(holds[i]->worker, acquired_j, told, expect)) {
+      if (e.why == Why::pause) {
         ++v.explained_by_pause;
-        stale.insert(holds[i]);
         continue;
       }
-      if (told != kNever && expect.data_loss_faults > 0) {
+      if (e.why == Why::late) {
         ++v.reported_late;
-        stale.insert(holds[i]);
-        stale_late.insert(holds[i]);
+        stale_late.insert(e.hold);
         continue;
       }
       ++v.unexplained_overlaps;
       if (v.unexplained_overlaps <= 5) {
         const std::string why =
-            told == kNever ? "the earlier holder was never told"
-                           : "the earlier holder was told " + std::to_string(ms(told - acquired_j)) +
-                                 " ms after the later one acquired";
+            e.told == kNever ? "the earlier holder was never told"
+                             : "the earlier holder was told " + std::to_string(ms(e.told - acquired_j)) +
+                                   " ms after the later one acquired";
+        const std::string limit =
+            permits == 1 ? "" : "; " + std::to_string(on.size() + 1) + " holds of " +
+                                    std::to_string(permits) + " permits";
         v.problems.push_back("overlap without a timely lost-lock notice: worker " +
-                             std::to_string(holds[i]->worker) + " seq " +
-                             std::to_string(holds[i]->seq) + " and worker " +
+                             std::to_string(e.hold->worker) + " seq " +
+                             std::to_string(e.hold->seq) + " and worker " +
                              std::to_string(holds[j]->worker) + " seq " +
-                             std::to_string(holds[j]->seq) + " (" + why + ")");
+                             std::to_string(holds[j]->seq) + " (" + why + limit + ")");
       }
     }
   }
@@ -333,6 +376,7 @@ std::string Verdict::summary(const std::string& label) const {
   out.precision(1);
   out << "chaos " << label << ": sections=" << sections << " writes=" << writes
       << " rejected_stale_writes=" << rejected << " killed_in_section=" << killed_open
+      << " max_holds_at_once=" << max_holds_at_once
       << " overlaps=" << overlaps << " unexplained_overlaps=" << unexplained_overlaps
       << " lost_updates=" << lost_updates << " chain_breaks=" << chain_breaks
       << " lost_reported=" << lost_reported

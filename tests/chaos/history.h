@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,11 +20,12 @@ struct Section {
   std::uint64_t token = 0;
   std::string field;         // owner field in the lock hash
   bool closed = false;       // the R line was seen
-  long long section_end = 0;
+  long long section_end = 0;  // from the R line, or the U line before it (0: not ended)
   long long released = 0;    // unlock() returned
   long long read = 0;        // counter value read
   char wrote = '0';          // '1' written, 'r' rejected by the fencing check, 's' skipped
-                             // (the holder had been told its lock was lost), '0' not written
+                             // (the holder had been told its lock was lost), '0' not written,
+                             // 'n' none due (a reader or a permit holder only reads)
   std::string outcome;       // ok | lost | notowner | failed:<class>
   int release_failures = 0;  // F lines: unlock() attempts that threw before the last one
 };
@@ -67,6 +69,11 @@ struct Expectations {
   /// a holder told after the next holder acquired ("reported late"), at most one stale hold
   /// each.
   int data_loss_faults = 0;
+  /// Holds allowed at once: 1 for the locks, N for a semaphore of N permits.
+  int permits = 1;
+  /// Workers whose holds are shared (the readers of a read-write lock): two of them never
+  /// conflict; a shared hold and any other hold do.
+  std::set<int> shared_workers;
 };
 
 struct Verdict {
@@ -75,7 +82,10 @@ struct Verdict {
   long long writes = 0;           // counter writes that succeeded
   int rejected = 0;               // writes refused by the fencing check
   int killed_open = 0;            // sections ended by SIGKILL (their write is unknown)
-  int overlaps = 0;               // pairs of holds that overlapped in time
+  int overlaps = 0;               // holds over the limit: with one permit, pairs of
+                                  // conflicting holds that overlapped in time; with N, each
+                                  // hold acquired while N or more were on counts the excess
+  int max_holds_at_once = 0;      // most holds on at one time (readers included)
   int unexplained_overlaps = 0;   // ... not explained by one of the three below
   int explained_in_time = 0;      // the earlier holder was told before the later acquired
   int explained_by_pause = 0;     // the earlier holder was SIGSTOPped by the test then (no
@@ -108,8 +118,9 @@ struct Verdict {
 };
 
 /// Checks the history against the expectations.
-/// Pass criteria: no malformed lines; no open section except those of killed workers; every
-/// overlap is explained: the earlier holder was told (lost-lock callback, or LockLostError
+/// Pass criteria: no malformed lines; no open section except those of killed workers; never
+/// more than `permits` conflicting holds at once (two shared holds do not conflict) unless
+/// the excess is explained: the earlier holder was told (lost-lock callback, or LockLostError
 /// from unlock()) BEFORE the later one acquired, or it was stopped by the test at that moment
 /// and told afterwards, or it was told afterwards and a data-loss fault was injected; the
 /// distinct stale holds explaining overlaps number at most the faults injected (and those
