@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "net/executor.h"
 #include "redisync/errors.h"
 
 namespace redisync::net {
@@ -258,6 +259,16 @@ void Subscriber::on_state(Link& link, bool connected) {
 
 void Subscriber::on_push(Link& link, const Reply& reply) {
   if (reply.is_error()) {
+    if (reply.str.rfind("NOPERM", 0) == 0) {
+      // The user may not subscribe (ACL): the reply names no channel, so every subscription
+      // still unconfirmed on this link hears it now rather than at its timeout (its waiters
+      // then poll, AcquireFsm).
+      auto error = server_error(reply, "SUBSCRIBE");
+      for (auto& [name, ch] : channels_) {
+        if (ch->link_ == link.connection.get() && !ch->subscribed_) ch->fail_pending(error);
+      }
+      return;
+    }
     // A subscription sent to a server that no longer has the slot (MOVED): learn the new
     // map; reroute() resubscribes what is not confirmed.
     if (refresh_) refresh_();
