@@ -280,8 +280,7 @@ std::string apply_item(std::string_view item, Config& config) {
   return name;
 }
 
-constexpr const char* kPasswordEscapes =
-    "write '&', '=' and '%' in a password as %26, %3D and %25";
+constexpr const char* kPasswordEscapes = "write '&', '=' and '%' in a password as %26, %3D and %25";
 
 // "a=1&b=2". Keys and values are percent-decoded; a repeated option keeps its last value.
 // An unescaped '&' in the value of a password option makes the rest of the password look like
@@ -309,7 +308,8 @@ bool apply_query(std::string_view query, Config& config) {
     } catch (const ConfigError&) {
       fail("url option " + std::to_string(position) +
            " is invalid; it follows a password option, so it is not shown (it may be part of "
-           "the password: " + kPasswordEscapes + ")");
+           "the password: " +
+           kPasswordEscapes + ")");
     }
   }
   return hidden;

@@ -276,9 +276,8 @@ TEST_F(CliRunKindsTest, DemoWorkersNeverShowThePasswordOnTheirCommandLines) {
   const std::string password = "demo-s3cret-pw";
   RedisServer secured(ServerOptions{.password = password});
   std::string output;
-  const pid_t demo = start_cli({"demo", "--redis", secured.url(), "--workers", "2", "--seconds",
-                                "2", "--no-kill"},
-                               &output);
+  const pid_t demo = start_cli(
+      {"demo", "--redis", secured.url(), "--workers", "2", "--seconds", "2", "--no-kill"}, &output);
   std::set<std::string> seen;
   for (int i = 0; i < 1000 && seen.size() < 2; ++i) {
     for (const std::string& line : demo_worker_command_lines(demo)) seen.insert(line);

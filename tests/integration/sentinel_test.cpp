@@ -187,8 +187,8 @@ TEST(SentinelTest, LockWhoseLeaseRanOutDuringFailoverIsReportedLost) {
 TEST(SentinelTest, MalformedSwitchMasterMessagesChangeNothing) {
   RedisServer master;
   const std::string port = std::to_string(master.port());
-  RedisServer sentinel(ServerOptions{
-      .sentinel_config = "sentinel monitor mymaster 127.0.0.1 " + port + " 1"});
+  RedisServer sentinel(
+      ServerOptions{.sentinel_config = "sentinel monitor mymaster 127.0.0.1 " + port + " 1"});
   auto cfg = redisync::Config::from_url("redis-sentinel://127.0.0.1:" + port + ",127.0.0.1:" +
                                         std::to_string(sentinel.port()) + "/mymaster");
   cfg.timeout = 500ms;
@@ -203,10 +203,11 @@ TEST(SentinelTest, MalformedSwitchMasterMessagesChangeNothing) {
       },
       10s));
   const std::string old_addr = "mymaster 127.0.0.1 " + port + " 127.0.0.1 ";
-  for (const std::string& message : std::vector<std::string>{old_addr + "70000", old_addr + "65536", old_addr + "0", old_addr + "-1",
-        old_addr + "abc", old_addr + "1x", old_addr + "4294967297", old_addr + "1 extra",
-        old_addr, "mymaster 127.0.0.1 " + port, "mymaster", std::string(),
-        "mymaster 127.0.0.1 " + port + "  70000"}) {
+  for (const std::string& message : std::vector<std::string>{
+           old_addr + "70000", old_addr + "65536", old_addr + "0", old_addr + "-1",
+           old_addr + "abc", old_addr + "1x", old_addr + "4294967297", old_addr + "1 extra",
+           old_addr, "mymaster 127.0.0.1 " + port, "mymaster", std::string(),
+           "mymaster 127.0.0.1 " + port + "  70000"}) {
     SCOPED_TRACE(message);
     EXPECT_EQ(master.command({"PUBLISH", "+switch-master", message}).as_integer(), 1);
   }

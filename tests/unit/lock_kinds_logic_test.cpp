@@ -74,7 +74,8 @@ TEST(SpinBackoffSequence, DurationsAreBoundedByMaxDuration) {
       b.validate();
     } catch (const redisync::InvalidArgument& e) {
       const std::string what = e.what();
-      return what.find(field) != std::string::npos && what.find("max_duration") != std::string::npos;
+      return what.find(field) != std::string::npos &&
+             what.find("max_duration") != std::string::npos;
     }
     return false;
   };
