@@ -38,9 +38,9 @@ int main(int argc, char** argv) {
     if (!timed.try_lock_for(2s)) return 1;
     timed.unlock();
 
-    // std guards call unlock() from a noexcept destructor, and unlock() throws when the lock
-    // was lost while held (lease expired during a long pause). redisync::Guard releases
-    // without throwing and reports a failed release instead.
+    // unlock() never throws (std guards call it from a noexcept destructor): a lock lost
+    // while held (lease expired during a long pause) goes to the lost-lock handler. For
+    // the outcome, unlock_checked() throws it and release() returns it, as here.
     {
       redisync::Guard guard(lock);
       ++counter;

@@ -1,7 +1,10 @@
 // Fuzz target: the parsers of topology replies that run on the I/O thread — Sentinel's
 // GET-MASTER-ADDR-BY-NAME (net::parse_master_addr), CLUSTER SHARDS / CLUSTER SLOTS
 // (net::parse_cluster_shards / parse_cluster_slots) and MOVED/ASK redirects
-// (net::parse_redirect). A malformed reply there once reached std::stoi and ended the process.
+// (net::parse_redirect), Sentinel's +switch-master message (net::parse_switch_master) and the
+// INFO replication replica count (net::parse_connected_replicas). A malformed reply there once
+// reached std::stoi and ended the process; a +switch-master port of 70000 was once followed
+// as port 4464.
 //
 // The input is decoded into a reply tree: each byte's low 3 bits pick the kind (nil, string,
 // status, error, integer, array), strings take a length byte and that many bytes, integers 8
@@ -14,9 +17,11 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "net/cluster_map.h"
 #include "net/sentinel.h"
+#include "net/server_text.h"
 #include "redisync/errors.h"
 
 namespace {
@@ -94,5 +99,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::uint16_t port = 0;
     redisync::net::parse_redirect(reply.str, ask, slot, host, port);
   });
+  // The text parsers see the reply's own text and each element's (a pub/sub message's
+  // payload is its third element).
+  std::vector<const std::string*> texts{&reply.str};
+  for (const auto& e : reply.elements) texts.push_back(&e.str);
+  for (const std::string* text : texts) {
+    only_redisync_errors("parse_switch_master", [&] {
+      std::string name, host;
+      std::uint16_t port = 0;
+      if (redisync::net::parse_switch_master(*text, name, host, port) &&
+          (name.empty() || host.empty() || port == 0 || host.find(' ') != std::string::npos)) {
+        std::fprintf(stderr, "topology_fuzz: parse_switch_master accepted a bad address\n");
+        std::abort();
+      }
+    });
+    only_redisync_errors("parse_connected_replicas", [&] {
+      const auto count = redisync::net::parse_connected_replicas(*text);
+      if (count && *count < 0) {
+        std::fprintf(stderr, "topology_fuzz: parse_connected_replicas gave a negative count\n");
+        std::abort();
+      }
+    });
+  }
   return 0;
 }

@@ -266,8 +266,30 @@ void apply_option(const std::string& name, const std::string& value, Config& con
   }
 }
 
+bool is_password_option(const std::string& name) {
+  return name == "password" || name == "sentinel_password";
+}
+
+// One "name=value" item; returns the option's name.
+std::string apply_item(std::string_view item, Config& config) {
+  const std::size_t eq = item.find('=');
+  const std::string name = percent_decode(item.substr(0, eq), "option name");
+  if (eq == std::string_view::npos) fail("option '" + name + "' needs a value");
+  const std::string value = percent_decode(item.substr(eq + 1), "option " + name);
+  apply_option(name, value, config);
+  return name;
+}
+
+constexpr const char* kPasswordEscapes = "write '&', '=' and '%' in a password as %26, %3D and %25";
+
 // "a=1&b=2". Keys and values are percent-decoded; a repeated option keeps its last value.
-void apply_query(std::string_view query, Config& config) {
+// An unescaped '&' in the value of a password option makes the rest of the password look like
+// further options: an error about an option after a password option names it by its position
+// only, never by its text. Returns whether any option followed a password option.
+bool apply_query(std::string_view query, Config& config) {
+  bool after_password = false;
+  bool hidden = false;
+  int position = 0;
   std::size_t start = 0;
   while (start <= query.size()) {
     std::size_t amp = query.find('&', start);
@@ -275,12 +297,22 @@ void apply_query(std::string_view query, Config& config) {
     const std::string_view item = query.substr(start, amp - start);
     start = amp + 1;
     if (item.empty()) continue;  // "?a=1&&b=2" or a trailing '&'
-    const std::size_t eq = item.find('=');
-    const std::string name = percent_decode(item.substr(0, eq), "option name");
-    if (eq == std::string_view::npos) fail("option '" + name + "' needs a value");
-    const std::string value = percent_decode(item.substr(eq + 1), "option " + name);
-    apply_option(name, value, config);
+    ++position;
+    if (!after_password) {
+      after_password = is_password_option(apply_item(item, config));
+      continue;
+    }
+    hidden = true;
+    try {
+      apply_item(item, config);
+    } catch (const ConfigError&) {
+      fail("url option " + std::to_string(position) +
+           " is invalid; it follows a password option, so it is not shown (it may be part of "
+           "the password: " +
+           kPasswordEscapes + ")");
+    }
   }
+  return hidden;
 }
 
 std::string endpoint_text(const std::string& host, std::uint16_t port) {
@@ -390,8 +422,18 @@ Config Config::from_url(const std::string& url) {
     }
   }
 
-  apply_query(query, config);
-  config.validate();
+  if (!apply_query(query, config)) {
+    config.validate();
+    return config;
+  }
+  // Options after a password option may be part of the password: no value of theirs is shown.
+  try {
+    config.validate();
+  } catch (const ConfigError&) {
+    fail(std::string("the url's options are invalid; the error is not shown, since options "
+                     "follow a password option and may be part of the password (") +
+         kPasswordEscapes + ")");
+  }
   return config;
 }
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "net/cluster_slot.h"
+#include "net/server_text.h"
 #include "redisync/errors.h"
 
 namespace redisync::net {
@@ -127,8 +128,8 @@ void ClusterRouter::refresh_replicas(const std::shared_ptr<ClusterNode>& node) {
     auto n = weak.lock();
     if (closed_ || !n) return;
     if (!error && reply.is_string()) {
-      const auto pos = reply.str.find("connected_slaves:");
-      n->replicas = pos == std::string::npos ? 0 : std::atoi(reply.str.c_str() + pos + 17);
+      // A malformed count keeps the last one read.
+      if (const auto count = parse_connected_replicas(reply.str)) n->replicas = *count;
     }
     // Replicas come and go; keep the count fresh while the connection is up.
     if (!n->replica_timer) n->replica_timer = std::make_unique<asio::steady_timer>(io_);

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <map>
 
+#include "net/server_text.h"
 #include "redisync/errors.h"
 
 namespace redisync::net {
@@ -25,9 +26,7 @@ const Reply* field_of(const Reply& map, const std::string& field) {
 long long as_number(const Reply& r) {
   if (r.is_integer()) return r.integer;
   long long v = -1;
-  const auto* first = r.str.data();
-  if (std::from_chars(first, first + r.str.size(), v).ec != std::errc{}) return -1;
-  return v;
+  return parse_decimal(r.str, v) ? v : -1;
 }
 
 std::string usable_host(const std::string& host, const std::string& asked_host) {
@@ -135,21 +134,12 @@ bool parse_redirect(const std::string& error, bool& ask, int& slot, std::string&
   const auto space = rest.find(' ');
   if (space == std::string_view::npos) return false;
   const auto slot_text = rest.substr(0, space);
-  if (std::from_chars(slot_text.data(), slot_text.data() + slot_text.size(), slot).ec !=
-          std::errc{} ||
-      slot < 0 || slot >= 16384) {
-    return false;
-  }
+  if (!parse_decimal(slot_text, slot) || slot < 0 || slot >= 16384) return false;
   const auto address = rest.substr(space + 1);
   const auto colon = address.rfind(':');
   if (colon == std::string_view::npos) return false;
-  unsigned p = 0;
-  const auto port_text = address.substr(colon + 1);
-  if (std::from_chars(port_text.data(), port_text.data() + port_text.size(), p).ec !=
-          std::errc{} ||
-      p == 0 || p > 65535) {
-    return false;
-  }
+  std::uint16_t p = 0;
+  if (!parse_port_number(address.substr(colon + 1), p)) return false;
   host = std::string(address.substr(0, colon));
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);

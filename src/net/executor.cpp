@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "net/cluster_slot.h"
+#include "net/server_text.h"
 #include "redisync/errors.h"
 
 namespace redisync::net {
@@ -201,8 +202,8 @@ void Executor::refresh_replicas() {
   execute({"INFO", "replication"}, [this](std::exception_ptr error, Reply reply) {
     if (closed_) return;
     if (!error && reply.is_string()) {
-      const auto pos = reply.str.find("connected_slaves:");
-      replicas_ = pos == std::string::npos ? 0 : std::atoi(reply.str.c_str() + pos + 17);
+      // A malformed count keeps the last one read.
+      if (const auto count = parse_connected_replicas(reply.str)) replicas_ = *count;
     }
     // Replicas come and go; keep the count fresh while the connection is up.
     replica_timer_->expires_after(std::chrono::seconds(1));

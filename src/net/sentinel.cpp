@@ -1,8 +1,8 @@
 #include "net/sentinel.h"
 
-#include <charconv>
-#include <sstream>
+#include <iostream>
 
+#include "net/server_text.h"
 #include "redisync/errors.h"
 
 namespace redisync::net {
@@ -17,19 +17,15 @@ bool parse_master_addr(const Reply& reply, std::string& host, std::uint16_t& por
   const Reply& h = reply.elements[0];
   const Reply& p = reply.elements[1];
   if (!h.is_string() || h.str.empty()) return bad();
-  unsigned value = 0;
+  std::uint16_t value = 0;
   if (p.is_integer()) {
     if (p.integer < 1 || p.integer > 65535) return bad();
-    value = static_cast<unsigned>(p.integer);
-  } else {
-    if (!p.is_string()) return bad();
-    const char* first = p.str.data();
-    const char* last = first + p.str.size();
-    const auto [end, ec] = std::from_chars(first, last, value);
-    if (ec != std::errc{} || end != last || value < 1 || value > 65535) return bad();
+    value = static_cast<std::uint16_t>(p.integer);
+  } else if (!p.is_string() || !parse_port_number(p.str, value)) {
+    return bad();
   }
   host = h.str;
-  port = static_cast<std::uint16_t>(value);
+  port = value;
   return true;
 }
 
@@ -125,13 +121,19 @@ void SentinelMonitor::on_push(const Reply& reply) {
   if (!reply.is_array() || reply.elements.size() < 3 || reply.elements[0].str != "message") {
     return;
   }
-  std::istringstream in(reply.elements[2].str);
-  std::string name, old_host, old_port, new_host;
-  int new_port = 0;
-  if (!(in >> name >> old_host >> old_port >> new_host >> new_port)) return;
+  std::string name, new_host;
+  std::uint16_t new_port = 0;
+  if (!parse_switch_master(reply.elements[2].str, name, new_host, new_port)) {
+    // Not followed: a wrong address would move every connection away from the master. The
+    // payload is a sentinel's, not a secret; shown printable and cut to 200 bytes.
+    std::string shown = reply.elements[2].str.substr(0, 200);
+    for (char& c : shown) c = c < ' ' || c > '~' ? '?' : c;
+    std::cerr << "redisync: ignoring a malformed +switch-master message: '" << shown << "'\n";
+    return;
+  }
   if (name != config_.sentinel_master) return;
   master_host_ = new_host;
-  master_port_ = static_cast<std::uint16_t>(new_port);
+  master_port_ = new_port;
   if (on_switch_) on_switch_(new_host, master_port_);
 }
 

@@ -3,6 +3,7 @@
 
 #include <asio/post.hpp>
 
+#include "net/server_text.h"
 #include "sync/durations.h"
 #include "sync/identity.h"
 #include "sync/lock_kind.h"
@@ -140,9 +141,10 @@ bool BasicLock::is_held_by_thread(std::int64_t owner) const {
 }
 
 int BasicLock::hold_count() const {
-  auto r = query(core_, {"HGET", name_, owner_field(sync::thread_owner_id())},
-                 "querying " + kind_->describe(*core_, name_));
-  return r.is_nil() ? 0 : std::stoi(r.str);
+  const std::string field = owner_field(sync::thread_owner_id());
+  const std::string what = "querying " + kind_->describe(*core_, name_);
+  return net::stored_number<int>(query(core_, {"HGET", name_, field}, what), what,
+                                 "key '" + name_ + "' field '" + field + "'");
 }
 
 Duration BasicLock::remaining_lease() const {

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "lua/scripts.h"
+#include "net/server_text.h"
 #include "redisync/errors.h"
 #include "sync/acquire_loop.h"
 #include "sync/client_core.h"
@@ -42,11 +43,8 @@ std::int64_t parse_count(const net::Reply& reply, const std::string& what,
     return 0;
   }
   if (reply.is_nil()) return 0;
-  long long value = 0;
-  const char* first = reply.str.data();
-  const char* last = first + reply.str.size();
-  auto [ptr, ec] = std::from_chars(first, last, value);
-  if (ec == std::errc{} && ptr == last && first != last) return value;
+  std::int64_t value = 0;
+  if (net::parse_decimal(reply.str, value)) return value;
   error = std::make_exception_ptr(
       ServerError(what + ": the key holds '" + reply.str + "', not a count", reply.str));
   return 0;

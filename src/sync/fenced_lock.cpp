@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "lua/scripts.h"
+#include "net/server_text.h"
 #include "sync/identity.h"
 #include "sync/lock_kind.h"
 
@@ -128,9 +129,10 @@ std::optional<std::uint64_t> FencedLock::try_lock_and_get_token_for(Duration wai
 }
 
 std::uint64_t FencedLock::token() const {
-  const auto reply = detail::query(core_, {"GET", token_key(name_)},
-                                   "reading the token of " + kind_->describe(*core_, name_));
-  return reply.is_nil() ? 0 : std::stoull(reply.str);
+  const std::string key = token_key(name_);
+  const std::string what = "reading the token of " + kind_->describe(*core_, name_);
+  return net::stored_number<std::uint64_t>(detail::query(core_, {"GET", key}, what), what,
+                                           "key '" + key + "'");
 }
 
 }  // namespace redisync

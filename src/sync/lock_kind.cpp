@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "lua/scripts.h"
+#include "net/server_text.h"
 #include "sync/durations.h"
 #include "sync/identity.h"
 #include "sync/metrics_report.h"
@@ -186,10 +187,8 @@ sync::AcquireLoop::AttemptFn hold_count_check(
                           "redisync: rechecking an acquire: " + reply.str, reply.str)),
                       {});
           }
-          long long count = 0;
-          if (reply.is_string()) {
-            std::from_chars(reply.str.data(), reply.str.data() + reply.str.size(), count);
-          }
+          long long count = 0;  // absent, or not a count: not our acquire
+          if (reply.is_string() && !net::parse_decimal(reply.str, count)) count = 0;
           if (count == local + 1) {
             if (on_acquired) return on_acquired(cb);
             return cb(nullptr, {true, 0});

@@ -4,6 +4,7 @@
 #include <asio/post.hpp>
 #include <charconv>
 
+#include "net/server_text.h"
 #include "redisync/multi_lock.h"
 #include "redisync/read_write_lock.h"
 #include "sync/client_core.h"
@@ -90,9 +91,7 @@ void MultiLockMember::undo_possible_hold(std::int64_t owner) const {
         {"HGET", name_, field(owner)},
         [self, this, owner, local](std::exception_ptr error, net::Reply reply) {
           long long count = -1;
-          if (!error && reply.is_string()) {
-            std::from_chars(reply.str.data(), reply.str.data() + reply.str.size(), count);
-          }
+          if (!error && reply.is_string() && !net::parse_decimal(reply.str, count)) count = -1;
           if (count == local + 1) run_raw_release_io(owner);
         },
         net::Retry::always);

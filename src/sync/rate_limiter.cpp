@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "lua/scripts.h"
+#include "net/server_text.h"
 #include "redisync/errors.h"
 #include "sync/client_core.h"
 #include "sync/permit_expirable_semaphore_ids.h"  // random_permit_id: 16 random bytes
@@ -125,11 +126,8 @@ net::Reply execute(const std::shared_ptr<detail::ClientCore>& core, std::vector<
 }
 
 std::int64_t parse_int(const std::string& text, const std::string& what, const char* field) {
-  long long value = 0;
-  const char* first = text.data();
-  const char* last = first + text.size();
-  auto [ptr, ec] = std::from_chars(first, last, value);
-  if (ec != std::errc{} || ptr != last || first == last) {
+  std::int64_t value = 0;
+  if (!net::parse_decimal(text, value)) {
     throw ServerError("redisync: " + what + ": field '" + field + "' holds '" + text +
                           "', not an integer",
                       text);

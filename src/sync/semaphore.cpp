@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "lua/scripts.h"
+#include "net/server_text.h"
 #include "redisync/errors.h"
 #include "sync/acquire_loop.h"
 #include "sync/client_core.h"
@@ -220,10 +221,7 @@ std::int64_t Semaphore::available_permits() const {
   if (reply.is_nil()) return 0;
   // Strict: the whole value is an integer ("12abc" is not 12).
   std::int64_t value = 0;
-  const char* first = reply.str.data();
-  const char* last = first + reply.str.size();
-  const auto [ptr, ec] = std::from_chars(first, last, value);
-  if (ec != std::errc{} || ptr != last || first == last) {
+  if (!net::parse_decimal(reply.str, value)) {
     throw ServerError(what + ": the key holds '" + reply.str + "', not a permit count",
                       reply.str);
   }

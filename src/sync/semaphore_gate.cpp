@@ -6,16 +6,14 @@
 #include <mutex>
 #include <vector>
 
+#include "net/server_text.h"
 #include "sync/identity.h"
 
 namespace redisync::sync {
 
 long long semaphore_wakeups(std::string_view payload) {
   long long value = 0;
-  const char* first = payload.data();
-  const char* last = payload.data() + payload.size();
-  auto [ptr, ec] = std::from_chars(first, last, value);
-  if (payload.empty() || ec != std::errc{} || ptr != last) return -1;
+  if (!net::parse_decimal(payload, value)) return -1;
   return value > 0 ? value : 0;
 }
 

@@ -13,12 +13,22 @@ void SpinBackoff::validate() const {
   auto fail = [](const std::string& what) {
     throw InvalidArgument("redisync: spin lock backoff: " + what);
   };
+  // Each sleep is a timer: within max_duration, as every other duration (config.h).
+  const auto at_most_max = [&](Duration d, const char* field) {
+    if (d > max_duration) {
+      fail(std::string(field) + " must be <= " + std::to_string(max_duration.count()) +
+           " ms (redisync::max_duration; got " + std::to_string(d.count()) + " ms)");
+    }
+  };
   if (kind == Kind::constant) {
     if (delay <= Duration{0}) fail("delay must be > 0");
+    at_most_max(delay, "delay");
     return;
   }
   if (first <= Duration{0}) fail("first must be > 0");
+  at_most_max(first, "first");
   if (cap < first) fail("cap must be >= first");
+  at_most_max(cap, "cap");
   if (multiplier < 1) fail("multiplier must be >= 1");
 }
 
@@ -32,8 +42,8 @@ Duration BackoffSequence::next() {
   if (settings_.kind == SpinBackoff::Kind::exponential) {
     if (sleeps_ == 0) {
       sleep = settings_.first;
-    } else if (previous_ >= settings_.cap) {
-      sleep = settings_.cap;
+    } else if (previous_ >= settings_.cap || previous_ > settings_.cap / settings_.multiplier) {
+      sleep = settings_.cap;  // previous * multiplier would pass the cap (or overflow)
     } else {
       // After the k-th sleep: previous * multiplier + a random integer in [0, k).
       std::uniform_int_distribution<long long> jitter(0, sleeps_ - 1);

@@ -466,13 +466,16 @@ TEST(BadInput, MalformedSentinelReplyIsAnErrorNotACrash) {
   }
 }
 
-// A password with an unescaped '/', '?' or '@' must never show up, even in part, in the
-// error of a URL it made unparsable.
+// A password with an unescaped '/', '?', '@', '&', '=' or a broken '%' escape must never show
+// up, even in part, in the error of a URL it made unparsable: in the userinfo, or as the value
+// of the password / sentinel_password option, where an unescaped '&' makes the rest of the
+// password look like further options.
 TEST(BadInput, UrlErrorsNeverEchoAnyPartOfAPassword) {
   const std::string secret = "s3cr3tPW";
   for (const std::string& password :
        {secret + "/x", secret + "?x", secret + "/x?y@z", "a/" + secret, "x?" + secret + "@y",
-        secret + "@/", "/" + secret, "?" + secret + "/"}) {
+        secret + "@/", "/" + secret, "?" + secret + "/", secret + "%", secret + "%zz",
+        "%zz" + secret, secret + "%4", "%" + secret}) {
     for (const std::string& url :
          {"redis://user:" + password + "@127.0.0.1:6379", "redis://:" + password + "@h:1/2",
           "rediss://:" + password + "@h", "redis-sentinel://:" + password + "@h:26379/m",
@@ -481,6 +484,34 @@ TEST(BadInput, UrlErrorsNeverEchoAnyPartOfAPassword) {
         const auto cfg = redisync::Config::from_url(url);
         // Parsed: then the password must be exactly what was written.
         EXPECT_EQ(cfg.password, password) << url;
+      } catch (const redisync::ConfigError& e) {
+        const std::string what = e.what();
+        for (std::size_t len = 4; len <= secret.size(); ++len) {
+          for (std::size_t at = 0; at + len <= secret.size(); ++at) {
+            EXPECT_EQ(what.find(secret.substr(at, len)), std::string::npos)
+                << "error echoes '" << secret.substr(at, len) << "': " << what;
+          }
+        }
+      }
+    }
+  }
+  for (const std::string& password :
+       {"ab&" + secret, "ab&" + secret + "=1", secret + "&x", "ab&cd=" + secret,
+        "ab&timeout=" + secret, "ab&db=" + secret, "ab&verify_peer=" + secret,
+        "ab&client_name=" + secret + "%20x", "ab&" + secret + "%zz", "ab&%zz" + secret + "=1",
+        secret + "%", secret + "%zz", "ab&" + secret + "&", "ab&&" + secret}) {
+    for (const std::string& url :
+         {"redis://h?password=" + password, "redis://h?db=1&password=" + password,
+          "redis://u:p@h?password=" + password + "&timeout=5s",
+          "redis-sentinel://h:26379/m?sentinel_password=" + password,
+          "redis-sentinel://h:26379/m?sentinel_password=" + password + "&password=pw",
+          "unix:///tmp/r.sock?password=" + password}) {
+      try {
+        const auto cfg = redisync::Config::from_url(url);
+        // Parsed: then no part of the secret ended up in a setting other than a password.
+        const std::string where = cfg.client_name + cfg.username + cfg.sentinel_username +
+                                  cfg.tls_options.ca_file + cfg.tls_options.cert_file;
+        EXPECT_EQ(where.find(secret), std::string::npos) << url;
       } catch (const redisync::ConfigError& e) {
         const std::string what = e.what();
         for (std::size_t len = 4; len <= secret.size(); ++len) {

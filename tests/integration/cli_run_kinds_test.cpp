@@ -1,5 +1,7 @@
 // `redisync run` for every kind (--fair, --read/--write, --fenced, --semaphore N, --multi),
 // its usage errors, and the one rule for names, against a real redis-server.
+#include <set>
+
 #include "cli_support.h"
 
 namespace redisync::test {
@@ -238,6 +240,54 @@ TEST_F(CliRunKindsTest, DemoRunsWithEveryKind) {
     EXPECT_EQ(r.exit_code, 0) << kind << ": " << r.output;
     EXPECT_NE(r.output.find("lost updates: 0"), std::string::npos) << kind << ": " << r.output;
     EXPECT_NE(r.output.find(std::string(kind) + " lock"), std::string::npos) << r.output;
+  }
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The command lines (arguments joined by spaces) of the children of `parent` that run
+// `redisync demo-worker` (a child between fork and exec still shows the parent's), from /proc.
+std::vector<std::string> demo_worker_command_lines(pid_t parent) {
+  std::vector<std::string> lines;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = slurp("/proc/" + pid + "/stat");
+    const std::size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 1));
+    std::string state;
+    long ppid = 0;
+    if (!(fields >> state >> ppid) || ppid != parent) continue;
+    std::string line = slurp("/proc/" + pid + "/cmdline");
+    std::replace(line.begin(), line.end(), '\0', ' ');
+    if (line.find("demo-worker") != std::string::npos) lines.push_back(line);
+  }
+  return lines;
+}
+
+// `ps` shows every process's command line to every user: the demo hands a password-bearing
+// URL to its workers in the environment, never as an argument.
+TEST_F(CliRunKindsTest, DemoWorkersNeverShowThePasswordOnTheirCommandLines) {
+  const std::string password = "demo-s3cret-pw";
+  RedisServer secured(ServerOptions{.password = password});
+  std::string output;
+  const pid_t demo = start_cli(
+      {"demo", "--redis", secured.url(), "--workers", "2", "--seconds", "2", "--no-kill"}, &output);
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000 && seen.size() < 2; ++i) {
+    for (const std::string& line : demo_worker_command_lines(demo)) seen.insert(line);
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(finish(demo, 60s), 0) << read_file(output);
+  EXPECT_EQ(seen.size(), 2u) << "workers seen: " << seen.size();
+  for (const std::string& line : seen) {
+    EXPECT_EQ(line.find(password), std::string::npos) << line;
+    EXPECT_EQ(line.find("s3cret"), std::string::npos) << line;
   }
 }
 

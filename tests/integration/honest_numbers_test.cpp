@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "lock_kinds_util.h"
+#include "support/expect_error.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
@@ -126,5 +127,34 @@ TEST(HonestNumbersTest, MultiLockAndRedLockTryLockForMillisecondsMaxWait) {
     holder3.unlock();
     ASSERT_EQ(got.wait_for(20s), std::future_status::ready);
     EXPECT_TRUE(got.get());
+  }
+}
+
+// A hold count or fencing token that is no number (written by someone else) is a ServerError
+// naming the key and the value, not std::invalid_argument / std::out_of_range from std::sto*.
+TEST(HonestNumbersTest, HoldCountAndTokenThatAreNoNumbersAreServerErrors) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  const std::vector<std::string> bad = {"abc", "99999999999999999999", "1x", " 1", "-1x"};
+  auto lock = client.lock(unique_name("numbers:count:"));
+  lock.lock();
+  const auto fields = server.command({"HKEYS", lock.name()});
+  ASSERT_EQ(fields.elements.size(), 1u);
+  for (const std::string& value : bad) {
+    SCOPED_TRACE(value);
+    server.command({"HSET", lock.name(), fields.elements[0].str, value});
+    redisync::test::expect_error<redisync::ServerError>([&] { (void)lock.hold_count(); },
+                                                        {lock.name(), "'" + value + "'"});
+  }
+  server.command({"DEL", lock.name()});
+  lock.unlock();
+
+  auto fenced = client.fenced_lock(unique_name("numbers:token:"));
+  const std::string token_key = "redisson_lock_token:{" + fenced.name() + "}";
+  for (const std::string& value : bad) {
+    SCOPED_TRACE(value);
+    server.command({"SET", token_key, value});
+    redisync::test::expect_error<redisync::ServerError>([&] { (void)fenced.token(); },
+                                                        {token_key, "'" + value + "'"});
   }
 }

@@ -179,6 +179,49 @@ TEST(SentinelTest, LockWhoseLeaseRanOutDuringFailoverIsReportedLost) {
   EXPECT_THROW(lock.unlock_checked(), redisync::LockLostError);
 }
 
+// A malformed +switch-master message (port out of range or no number, fields missing or
+// extra) changes nothing: the client keeps its connections to the master, where a valid
+// message would have dropped them. A real sentinel accepts PUBLISH only on its hello channel,
+// so the first "sentinel" listed is the master itself: it cannot answer SENTINEL (the next
+// one is asked), but the client's +switch-master subscription goes to it.
+TEST(SentinelTest, MalformedSwitchMasterMessagesChangeNothing) {
+  RedisServer master;
+  const std::string port = std::to_string(master.port());
+  RedisServer sentinel(
+      ServerOptions{.sentinel_config = "sentinel monitor mymaster 127.0.0.1 " + port + " 1"});
+  auto cfg = redisync::Config::from_url("redis-sentinel://127.0.0.1:" + port + ",127.0.0.1:" +
+                                        std::to_string(sentinel.port()) + "/mymaster");
+  cfg.timeout = 500ms;
+  cfg.connect_timeout = 500ms;
+  cfg.reconnection_delay_max = 100ms;
+  redisync::Client client(cfg);
+  const long long id = client.execute({"CLIENT", "ID"}).integer;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        auto r = master.command({"PUBSUB", "NUMSUB", "+switch-master"});
+        return r.elements.size() == 2 && r.elements[1].as_integer() == 1;
+      },
+      10s));
+  const std::string old_addr = "mymaster 127.0.0.1 " + port + " 127.0.0.1 ";
+  for (const std::string& message : std::vector<std::string>{
+           old_addr + "70000", old_addr + "65536", old_addr + "0", old_addr + "-1",
+           old_addr + "abc", old_addr + "1x", old_addr + "4294967297", old_addr + "1 extra",
+           old_addr, "mymaster 127.0.0.1 " + port, "mymaster", std::string(),
+           "mymaster 127.0.0.1 " + port + "  70000"}) {
+    SCOPED_TRACE(message);
+    EXPECT_EQ(master.command({"PUBLISH", "+switch-master", message}).as_integer(), 1);
+  }
+  // Bounded: 20 looks 50 ms apart; a followed message would drop the connection at once.
+  for (int i = 0; i < 20; ++i) {
+    std::this_thread::sleep_for(50ms);
+    ASSERT_EQ(client.execute({"CLIENT", "ID"}).integer, id) << "the connection was moved";
+  }
+  auto lock = client.lock(unique_name("lock:"));
+  lock.lock();
+  EXPECT_EQ(master.command({"EXISTS", lock.name()}).as_integer(), 1);
+  lock.unlock();
+}
+
 // A failover that loses the acquire (issue 18): the replica stops receiving the replication
 // stream, a holder acquires on the master, the master dies and the replica, which never got
 // the lock, is promoted. With the replica acknowledgement (WAIT, the default) the acquire is

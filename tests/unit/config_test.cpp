@@ -174,6 +174,28 @@ TEST(ConfigFromUrl, ErrorsNeverShowThePassword) {
   }
 }
 
+// An unescaped '&' in the value of a password option makes the rest of the password look like
+// further options: their errors name the option by position and never show its text.
+TEST(ConfigFromUrl, QueryErrorsAfterAPasswordOptionNeverShowTheirText) {
+  for (const char* url :
+       {"redis://h?password=ab&hunter2", "redis://h?password=ab&hunter2=x",
+        "redis://h?password=ab&timeout=hunter2", "redis://h?db=1&password=ab&hunter2&timeout=1s",
+        "redis://h?password=ab&hunter2%zz=1", "redis://h?password=ab&client_name=hunter2%20",
+        "redis-sentinel://h/m?sentinel_password=ab&hunter2",
+        "redis-sentinel://h/m?sentinel_password=ab&db=hunter2"}) {
+    const std::string message = url_error(url);
+    EXPECT_FALSE(message.empty()) << url;
+    EXPECT_EQ(message.find("hunter"), std::string::npos) << message;
+    EXPECT_NE(message.find("%26"), std::string::npos) << message;  // the escape to use
+  }
+  // Before the password option, or without one, the option is named as usual.
+  EXPECT_TRUE(url_fails("redis://h?nope=1&password=ab", "'nope'"));
+  EXPECT_TRUE(url_fails("redis://h?user=ab&nope", "'nope'"));
+  // Options after it still work.
+  EXPECT_EQ(Config::from_url("redis://h?password=ab&timeout=5s").timeout, 5s);
+  EXPECT_EQ(Config::from_url("redis://h?password=a=b").password, "a=b");
+}
+
 TEST(ConfigFromUrl, BadPort) {
   for (const char* url :
        {"redis://h:0", "redis://h:65536", "redis://h:abc", "redis://h:", "redis://h:6379x",

@@ -2,6 +2,8 @@
 // re-poll bound (§4.8), the read-lock renewal batches (§5.7).
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "redisync/errors.h"
 #include "sync/fair_poll.h"
 #include "sync/spin_backoff.h"
@@ -60,6 +62,36 @@ TEST(SpinBackoffSequence, ValidateRejectsNonsense) {
   EXPECT_THROW(SpinBackoff::exponential(5ms, 1ms).validate(), redisync::InvalidArgument);
   EXPECT_THROW(SpinBackoff::exponential(1ms, 5ms, 0).validate(), redisync::InvalidArgument);
   EXPECT_THROW(SpinBackoff::constant(-1ms).validate(), redisync::InvalidArgument);
+}
+
+// Sleeps are timers: each one within redisync::max_duration like every other duration, and
+// the growth never overflows (previous * multiplier stays at the cap).
+TEST(SpinBackoffSequence, DurationsAreBoundedByMaxDuration) {
+  using redisync::max_duration;
+  const Duration over = max_duration + 1ms;
+  const auto names_the_limit = [](const SpinBackoff& b, const std::string& field) {
+    try {
+      b.validate();
+    } catch (const redisync::InvalidArgument& e) {
+      const std::string what = e.what();
+      return what.find(field) != std::string::npos &&
+             what.find("max_duration") != std::string::npos;
+    }
+    return false;
+  };
+  EXPECT_TRUE(names_the_limit(SpinBackoff::exponential(over, over), "first"));
+  EXPECT_TRUE(names_the_limit(SpinBackoff::exponential(1ms, over), "cap"));
+  EXPECT_TRUE(names_the_limit(SpinBackoff::constant(over), "delay"));
+  EXPECT_TRUE(names_the_limit(SpinBackoff::constant(Duration::max()), "delay"));
+  EXPECT_NO_THROW(SpinBackoff::exponential(max_duration, max_duration).validate());
+  EXPECT_NO_THROW(SpinBackoff::constant(max_duration).validate());
+
+  // (10^12 - 1) * 10^7 ms is past the range of a 64-bit count: it used to wrap negative.
+  const SpinBackoff steep = SpinBackoff::exponential(max_duration - 1ms, max_duration, 10'000'000);
+  ASSERT_NO_THROW(steep.validate());
+  BackoffSequence seq(steep, 3);
+  EXPECT_EQ(seq.next(), max_duration - 1ms);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(seq.next(), max_duration);
 }
 
 TEST(FairPoll, UsesTheStepsEstimateAndBacksOffWithoutOne) {
