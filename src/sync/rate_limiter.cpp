@@ -4,10 +4,16 @@
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
 #include <charconv>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "lua/scripts.h"
 #include "redisync/errors.h"
+#include "sync/acquire_loop.h"  // deadline_after
 #include "sync/client_core.h"
+#include "sync/identity.h"
 #include "sync/permit_expirable_semaphore_ids.h"  // random_permit_id: 16 random bytes
 #include "sync/rate_limiter_plan.h"
 
@@ -64,6 +70,8 @@ class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
           "redisync: acquiring " + what_ + ": unexpected reply " + reply.to_string(),
           reply.to_string()));
     }
+    // A reply lost after the attempt was sent: it may have granted the permit. Never "no".
+    if (error && sync::may_have_run(error)) error = sync::rate_ambiguous_error(error, what_);
     if (error) return done_(std::move(error), false);
     if (reply.is_nil()) return done_(nullptr, true);
     std::optional<Duration> remaining;
@@ -153,9 +161,9 @@ void start_rate_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
                         std::int64_t permits, Duration wait,
                         std::function<void(std::exception_ptr, bool)> done) {
   asio::post(core->io(), [core, name, permits, wait, done = std::move(done)]() mutable {
-    std::optional<sync::Clock::time_point> deadline;
-    if (wait >= Duration{0}) deadline = sync::Clock::now() + wait;
-    std::make_shared<RateAcquire>(core, name, permits, deadline, std::move(done))->attempt();
+    std::make_shared<RateAcquire>(core, name, permits, sync::deadline_after(wait),
+                                  std::move(done))
+        ->attempt();
   });
 }
 
@@ -186,6 +194,7 @@ void start_rate_available(const std::shared_ptr<ClientCore>& core, const std::st
 RateLimiter::RateLimiter(std::shared_ptr<detail::ClientCore> core, std::string name)
     : core_(std::move(core)), name_(std::move(name)) {
   if (name_.empty()) throw InvalidArgument("redisync: rate limiter name must not be empty");
+  sync::check_cluster_name(core_->config().topology == Topology::cluster, name_, "rate limiter");
 }
 
 bool RateLimiter::try_set_rate(RateType type, std::int64_t rate, Duration interval,
@@ -241,8 +250,9 @@ bool RateLimiter::try_acquire(std::int64_t permits) { return try_acquire_wait(pe
 bool RateLimiter::try_acquire_wait(std::int64_t permits, Duration wait) {
   detail::check_rate_permits(permits, name_);
   return core_->call<bool>([&](auto done) {
-    detail::start_rate_acquire(core_, name_, permits, wait < Duration{0} ? Duration{0} : wait,
-                               done);
+    // Negative only from to_wait_ms(): a wait beyond max_duration, i.e. no limit.
+    detail::start_rate_acquire(core_, name_, permits,
+                               wait < Duration{0} ? Duration{-1} : detail::clamp_wait(wait), done);
   });
 }
 
