@@ -68,7 +68,15 @@ void check_rate_permits(std::int64_t permits, const std::string& name);
 /// attempt answers how long until the oldest grant leaves the window; the caller sleeps
 /// exactly that long (on the Client's I/O thread, no thread blocked for async callers) and
 /// tries again. A timed wait gives up at once, returning false, when that time lies beyond its
-/// deadline. A release() by another process does not wake sleepers.
+/// deadline. A release() (or async_release()) that succeeds wakes the sleepers of the same
+/// Client on the same limiter, which try again at once. A waiter in another Client or process
+/// learns of a release only when its sleep ends, at the latest after the delay its attempt
+/// was answered (at most the interval): Redisson publishes nothing for the limiter.
+///
+/// A lost reply: when an attempt's reply does not come (TimeoutError) or its connection drops
+/// after it was sent (ConnectionError with maybe_sent()), the script may have granted the
+/// permit, or may still run. The call then throws that error, its message saying the permit
+/// may have been taken; it never answers "not acquired" for it. Count the permit as used.
 ///
 /// Bad input, all thrown before anything is written:
 ///  - InvalidArgument: rate outside [1, kMaxRate]; interval outside [1 ms, kMaxDuration];

@@ -51,6 +51,30 @@ TEST(RateLimiterSafety, HugeWaitsWaitWithoutLimit) {
   EXPECT_FALSE(limiter.try_acquire());
 }
 
+// release() put permits back while the same Client's waiters slept out a window delay (here a
+// minute): they stayed blocked though permits were free. Now the release wakes them.
+TEST(RateLimiterSafety, ReleaseWakesTheSameClientsSleepersAtOnce) {
+  RedisServer server;
+  redisync::Client client(server.url());
+  const auto name = unique_name("rl:");
+  auto limiter = client.rate_limiter(name);
+  ASSERT_TRUE(limiter.try_set_rate(RateType::overall, 2, 60s));
+  ASSERT_TRUE(limiter.try_acquire(2));
+  const auto calls = redisync::test::evalsha_calls(server);
+  auto blocked = std::async(std::launch::async, [&] { limiter.acquire(1); });
+  auto timed = limiter.async_try_acquire(1, 90s, asio::use_future);
+  // Both have been refused (and sleep the window's delay) before the release.
+  ASSERT_TRUE(wait_until([&] { return redisync::test::evalsha_calls(server) >= calls + 2; }, 10s));
+  EXPECT_EQ(limiter.available_permits(), 0);
+  limiter.release(2);
+  // Far less than the minute they would otherwise sleep.
+  ASSERT_EQ(blocked.wait_for(20s), std::future_status::ready);
+  ASSERT_EQ(timed.wait_for(20s), std::future_status::ready);
+  blocked.get();
+  EXPECT_TRUE(timed.get());
+  EXPECT_EQ(limiter.available_permits(), 0);
+}
+
 // A reply that timed out may come from a script that granted the permit: the call must not
 // answer "no permit". It throws TimeoutError saying the permit may have been taken.
 TEST(RateLimiterSafety, TimedOutAcquireSaysThePermitMayHaveBeenTaken) {
