@@ -34,7 +34,8 @@ struct RateLimiterConfig {
 namespace detail {
 class ClientCore;
 asio::io_context& io_of(const std::shared_ptr<ClientCore>& core);
-/// Acquires `permits` on the I/O thread: wait < 0: no limit; wait == 0: one attempt.
+/// Acquires `permits` on the I/O thread: wait < 0 (or a deadline past what the clock holds):
+/// no limit; wait == 0: one attempt.
 void start_rate_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
                         std::int64_t permits, Duration wait,
                         std::function<void(std::exception_ptr, bool)> done);
@@ -67,7 +68,15 @@ void check_rate_permits(std::int64_t permits, const std::string& name);
 /// attempt answers how long until the oldest grant leaves the window; the caller sleeps
 /// exactly that long (on the Client's I/O thread, no thread blocked for async callers) and
 /// tries again. A timed wait gives up at once, returning false, when that time lies beyond its
-/// deadline. A release() by another process does not wake sleepers.
+/// deadline. A release() (or async_release()) that succeeds wakes the sleepers of the same
+/// Client on the same limiter, which try again at once. A waiter in another Client or process
+/// learns of a release only when its sleep ends, at the latest after the delay its attempt
+/// was answered (at most the interval): Redisson publishes nothing for the limiter.
+///
+/// A lost reply: when an attempt's reply does not come (TimeoutError) or its connection drops
+/// after it was sent (ConnectionError with maybe_sent()), the script may have granted the
+/// permit, or may still run. The call then throws that error, its message saying the permit
+/// may have been taken; it never answers "not acquired" for it. Count the permit as used.
 ///
 /// Bad input, all thrown before anything is written:
 ///  - InvalidArgument: rate outside [1, kMaxRate]; interval outside [1 ms, kMaxDuration];
@@ -83,9 +92,10 @@ class RateLimiter {
  public:
   /// Largest rate and permit count: a grant records its permits as a 4-byte unsigned integer.
   static constexpr std::int64_t kMaxRate = 4294967295LL;
-  /// Largest interval and keep-alive, 10^13 ms (about 317 years): Lua (double precision,
-  /// numbers printed with 14 digits) still computes `now - interval` exactly.
-  static constexpr Duration kMaxDuration{10'000'000'000'000LL};
+  /// Largest interval and keep-alive: the project's one limit for what is stored in Redis,
+  /// redisync::max_duration (10^12 ms, about 31.7 years; Lua still computes `now - interval`
+  /// exactly).
+  static constexpr Duration kMaxDuration = max_duration;
 
   /// Throws InvalidArgument if the name is empty.
   RateLimiter(std::shared_ptr<detail::ClientCore> core, std::string name);
@@ -106,11 +116,11 @@ class RateLimiter {
 
   /// One attempt, no waiting. Throws InvalidArgument if permits > rate.
   bool try_acquire(std::int64_t permits = 1);
-  /// Waits up to `wait` for `permits` (taken at once). wait <= 0 is one attempt.
+  /// Waits up to `wait` for `permits` (taken at once). wait <= 0 is one attempt; a wait
+  /// longer than max_duration (hours::max(), milliseconds::max()) has no limit.
   template <class Rep, class Period>
   bool try_acquire_for(std::int64_t permits, const std::chrono::duration<Rep, Period>& wait) {
-    return try_acquire_wait(
-        permits, wait <= wait.zero() ? Duration{0} : std::chrono::ceil<Duration>(wait));
+    return try_acquire_wait(permits, detail::to_wait_ms(wait));
   }
   /// Blocks until `permits` are granted (taken at once).
   void acquire(std::int64_t permits = 1);
@@ -126,14 +136,15 @@ class RateLimiter {
 
   // --- Async forms: Asio completion tokens (callback, use_future, use_awaitable) ---
 
-  /// Completion: void(std::exception_ptr, bool acquired). wait <= 0: one attempt.
+  /// Completion: void(std::exception_ptr, bool acquired). wait <= 0: one attempt; wait >
+  /// max_duration: no limit.
   template <class Token>
   auto async_try_acquire(std::int64_t permits, Duration wait, Token&& token) {
     detail::check_rate_permits(permits, name_);
     return asio::async_initiate<Token, void(std::exception_ptr, bool)>(
         [core = core_, name = name_, permits, wait](auto handler) {
           detail::start_rate_acquire(
-              core, name, permits, wait < Duration{0} ? Duration{0} : wait,
+              core, name, permits, detail::clamp_wait(wait),
               detail::wrap_handler<decltype(handler), asio::io_context::executor_type, bool>(
                   std::move(handler), detail::io_of(core).get_executor()));
         },

@@ -4,11 +4,17 @@
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
 #include <charconv>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "lua/scripts.h"
 #include "net/server_text.h"
 #include "redisync/errors.h"
+#include "sync/acquire_loop.h"  // deadline_after
 #include "sync/client_core.h"
+#include "sync/identity.h"
 #include "sync/permit_expirable_semaphore_ids.h"  // random_permit_id: 16 random bytes
 #include "sync/rate_limiter_plan.h"
 
@@ -31,8 +37,57 @@ const lua::Script& with_window() {
   return script;
 }
 
+class RateAcquire;
+
+// Acquisitions sleeping out a window delay, by (Client, limiter name). A release() on that
+// Client wakes them to try again at once, rather than sleeping while permits are free. (Other
+// processes learn of a release only when their sleep ends: Redisson publishes nothing for the
+// limiter.) Entries are added and removed on the owning Client's I/O thread; the mutex only
+// guards the map all Clients share.
+class Sleepers {
+ public:
+  using Key = std::pair<const void*, std::string>;
+
+  static Sleepers& instance() {
+    static Sleepers sleepers;
+    return sleepers;
+  }
+  void add(const Key& key, const std::shared_ptr<RateAcquire>& acquire) {
+    std::lock_guard lock(mutex_);
+    sleeping_[key].push_back({acquire.get(), acquire});
+  }
+  void remove(const Key& key, const RateAcquire* acquire) {
+    std::lock_guard lock(mutex_);
+    auto it = sleeping_.find(key);
+    if (it == sleeping_.end()) return;
+    std::erase_if(it->second, [acquire](const Entry& e) { return e.ptr == acquire; });
+    if (it->second.empty()) sleeping_.erase(it);
+  }
+  // The sleepers of `key`, no longer registered.
+  std::vector<std::shared_ptr<RateAcquire>> take(const Key& key) {
+    std::vector<std::shared_ptr<RateAcquire>> out;
+    std::lock_guard lock(mutex_);
+    auto it = sleeping_.find(key);
+    if (it == sleeping_.end()) return out;
+    for (const auto& e : it->second) {
+      if (auto a = e.ref.lock()) out.push_back(std::move(a));
+    }
+    sleeping_.erase(it);
+    return out;
+  }
+
+ private:
+  struct Entry {
+    const RateAcquire* ptr;
+    std::weak_ptr<RateAcquire> ref;
+  };
+  std::mutex mutex_;
+  std::map<Key, std::vector<Entry>> sleeping_;
+};
+
 // One acquisition on the I/O thread: attempt, and after a refusal sleep for the delay the
-// script answered (bounded by the deadline), then attempt again.
+// script answered (bounded by the deadline; cut short by a release() on the same Client),
+// then attempt again.
 class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
  public:
   using Done = std::function<void(std::exception_ptr, bool)>;
@@ -46,7 +101,13 @@ class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
         count_(permits),
         deadline_(deadline),
         timer_(core_->io()),
-        done_(std::move(done)) {}
+        done_(std::move(done)),
+        sleeper_key_(core_.get(), name) {}
+  RateAcquire(const RateAcquire&) = delete;
+  RateAcquire& operator=(const RateAcquire&) = delete;
+  ~RateAcquire() {
+    if (sleeping_) Sleepers::instance().remove(sleeper_key_, this);
+  }
 
   void attempt() {
     // A fresh grant id per attempt: a member of the window's sorted set per grant.
@@ -65,6 +126,8 @@ class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
           "redisync: acquiring " + what_ + ": unexpected reply " + reply.to_string(),
           reply.to_string()));
     }
+    // A reply lost after the attempt was sent: it may have granted the permit. Never "no".
+    if (error && sync::may_have_run(error)) error = sync::rate_ambiguous_error(error, what_);
     if (error) return done_(std::move(error), false);
     if (reply.is_nil()) return done_(nullptr, true);
     std::optional<Duration> remaining;
@@ -74,13 +137,30 @@ class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
     const auto sleep = sync::rate_sleep(reply.integer, remaining);
     if (!sleep) return done_(nullptr, false);
     timer_.expires_after(*sleep);
+    sleeping_ = true;
+    Sleepers::instance().add(sleeper_key_, shared_from_this());
     timer_.async_wait([self = shared_from_this()](std::error_code ec) {
-      if (ec) return self->done_(std::make_exception_ptr(ClientClosedError(
-                                     "redisync: client closed while waiting on " + self->what_)),
-                                 false);
+      self->sleeping_ = false;
+      Sleepers::instance().remove(self->sleeper_key_, self.get());
+      if (ec && !std::exchange(self->woken_, false)) {
+        return self->done_(std::make_exception_ptr(ClientClosedError(
+                               "redisync: client closed while waiting on " + self->what_)),
+                           false);
+      }
+      self->woken_ = false;
       self->attempt();
     });
   }
+
+ public:
+  // Cuts the current sleep short (a release() on this Client): the next attempt runs now.
+  void wake() {
+    if (!sleeping_) return;
+    woken_ = true;
+    timer_.cancel();
+  }
+
+ private:
 
   std::shared_ptr<detail::ClientCore> core_;
   std::vector<std::string> keys_;
@@ -90,6 +170,9 @@ class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
   std::optional<sync::Clock::time_point> deadline_;
   asio::steady_timer timer_;
   Done done_;
+  Sleepers::Key sleeper_key_;
+  bool sleeping_ = false;  // a sleep is under way (registered in Sleepers)
+  bool woken_ = false;     // wake() cancelled it
 };
 
 // Runs a script and hands its reply (error replies mapped) to `done`; I/O thread.
@@ -151,9 +234,9 @@ void start_rate_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
                         std::int64_t permits, Duration wait,
                         std::function<void(std::exception_ptr, bool)> done) {
   asio::post(core->io(), [core, name, permits, wait, done = std::move(done)]() mutable {
-    std::optional<sync::Clock::time_point> deadline;
-    if (wait >= Duration{0}) deadline = sync::Clock::now() + wait;
-    std::make_shared<RateAcquire>(core, name, permits, deadline, std::move(done))->attempt();
+    std::make_shared<RateAcquire>(core, name, permits, sync::deadline_after(wait),
+                                  std::move(done))
+        ->attempt();
   });
 }
 
@@ -163,8 +246,13 @@ void start_rate_release(const std::shared_ptr<ClientCore>& core, const std::stri
     // Not idempotent (it adds permits): resent only when surely unsent.
     run_script(core, with_window<lua::rate_limiter_release>(), rate_keys(name, core->id()),
                {std::to_string(permits)}, describe(*core, name), permits,
-               net::Retry::if_unsent,
-               [done](std::exception_ptr error, net::Reply) { done(std::move(error)); });
+               net::Retry::if_unsent, [core, name, done](std::exception_ptr error, net::Reply) {
+                 // Permits came back: this Client's sleepers on the limiter try again now.
+                 if (!error) {
+                   for (const auto& a : Sleepers::instance().take({core.get(), name})) a->wake();
+                 }
+                 done(std::move(error));
+               });
   });
 }
 
@@ -184,6 +272,7 @@ void start_rate_available(const std::shared_ptr<ClientCore>& core, const std::st
 RateLimiter::RateLimiter(std::shared_ptr<detail::ClientCore> core, std::string name)
     : core_(std::move(core)), name_(std::move(name)) {
   if (name_.empty()) throw InvalidArgument("redisync: rate limiter name must not be empty");
+  sync::check_cluster_name(core_->config().topology == Topology::cluster, name_, "rate limiter");
 }
 
 bool RateLimiter::try_set_rate(RateType type, std::int64_t rate, Duration interval,
@@ -239,8 +328,9 @@ bool RateLimiter::try_acquire(std::int64_t permits) { return try_acquire_wait(pe
 bool RateLimiter::try_acquire_wait(std::int64_t permits, Duration wait) {
   detail::check_rate_permits(permits, name_);
   return core_->call<bool>([&](auto done) {
-    detail::start_rate_acquire(core_, name_, permits, wait < Duration{0} ? Duration{0} : wait,
-                               done);
+    // Negative only from to_wait_ms(): a wait beyond max_duration, i.e. no limit.
+    detail::start_rate_acquire(core_, name_, permits,
+                               wait < Duration{0} ? Duration{-1} : detail::clamp_wait(wait), done);
   });
 }
 

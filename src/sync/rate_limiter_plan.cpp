@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "net/executor.h"
 #include "redisync/errors.h"
 #include "redisync/rate_limiter.h"
 #include "sync/identity.h"
@@ -60,8 +61,28 @@ std::exception_ptr rate_reply_error(const Reply& reply, const std::string& what,
         "redisync: permits (" + std::to_string(permits) + ") exceed the rate (" + rate +
         ") of " + what + ": they could never be granted"));
   }
-  return std::make_exception_ptr(ServerError("redisync: " + what + ": server replied " + text,
-                                             text));
+  return net::server_error(reply, "redisync: " + what);  // NOAUTH: AuthError, as everywhere
+}
+
+std::exception_ptr rate_ambiguous_error(std::exception_ptr error, const std::string& what) {
+  const std::string taken =
+      "; the permit may have been taken (the attempt may have run, or may still run, on the "
+      "server): count it as used";
+  try {
+    std::rethrow_exception(error);
+  } catch (const TimeoutError& e) {
+    return std::make_exception_ptr(
+        TimeoutError("redisync: acquiring " + what + ": no reply in time" + taken + " (" +
+                     e.what() + ")"));
+  } catch (const ConnectionError& e) {
+    if (!e.maybe_sent()) return error;
+    return std::make_exception_ptr(ConnectionError(
+        "redisync: acquiring " + what + ": the connection dropped after the attempt was sent" +
+            taken + " (" + e.what() + ")",
+        e.value(), true));
+  } catch (...) {
+  }
+  return error;
 }
 
 }  // namespace redisync::sync

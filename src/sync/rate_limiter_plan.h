@@ -20,7 +20,7 @@ std::string rate_key(const std::string& name, const std::string& suffix);
 std::vector<std::string> rate_keys(const std::string& name, const std::string& client_id);
 
 /// Throws InvalidArgument naming `what` (e.g. "rate limiter 'x' on ...") unless
-/// 1 <= rate <= kMaxRate, 1 ms <= interval <= kMaxDuration and 0 <= keep_alive <= kMaxDuration.
+/// 1 <= rate <= kMaxRate, 1 ms <= interval <= max_duration and 0 <= keep_alive <= max_duration.
 void check_rate_config(std::int64_t rate, Duration interval, Duration keep_alive,
                        const std::string& what);
 
@@ -31,8 +31,15 @@ void check_rate_config(std::int64_t rate, Duration interval, Duration keep_alive
 std::optional<Duration> rate_sleep(long long delay_ms, std::optional<Duration> remaining);
 
 /// The exception for an error reply of a rate limiter script: NotConfiguredError,
-/// InvalidArgument (permits above the rate) or ServerError, each naming `what`.
+/// InvalidArgument (permits above the rate), or what net::server_error makes of any other
+/// reply (AuthError for NOAUTH / WRONGPASS, else ServerError), each naming `what`.
 std::exception_ptr rate_reply_error(const Reply& reply, const std::string& what,
                                     std::int64_t permits);
+
+/// The error for an acquire attempt whose reply was lost after it was sent (`error`: a
+/// TimeoutError, or a ConnectionError with maybe_sent()): the script may have granted the
+/// permit, or may still run, so the message says the permit may have been taken (same class,
+/// naming `what`). Any other error is returned as it is.
+std::exception_ptr rate_ambiguous_error(std::exception_ptr error, const std::string& what);
 
 }  // namespace redisync::sync

@@ -3,6 +3,7 @@
 // the object. One mapping of error replies (net::server_error) serves them all.
 #include <gtest/gtest.h>
 
+#include <asio/use_future.hpp>
 #include <functional>
 #include <string>
 #include <vector>
@@ -40,6 +41,14 @@ TEST(AuthError, NoAuthIsAnAuthErrorForEveryPrimitive) {
        [&](redisync::Client& c) { c.permit_expirable_semaphore(n).try_acquire(); }},
       {"latch count down", [&](redisync::Client& c) { c.count_down_latch(n).count_down(); }},
       {"latch count", [&](redisync::Client& c) { c.count_down_latch(n).count(); }},
+      {"rate limiter acquire", [&](redisync::Client& c) { c.rate_limiter(n).try_acquire(); }},
+      {"rate limiter wait",
+       [&](redisync::Client& c) { c.rate_limiter(n).async_acquire(1, asio::use_future).get(); }},
+      {"rate limiter release", [&](redisync::Client& c) { c.rate_limiter(n).release(); }},
+      {"rate limiter set",
+       [&](redisync::Client& c) {
+         c.rate_limiter(n).try_set_rate(redisync::RateType::overall, 1, 1s);
+       }},
       {"execute", [&](redisync::Client& c) { c.execute({"PING"}); }},
   };
   for (const auto& c : cases) {

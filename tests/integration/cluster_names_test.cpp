@@ -34,6 +34,7 @@ const std::vector<std::pair<std::string, std::function<void(redisync::Client&, c
         {"semaphore", [](redisync::Client& c, const std::string& n) { c.semaphore(n); }},
         {"pes", [](redisync::Client& c, const std::string& n) { c.permit_expirable_semaphore(n); }},
         {"latch", [](redisync::Client& c, const std::string& n) { c.count_down_latch(n); }},
+        {"rate", [](redisync::Client& c, const std::string& n) { c.rate_limiter(n); }},
         {"multi", [](redisync::Client& c, const std::string& n) {
            redisync::MultiLock m{c.lock(n)};
          }},
@@ -91,6 +92,12 @@ TEST(ClusterNames, NamesSplittingSlotsAreRefusedBeforeAnyWriteAndOthersWork) {
     pes.try_set_permits(1);
     const auto id = pes.acquire(5s);
     pes.release(id);
+    auto rate = client.rate_limiter(name + "rl");
+    ASSERT_TRUE(rate.try_set_rate(redisync::RateType::overall, 2, 60s)) << name;
+    EXPECT_TRUE(rate.try_acquire(2)) << name;
+    rate.release();
+    EXPECT_EQ(rate.available_permits(), 1) << name;
+    EXPECT_TRUE(rate.remove()) << name;
     // The latch's channel braces the name whatever it holds (docs/wire-format.md §9): no braces at all.
     EXPECT_THROW(client.count_down_latch(name + "latch"), redisync::InvalidArgument);
   }

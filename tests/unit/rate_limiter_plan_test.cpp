@@ -78,6 +78,42 @@ TEST(RateLimiterPlan, ScriptErrorsBecomeTheDocumentedExceptions) {
     EXPECT_EQ(e.reply(), reply.str);
     EXPECT_NE(std::string(e.what()).find("rate limiter 'a'"), std::string::npos);
   }
+  // Any other error reply goes through the one mapping (net::server_error): NOAUTH is an
+  // AuthError, a configuration problem, like for every other primitive.
+  reply.str = "NOAUTH Authentication required.";
+  EXPECT_THROW(std::rethrow_exception(rate_reply_error(reply, "rate limiter 'a'", 1)), AuthError);
+}
+
+// A lost reply may hide a grant: the error says so, keeping its class; others pass unchanged.
+TEST(RateLimiterPlan, LostRepliesSayThePermitMayHaveBeenTaken) {
+  auto what = [](std::exception_ptr e) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      return std::string(x.what());
+    }
+  };
+  const auto timeout = rate_ambiguous_error(
+      std::make_exception_ptr(TimeoutError("no reply in 500 ms")), "rate limiter 'a'");
+  EXPECT_THROW(std::rethrow_exception(timeout), TimeoutError);
+  EXPECT_NE(what(timeout).find("rate limiter 'a'"), std::string::npos) << what(timeout);
+  EXPECT_NE(what(timeout).find("may have been taken"), std::string::npos) << what(timeout);
+  const auto dropped = rate_ambiguous_error(
+      std::make_exception_ptr(ConnectionError("reset", errc::connection_failed, true)), "x");
+  try {
+    std::rethrow_exception(dropped);
+  } catch (const ConnectionError& e) {
+    EXPECT_TRUE(e.maybe_sent());
+    EXPECT_NE(std::string(e.what()).find("may have been taken"), std::string::npos);
+  }
+  const auto unsent = rate_ambiguous_error(
+      std::make_exception_ptr(ConnectionError("refused")), "x");
+  EXPECT_EQ(what(unsent), "refused");
+}
+
+// The limits are the project's one limit for what is stored in Redis (docs/safety.md).
+TEST(RateLimiterPlan, DurationLimitIsTheSharedOne) {
+  EXPECT_EQ(RateLimiter::kMaxDuration, max_duration);
 }
 
 }  // namespace
