@@ -11,7 +11,8 @@
 
 namespace redisync::sync {
 
-/// Score of a permit without expiry (Redisson's constant).
+/// Score of a permit without expiry (Redisson's constant; NO_EXPIRY in the scripts' prelude
+/// permit_expirable_semaphore_common.lua).
 inline constexpr long long kNoExpiryScore = 922337203685477LL;
 /// Bytes in a permit id.
 inline constexpr std::size_t kPermitIdBytes = 16;
