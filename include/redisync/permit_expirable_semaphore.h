@@ -54,9 +54,14 @@ void check_permit_args(const std::string& name, std::int64_t permits, Duration l
 /// reclaims that permit: no polling, and no message is needed.
 ///
 /// Redis layout: available count in string `name`, held ids in sorted set `{name}:timeout`
-/// (score = expiry as Unix epoch ms of the acquiring client's clock, or 922337203685477 for
-/// no expiry), notifications on "redisson_sc:{name}". Clients must have reasonably
-/// synchronised clocks.
+/// (score = expiry as Unix epoch ms, or 922337203685477 for no expiry), notifications on
+/// "redisson_sc:{name}". redisync's scripts count expiry on the server's clock (TIME), so a
+/// redisync client's own clock does not matter; Java clients score with their own clocks, as
+/// Redisson does.
+///
+/// A blocking acquisition carries a request record (`redisync_permit_request:{name}:<id>`,
+/// expiring like a release record): after a lost reply it is either found (acquired) or set
+/// to "0", so a late copy of the attempt takes nothing and leaves no id nobody knows of.
 ///
 /// Leases: a Duration > 0, or PermitExpirableSemaphore::no_expiry (the permit is held until
 /// released). Fairness within one Client as for Semaphore (see there): a waiter for n

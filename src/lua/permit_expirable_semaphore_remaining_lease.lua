@@ -1,37 +1,19 @@
 -- Permit-expirable semaphore: remaining lease of a held permit (docs/wire-format.md §8).
--- KEYS[1] permits string N; KEYS[2] sorted set "TAG(N):timeout" (member = 16 raw id bytes,
--- score = expiry epoch ms or 922337203685477 = no expiry); KEYS[3] channel "redisson_sc:TAG(N)".
--- ARGV[1] now (client epoch ms); ARGV[2] publish command (PUBLISH or SPUBLISH).
+-- KEYS[1..3], ARGV[1..2]: see permit_expirable_semaphore_common.lua.
 -- ARGV[3] the id (16 raw bytes).
 -- Returns 0 when the id is not held (after reclaiming), -1 when it has no expiry, else
--- score - now (>= 1, since expired ids were just reclaimed).
--- reclaim(now, limit) of docs/wire-format.md §8: expired permits (score <= now) go back to N; publish the
--- new count when it is > 0. limit nil = all.
-local function reclaim(now, limit)
-  local count
-  if limit == nil then
-    count = redis.call('zremrangebyscore', KEYS[2], '-inf', now)
-  else
-    local expired = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'limit', 0, limit)
-    count = #expired
-    for i = 1, count do
-      redis.call('zrem', KEYS[2], expired[i])
-    end
-  end
-  if count > 0 then
-    local value = redis.call('incrby', KEYS[1], count)
-    if value > 0 then
-      redis.call(ARGV[2], KEYS[3], value)
-    end
-  end
+-- score - now (>= 1, since expired ids were just reclaimed), by the server's clock.
+local now = server_now()
+local refused = reclaim_refused(now)
+if refused then
+  return refused
 end
-
-reclaim(ARGV[1], nil)
+reclaim(now, nil)
 local score = redis.call('zscore', KEYS[2], ARGV[3])
 if score == false then
   return 0
 end
-if tonumber(score) == 922337203685477 then
+if tonumber(score) == NO_EXPIRY then
   return -1
 end
-return tonumber(score) - tonumber(ARGV[1])
+return tonumber(score) - now

@@ -1,32 +1,13 @@
 -- Permit-expirable semaphore: make the total (available + held) n (docs/wire-format.md §8).
--- KEYS[1] permits string N; KEYS[2] sorted set "TAG(N):timeout" (member = 16 raw id bytes,
--- score = expiry epoch ms or 922337203685477 = no expiry); KEYS[3] channel "redisson_sc:TAG(N)".
--- ARGV[1] now (client epoch ms); ARGV[2] publish command (PUBLISH or SPUBLISH).
+-- KEYS[1..3], ARGV[1..2]: see permit_expirable_semaphore_common.lua.
 -- ARGV[3] n (>= 0).
 -- Absent N: set n, publish n. Else total = available + held; if it differs from n, add
 -- (n - total) to the available count (may go negative) and publish n. Returns nothing.
--- reclaim(now, limit) of docs/wire-format.md §8: expired permits (score <= now) go back to N; publish the
--- new count when it is > 0. limit nil = all.
-local function reclaim(now, limit)
-  local count
-  if limit == nil then
-    count = redis.call('zremrangebyscore', KEYS[2], '-inf', now)
-  else
-    local expired = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'limit', 0, limit)
-    count = #expired
-    for i = 1, count do
-      redis.call('zrem', KEYS[2], expired[i])
-    end
-  end
-  if count > 0 then
-    local value = redis.call('incrby', KEYS[1], count)
-    if value > 0 then
-      redis.call(ARGV[2], KEYS[3], value)
-    end
-  end
+local refused = publish_refused(ARGV[2], KEYS[3])
+if refused then
+  return refused
 end
-
-reclaim(ARGV[1], nil)
+reclaim(server_now(), nil)
 local n = tonumber(ARGV[3])
 local value = redis.call('get', KEYS[1])
 if value == false then

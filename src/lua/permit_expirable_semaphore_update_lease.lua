@@ -1,39 +1,24 @@
 -- Permit-expirable semaphore: give a held permit a new deadline (docs/wire-format.md §8).
--- KEYS[1] permits string N; KEYS[2] sorted set "TAG(N):timeout" (member = 16 raw id bytes,
--- score = expiry epoch ms or 922337203685477 = no expiry); KEYS[3] channel "redisson_sc:TAG(N)".
--- ARGV[1] now (client epoch ms); ARGV[2] publish command (PUBLISH or SPUBLISH).
--- ARGV[3] the id (16 raw bytes); ARGV[4] the new deadline score.
+-- KEYS[1..3], ARGV[1..2]: see permit_expirable_semaphore_common.lua.
+-- ARGV[3] the id (16 raw bytes); ARGV[4] the new lease in ms, "-1" = no expiry (the deadline
+-- is counted from the server's clock).
 -- Returns 1 when the id is held (after reclaiming expired permits), else 0.
--- reclaim(now, limit) of docs/wire-format.md §8: expired permits (score <= now) go back to N; publish the
--- new count when it is > 0. limit nil = all.
-local function reclaim(now, limit)
-  local count
-  if limit == nil then
-    count = redis.call('zremrangebyscore', KEYS[2], '-inf', now)
-  else
-    local expired = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'limit', 0, limit)
-    count = #expired
-    for i = 1, count do
-      redis.call('zrem', KEYS[2], expired[i])
-    end
-  end
-  if count > 0 then
-    local value = redis.call('incrby', KEYS[1], count)
-    if value > 0 then
-      redis.call(ARGV[2], KEYS[3], value)
-    end
-  end
+-- It may publish (a reclaim, a shortened deadline): the right is checked before any write.
+local refused = publish_refused(ARGV[2], KEYS[3])
+if refused then
+  return refused
 end
-
-reclaim(ARGV[1], nil)
+local now = server_now()
+reclaim(now, nil)
 local old = redis.call('zscore', KEYS[2], ARGV[3])
 if old == false then
   return 0
 end
-redis.call('zadd', KEYS[2], ARGV[4], ARGV[3])
+local deadline = deadline_of(now, ARGV[4])
+redis.call('zadd', KEYS[2], score_text(deadline), ARGV[3])
 -- An earlier deadline: waiters sleep until the earliest deadline they saw, so tell them to
 -- look again (issue 22: they used to miss the shortened permit's expiry).
-if tonumber(ARGV[4]) < tonumber(old) then
+if deadline < tonumber(old) then
   redis.call(ARGV[2], KEYS[3], 1)
 end
 return 1

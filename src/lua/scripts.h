@@ -34,13 +34,18 @@ extern const Script rwlock_is_locked;
 extern const Script rwlock_read_renew;
 extern const Script fenced_lock_acquire;
 
+// Shared sub-step "may this user publish?", sent in front of the scripts that write, then
+// publish (lua/with_preludes.h).
+extern const Script publish_check;
 // Counting semaphore (semaphore.cpp).
 extern const Script semaphore_try_acquire;
 extern const Script semaphore_release;
 extern const Script semaphore_release_if_exists;
 extern const Script semaphore_drain;
 extern const Script semaphore_try_set_permits;
-// Permit-expirable semaphore (permit_expirable_semaphore.cpp).
+// Permit-expirable semaphore (permit_expirable_semaphore.cpp). Its scripts are sent with
+// publish_check and permit_expirable_semaphore_common (the shared sub-steps) in front.
+extern const Script permit_expirable_semaphore_common;
 extern const Script permit_expirable_semaphore_acquire;
 extern const Script permit_expirable_semaphore_release;
 extern const Script permit_expirable_semaphore_release_many;

@@ -2,13 +2,11 @@
 -- (docs/wire-format.md §7). Anybody may release.
 -- KEYS[1] permits string N; KEYS[2] channel "redisson_sc:TAG(N)";
 -- ARGV[1] n (release: >= 1; add: any sign); ARGV[2] publish command (PUBLISH or SPUBLISH).
+-- Sent with publish_check.lua in front: the right to publish is checked before any write.
 -- Creates N when absent; publishes the new available count. Returns the new count.
--- Checked before any write: a user without the right to publish would otherwise have the
--- write done and the script aborted at the publish, its waiters never woken.
-if redis.acl_check_cmd and not redis.acl_check_cmd(ARGV[2], KEYS[2], '0') then
-  return redis.error_reply('NOPERM this user may not ' .. ARGV[2] .. ' to channel ' .. KEYS[2] ..
-    ' (redisync wakes waiters with it; grant it with ACL SETUSER <user> &<channel pattern>);' ..
-    ' nothing was changed')
+local refused = publish_refused(ARGV[2], KEYS[2])
+if refused then
+  return refused
 end
 local value = redis.call('incrby', KEYS[1], ARGV[1])
 -- Counts stay within +-(2^53 - 1), where Lua's doubles are exact (issue 22).

@@ -1,13 +1,12 @@
 // redisync::CountDownLatch: Redisson's RCountDownLatch (docs/wire-format.md §9, §13).
 #include "redisync/count_down_latch.h"
 
-#include <charconv>
-
 #include "lua/scripts.h"
-#include "net/server_text.h"
+#include "lua/with_preludes.h"
 #include "redisync/errors.h"
 #include "sync/acquire_loop.h"
 #include "sync/client_core.h"
+#include "sync/counts.h"
 #include "sync/identity.h"
 
 namespace redisync {
@@ -32,29 +31,6 @@ void latch_message_policy(net::Channel& channel, const std::string& payload) {
 
 std::string describe_latch(const detail::ClientCore& core, const std::string& name) {
   return "count-down latch '" + name + "' on " + core.config().describe();
-}
-
-// The count from a GET reply (absent = 0), or the error to report. Never throws, so the I/O
-// thread hands errors over without passing them through a catch block.
-std::int64_t parse_count(const net::Reply& reply, const std::string& what,
-                         std::exception_ptr& error) {
-  if (reply.is_error()) {
-    error = net::server_error(reply, what);
-    return 0;
-  }
-  if (reply.is_nil()) return 0;
-  std::int64_t value = 0;
-  if (net::parse_decimal(reply.str, value)) return value;
-  error = std::make_exception_ptr(
-      ServerError(what + ": the key holds '" + reply.str + "', not a count", reply.str));
-  return 0;
-}
-
-std::int64_t parse_count(const net::Reply& reply, const std::string& what) {
-  std::exception_ptr error;
-  const auto value = parse_count(reply, what, error);
-  if (error) std::rethrow_exception(error);
-  return value;
 }
 
 net::Reply run(const std::shared_ptr<detail::ClientCore>& core,
@@ -87,7 +63,7 @@ void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string
             // Open when the count is 0 (absent); no lease bounds the wait: a message (or the
             // deadline) ends it. Errors are passed on outside the catch block.
             bool open = false;
-            if (!error) open = parse_count(reply, what, error) <= 0;
+            if (!error) open = sync::parse_count(reply, what, error) <= 0;
             if (error) return cb(std::move(error), {});
             cb(nullptr, {open, -1});
           },
@@ -123,7 +99,7 @@ void CountDownLatch::count_down(std::int64_t n) {
   run(
       core_,
       [&](net::ReplyHandler done) {
-        core_->executor().eval(lua::count_down_latch_count_down,
+        core_->executor().eval(lua::with_publish_check<lua::count_down_latch_count_down>(),
                                {name_, latch_channel(name_)},
                                {std::to_string(n), core_->publish_command()}, std::move(done));
       },
@@ -151,7 +127,7 @@ bool CountDownLatch::try_set_count(std::int64_t count) {
   return run(
              core_,
              [&](net::ReplyHandler done) {
-               core_->executor().eval(lua::count_down_latch_try_set_count,
+               core_->executor().eval(lua::with_publish_check<lua::count_down_latch_try_set_count>(),
                                       {name_, latch_channel(name_)},
                                       {std::to_string(count), core_->publish_command()},
                                       std::move(done));
@@ -165,14 +141,14 @@ std::int64_t CountDownLatch::count() const {
   auto reply = core_->call<net::Reply>([&](auto done) {
     core_->executor().execute({"GET", name_}, done, net::Retry::always);
   });
-  return parse_count(reply, what);
+  return sync::parse_count(reply, what);
 }
 
 bool CountDownLatch::remove() {
   return run(
              core_,
              [&](net::ReplyHandler done) {
-               core_->executor().eval(lua::count_down_latch_delete,
+               core_->executor().eval(lua::with_publish_check<lua::count_down_latch_delete>(),
                                       {name_, latch_channel(name_)},
                                       {core_->publish_command()}, std::move(done));
              },

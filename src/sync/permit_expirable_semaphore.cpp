@@ -5,8 +5,10 @@
 #include <set>
 
 #include "lua/scripts.h"
+#include "lua/with_preludes.h"
 #include "sync/acquire_loop.h"
 #include "sync/client_core.h"
+#include "sync/counts.h"
 #include "sync/identity.h"
 #include "sync/permit_expirable_semaphore_ids.h"
 #include "sync/semaphore_gate.h"
@@ -21,22 +23,32 @@ std::string describe_pes(const detail::ClientCore& core, const std::string& name
 
 std::string timeout_key(const std::string& name) { return sync::hash_tag(name) + ":timeout"; }
 
+// Every script runs with the shared sub-steps in front: the publish-right check and the
+// semaphore's reclaim / server clock (src/lua/permit_expirable_semaphore_common.lua).
+template <const lua::Script& Body>
+const lua::Script& pes_script() {
+  return lua::with_preludes<Body, lua::publish_check, lua::permit_expirable_semaphore_common>();
+}
+
 // KEYS of every script: N, TAG(N):timeout, channel.
 std::vector<std::string> pes_keys(const std::string& name) {
   return {name, timeout_key(name), sync::semaphore_channel(name)};
 }
 
-// ARGV of every script begins with: now (client epoch ms), publish command.
+// ARGV of every script begins with: an unused slot (the scripts read the server's TIME
+// instead of a client clock; docs/safety.md "Clock jumps"), the publish command.
+constexpr const char* kUnusedNow = "0";
 std::vector<std::string> pes_args(const detail::ClientCore& core,
                                   std::initializer_list<std::string> more = {}) {
-  std::vector<std::string> args{std::to_string(sync::epoch_ms()), core.publish_command()};
+  std::vector<std::string> args{kUnusedNow, core.publish_command()};
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }
 
-std::string deadline_score(Duration lease) {
-  if (lease == PermitExpirableSemaphore::no_expiry) return std::to_string(sync::kNoExpiryScore);
-  return std::to_string(sync::epoch_ms() + lease.count());
+// A lease as the scripts take it: ms from the server's now, "-1" = no expiry.
+std::string lease_arg(Duration lease) {
+  if (lease == PermitExpirableSemaphore::no_expiry) return "-1";
+  return std::to_string(lease.count());
 }
 
 void check_lease(const std::string& name, Duration lease) {
@@ -120,44 +132,53 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
           params.channel = sync::semaphore_channel(name);
           params.policy = sync::semaphore_message_policy;
           params.deadline = until;
-          params.attempt = [core, name, raw_ids, lease, what](sync::AcquireLoop::AttemptDone cb) {
-            const long long now = sync::epoch_ms();
-            std::vector<std::string> args{std::to_string(now), core->publish_command(),
-                                          std::to_string(raw_ids->size()),
-                                          deadline_score(lease)};
+          // The request record makes the acquisition idempotent (issue 23, as Semaphore's):
+          // a resent or late attempt takes nothing twice, and a recheck can tell whether one
+          // ran even after its permits expired.
+          const std::string record = "redisync_permit_request:" + sync::hash_tag(name) + ":" +
+                                     sync::random_request_id();
+          const std::string record_ttl = std::to_string(core->release_record_ttl_ms());
+          params.attempt = [core, name, raw_ids, lease, what, record,
+                            record_ttl](sync::AcquireLoop::AttemptDone cb) {
+            auto keys = pes_keys(name);
+            keys.push_back(record);
+            auto args = pes_args(*core, {std::to_string(raw_ids->size()), lease_arg(lease)});
             args.insert(args.end(), raw_ids->begin(), raw_ids->end());
+            args.push_back(record_ttl);
             core->executor().eval(
-                lua::permit_expirable_semaphore_acquire, pes_keys(name), std::move(args),
-                [cb, what, now](std::exception_ptr error, net::Reply reply) {
+                pes_script<lua::permit_expirable_semaphore_acquire>(), std::move(keys),
+                std::move(args),
+                [cb, what](std::exception_ptr error, net::Reply reply) {
                   if (!error && reply.is_error()) error = net::server_error(reply, what);
                   if (error) return cb(error, {});
                   // Not enough permits: wait for a message, or at most until the earliest
                   // lease ends (then this retry reclaims that permit).
-                  cb(nullptr, sync::decode_acquire_reply(reply, now));
-                });
+                  cb(nullptr, sync::decode_acquire_reply(reply));
+                },
+                net::Retry::never);  // the loop resends, after a recheck
           };
-          // After a timeout or a dropped connection the attempt may have run: our ids in the
-          // sorted set tell (they are added all at once, and only by us).
-          params.recheck = [core, name, raw_ids, attempt = params.attempt](
+          // After a timeout or a dropped connection: the record says whether it ran.
+          params.recheck = [core, record, attempt = params.attempt](
                                sync::AcquireLoop::AttemptDone cb) {
             core->executor().execute(
-                {"ZSCORE", timeout_key(name), raw_ids->front()},
+                {"GET", record},
                 [cb, attempt](std::exception_ptr error, net::Reply reply) {
-                  if (!error && reply.is_string()) return cb(nullptr, {true, 0});
+                  if (!error && reply.is_string() && reply.str == "1") return cb(nullptr, {true, 0});
                   attempt(cb);
                 },
-                net::Retry::always);
+                net::Retry::never);
           };
-          // Before giving up after such an attempt: did it run? (issue 22: an id without
-          // expiry must never stay in the set unknown to anybody.)
-          params.settle = [core, name, raw_ids](sync::AcquireLoop::AttemptDone cb) {
+          // Before giving up after such an attempt: confirm it, or cancel it for good (a late
+          // copy then finds the record "0" and takes nothing). Never an id nobody knows of,
+          // which would stay in the set for good without a lease.
+          params.settle = [core, record, record_ttl](sync::AcquireLoop::AttemptDone cb) {
             core->executor().execute(
-                {"ZSCORE", timeout_key(name), raw_ids->front()},
+                {"SET", record, "0", "NX", "PX", record_ttl, "GET"},
                 [cb](std::exception_ptr error, net::Reply reply) {
                   if (error) return cb(error, {});
-                  cb(nullptr, {reply.is_string(), -1});
+                  cb(nullptr, {reply.is_string() && reply.str == "1", -1});
                 },
-                net::Retry::never);
+                net::Retry::always);
           };
           params.retry_attempts = core->config().retry_attempts;
           params.retry_interval = core->config().retry_interval;
@@ -180,7 +201,7 @@ void release_one(const std::shared_ptr<ClientCore>& core, const std::string& nam
                  const std::string& raw, std::function<void(std::exception_ptr, bool)> done) {
   asio::post(core->io(), [core, name, raw, done = std::move(done)] {
     const std::string what = "releasing a permit of " + describe_pes(*core, name);
-    core->executor().eval(lua::permit_expirable_semaphore_release, pes_keys(name),
+    core->executor().eval(pes_script<lua::permit_expirable_semaphore_release>(), pes_keys(name),
                           pes_args(*core, {raw}),
                           [done, what](std::exception_ptr error, net::Reply reply) {
                             if (!error && reply.is_error()) error = net::server_error(reply, what);
@@ -263,7 +284,7 @@ void PermitExpirableSemaphore::release(const std::vector<std::string>& ids) {
     raws.push_back(std::move(raw));
   }
   const auto reply = run_script(
-      core_, lua::permit_expirable_semaphore_release_many, pes_keys(name_),
+      core_, pes_script<lua::permit_expirable_semaphore_release_many>(), pes_keys(name_),
       [&raws](const detail::ClientCore& core) {
         auto args = pes_args(core);
         args.insert(args.end(), raws.begin(), raws.end());
@@ -283,15 +304,15 @@ void PermitExpirableSemaphore::release(const std::vector<std::string>& ids) {
 bool PermitExpirableSemaphore::update_lease(const std::string& id, Duration lease) {
   check_lease(name_, lease);
   const std::string raw = sync::permit_id_from_hex(id, name_);
-  return run_script(core_, lua::permit_expirable_semaphore_update_lease, pes_keys(name_),
-                    [&](const detail::ClientCore& c) { return pes_args(c, {raw, deadline_score(lease)}); },
+  return run_script(core_, pes_script<lua::permit_expirable_semaphore_update_lease>(), pes_keys(name_),
+                    [&](const detail::ClientCore& c) { return pes_args(c, {raw, lease_arg(lease)}); },
                     "updating a lease of " + describe_pes(*core_, name_))
              .integer == 1;
 }
 
 Duration PermitExpirableSemaphore::remaining_lease(const std::string& id) {
   const std::string raw = sync::permit_id_from_hex(id, name_);
-  const auto reply = run_script(core_, lua::permit_expirable_semaphore_remaining_lease,
+  const auto reply = run_script(core_, pes_script<lua::permit_expirable_semaphore_remaining_lease>(),
                                 pes_keys(name_),
                                 [&](const detail::ClientCore& c) { return pes_args(c, {raw}); },
                                 "querying a lease of " + describe_pes(*core_, name_));
@@ -300,14 +321,17 @@ Duration PermitExpirableSemaphore::remaining_lease(const std::string& id) {
 }
 
 std::int64_t PermitExpirableSemaphore::available_permits() const {
-  return run_script(core_, lua::permit_expirable_semaphore_available, pes_keys(name_),
-                    [](const detail::ClientCore& c) { return pes_args(c); }, "querying " + describe_pes(*core_, name_))
-      .integer;
+  const std::string what = "querying " + describe_pes(*core_, name_);
+  // The script returns N as stored; parsed strictly here, as Semaphore's count.
+  return sync::parse_count(
+      run_script(core_, pes_script<lua::permit_expirable_semaphore_available>(), pes_keys(name_),
+                 [](const detail::ClientCore& c) { return pes_args(c); }, what),
+      what);
 }
 
 bool PermitExpirableSemaphore::try_set_permits(std::int64_t permits) {
   check_count(name_, permits);
-  return run_script(core_, lua::permit_expirable_semaphore_try_set_permits, pes_keys(name_),
+  return run_script(core_, pes_script<lua::permit_expirable_semaphore_try_set_permits>(), pes_keys(name_),
                     [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
                     "setting the permits of " + describe_pes(*core_, name_))
              .integer == 1;
@@ -315,7 +339,7 @@ bool PermitExpirableSemaphore::try_set_permits(std::int64_t permits) {
 
 void PermitExpirableSemaphore::set_permits(std::int64_t permits) {
   check_count(name_, permits);
-  run_script(core_, lua::permit_expirable_semaphore_set_permits, pes_keys(name_),
+  run_script(core_, pes_script<lua::permit_expirable_semaphore_set_permits>(), pes_keys(name_),
              [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
              "setting the permits of " + describe_pes(*core_, name_));
 }
@@ -326,7 +350,7 @@ void PermitExpirableSemaphore::add_permits(std::int64_t permits) {
                           "' must be in [-" + std::to_string(kMaxPermits) + ", " +
                           std::to_string(kMaxPermits) + "] (got " + std::to_string(permits) + ")");
   }
-  run_script(core_, lua::permit_expirable_semaphore_add_permits, pes_keys(name_),
+  run_script(core_, pes_script<lua::permit_expirable_semaphore_add_permits>(), pes_keys(name_),
              [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
              "adding permits to " + describe_pes(*core_, name_));
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <chrono>
 #include <random>
 
 #include "redisync/errors.h"
@@ -84,22 +83,15 @@ std::string random_permit_id() {
   return raw;
 }
 
-long long epoch_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-AttemptResult decode_acquire_reply(const Reply& reply, long long now_ms) {
+AttemptResult decode_acquire_reply(const Reply& reply) {
   if (reply.is_string() && reply.str == "OK") return {true, 0};
   if (reply.is_string() && !reply.str.empty() && reply.str[0] == ':') {
-    // Scores come back as Redis formats doubles; integral epoch ms have no fraction, but be
-    // lenient and stop at the first character that is not a digit.
-    long long score = 0;
+    // Whole ms; be lenient and stop at the first character that is not a digit.
+    long long ms = 0;
     const char* first = reply.str.data() + 1;
     const char* last = reply.str.data() + reply.str.size();
-    auto [ptr, ec] = std::from_chars(first, last, score);
-    if (ec == std::errc{} && ptr != first) return {false, std::max(score - now_ms, 1LL)};
+    auto [ptr, ec] = std::from_chars(first, last, ms);
+    if (ec == std::errc{} && ptr != first) return {false, std::max(ms, 1LL)};
   }
   return {false, -1};
 }

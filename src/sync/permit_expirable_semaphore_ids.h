@@ -11,7 +11,8 @@
 
 namespace redisync::sync {
 
-/// Score of a permit without expiry (Redisson's constant).
+/// Score of a permit without expiry (Redisson's constant; NO_EXPIRY in the scripts' prelude
+/// permit_expirable_semaphore_common.lua).
 inline constexpr long long kNoExpiryScore = 922337203685477LL;
 /// Bytes in a permit id.
 inline constexpr std::size_t kPermitIdBytes = 16;
@@ -24,13 +25,10 @@ std::string permit_id_from_hex(std::string_view hex, const std::string& name);
 /// 16 random bytes (a fresh permit id).
 std::string random_permit_id();
 
-/// Now as Unix epoch milliseconds from the system clock (permit deadlines are epoch ms, spec
-/// §1.4; only these values use the system clock).
-long long epoch_ms();
-
-/// Interprets the acquire step's reply at client epoch time `now_ms`: "OK" = acquired;
-/// ":<score>" = not acquired, wait at most until that permit expires (score - now, at least
-/// 1 ms); nil = not acquired, wait for a message (ttl -1). Anything else: ttl -1 as well.
-AttemptResult decode_acquire_reply(const Reply& reply, long long now_ms);
+/// Interprets the acquire step's reply: "OK" = acquired; ":<ms>" = not acquired, wait at
+/// most that long, until the earliest permit expires (the script counts it on the server's
+/// clock; at least 1 ms); nil = not acquired, wait for a message (ttl -1). Anything else:
+/// ttl -1 as well.
+AttemptResult decode_acquire_reply(const Reply& reply);
 
 }  // namespace redisync::sync

@@ -1,13 +1,12 @@
 // redisync::Semaphore: Redisson's RSemaphore (docs/wire-format.md §7, §13).
 #include "redisync/semaphore.h"
 
-#include <charconv>
-
 #include "lua/scripts.h"
-#include "net/server_text.h"
+#include "lua/with_preludes.h"
 #include "redisync/errors.h"
 #include "sync/acquire_loop.h"
 #include "sync/client_core.h"
+#include "sync/counts.h"
 #include "sync/identity.h"
 #include "sync/durations.h"
 #include "sync/semaphore_gate.h"
@@ -123,7 +122,7 @@ void start_semaphore_release(const std::shared_ptr<ClientCore>& core, const std:
   asio::post(core->io(), [core, name, permits, done = std::move(done)] {
     if (permits == 0) return done(nullptr);
     const std::string what = "releasing " + describe_semaphore(*core, name);
-    core->executor().eval(lua::semaphore_release, {name, sync::semaphore_channel(name)},
+    core->executor().eval(lua::with_publish_check<lua::semaphore_release>(), {name, sync::semaphore_channel(name)},
                           {std::to_string(permits), core->publish_command()},
                           [done, what](std::exception_ptr error, net::Reply reply) {
                             if (!error && reply.is_error()) error = net::server_error(reply, what);
@@ -175,7 +174,7 @@ bool Semaphore::release_if_exists(std::int64_t permits) {
   if (permits == 0) return core_->call<net::Reply>([&](auto done) {
       core_->executor().execute({"EXISTS", name_}, done, net::Retry::always);
     }).integer == 1;
-  return run_script(core_, lua::semaphore_release_if_exists,
+  return run_script(core_, lua::with_publish_check<lua::semaphore_release_if_exists>(),
                     {name_, sync::semaphore_channel(name_)},
                     {std::to_string(permits), kPublish},
                     "releasing " + describe_semaphore(*core_, name_))
@@ -184,7 +183,7 @@ bool Semaphore::release_if_exists(std::int64_t permits) {
 
 bool Semaphore::try_set_permits(std::int64_t permits) {
   detail::check_permits(permits, "permits", name_);
-  return run_script(core_, lua::semaphore_try_set_permits,
+  return run_script(core_, lua::with_publish_check<lua::semaphore_try_set_permits>(),
                     {name_, sync::semaphore_channel(name_)},
                     {std::to_string(permits), kPublish, "0"},
                     "setting the permits of " + describe_semaphore(*core_, name_))
@@ -194,7 +193,7 @@ bool Semaphore::try_set_permits(std::int64_t permits) {
 bool Semaphore::try_set_permits(std::int64_t permits, Duration ttl) {
   detail::check_permits(permits, "permits", name_);
   sync::check_lease(ttl, "ttl for semaphore '" + name_ + "'");
-  return run_script(core_, lua::semaphore_try_set_permits,
+  return run_script(core_, lua::with_publish_check<lua::semaphore_try_set_permits>(),
                     {name_, sync::semaphore_channel(name_)},
                     {std::to_string(permits), kPublish, std::to_string(ttl.count())},
                     "setting the permits of " + describe_semaphore(*core_, name_))
@@ -207,7 +206,7 @@ void Semaphore::add_permits(std::int64_t permits) {
                           std::to_string(kMaxPermits) + ", " + std::to_string(kMaxPermits) +
                           "] (got " + std::to_string(permits) + ")");
   }
-  run_script(core_, lua::semaphore_release, {name_, sync::semaphore_channel(name_)},
+  run_script(core_, lua::with_publish_check<lua::semaphore_release>(), {name_, sync::semaphore_channel(name_)},
              {std::to_string(permits), kPublish},
              "adding permits to " + describe_semaphore(*core_, name_));
 }
@@ -217,15 +216,7 @@ std::int64_t Semaphore::available_permits() const {
   auto reply = core_->call<net::Reply>([&](auto done) {
     core_->executor().execute({"GET", name_}, done, net::Retry::always);
   });
-  if (reply.is_error()) net::throw_server_error(reply, what);
-  if (reply.is_nil()) return 0;
-  // Strict: the whole value is an integer ("12abc" is not 12).
-  std::int64_t value = 0;
-  if (!net::parse_decimal(reply.str, value)) {
-    throw ServerError(what + ": the key holds '" + reply.str + "', not a permit count",
-                      reply.str);
-  }
-  return value;
+  return sync::parse_count(reply, what);  // strict: "12abc" is not 12
 }
 
 std::int64_t Semaphore::drain_permits() {

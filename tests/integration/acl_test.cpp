@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "redisync/redisync.h"
@@ -86,6 +87,66 @@ TEST(AclUsers, NoChannelRightsReleaseRefusesBeforeDeletingTheLock) {
   server.command({"SET", latch.name(), "1"});
   fails_naming("latch", "NOPERM", [&] { latch.count_down(); });
   EXPECT_EQ(server.command({"GET", latch.name()}).as_string(), "1");
+}
+
+// Issue 23 item 3: the remaining publishing steps wrote first and then failed at the publish
+// (a count set that no waiter heard of, a latch deleted without its message, expired permits
+// reclaimed unannounced). Each now refuses before any write.
+TEST(AclUsers, NoChannelRightsSettersRefuseBeforeWriting) {
+  RedisServer server;
+  redisync::Client client(as_user(server, "nochan", {"~*", "resetchannels", "+@all"}));
+  auto sem = client.semaphore(unique_name("sem:"));
+  fails_naming("semaphore try_set_permits", "NOPERM", [&] { (void)sem.try_set_permits(3); });
+  fails_naming("semaphore try_set_permits ttl", "NOPERM",
+               [&] { (void)sem.try_set_permits(3, 10s); });
+  EXPECT_FALSE(exists(server, sem.name()));
+  server.command({"SET", sem.name(), "1"});
+  fails_naming("semaphore release_if_exists", "NOPERM", [&] { (void)sem.release_if_exists(2); });
+  EXPECT_EQ(server.command({"GET", sem.name()}).as_string(), "1");
+
+  auto latch = client.count_down_latch(unique_name("latch:"));
+  fails_naming("latch try_set_count", "NOPERM", [&] { (void)latch.try_set_count(2); });
+  EXPECT_FALSE(exists(server, latch.name()));
+  server.command({"SET", latch.name(), "2"});
+  fails_naming("latch remove", "NOPERM", [&] { (void)latch.remove(); });
+  EXPECT_EQ(server.command({"GET", latch.name()}).as_string(), "2");
+
+  // Permit-expirable semaphore: one expired permit waits to be reclaimed (its reclaim
+  // publishes); every step that would reclaim or publish refuses and leaves it.
+  auto pes = client.permit_expirable_semaphore(unique_name("pes:"));
+  const std::string zset = "{" + pes.name() + "}:timeout";
+  const std::string expired(16, 'x');
+  const std::string held_hex(32, 'a');
+  const std::string held(16, '\xaa');
+  auto reset = [&] {
+    server.command({"SET", pes.name(), "0"});
+    server.command({"DEL", zset});
+    server.command({"ZADD", zset, "1", expired});
+    server.command({"ZADD", zset, "922337203685477", held});
+  };
+  auto unchanged = [&](const std::string& label) {
+    EXPECT_EQ(server.command({"GET", pes.name()}).as_string(), "0") << label;
+    EXPECT_EQ(server.command({"ZCARD", zset}).as_integer(), 2) << label;
+    EXPECT_FALSE(server.command({"ZSCORE", zset, expired}).is_nil()) << label;
+  };
+  const std::vector<std::pair<std::string, std::function<void()>>> steps{
+      {"pes try_acquire", [&] { (void)pes.try_acquire(); }},
+      {"pes available_permits", [&] { (void)pes.available_permits(); }},
+      {"pes update_lease", [&] { (void)pes.update_lease(held_hex, 10s); }},
+      {"pes remaining_lease", [&] { (void)pes.remaining_lease(held_hex); }},
+      {"pes set_permits", [&] { pes.set_permits(5); }},
+      {"pes add_permits", [&] { pes.add_permits(1); }},
+      {"pes release", [&] { pes.release(held_hex); }},
+      {"pes release several", [&] { pes.release(std::vector<std::string>{held_hex}); }},
+  };
+  for (const auto& [label, step] : steps) {
+    reset();
+    fails_naming(label, "NOPERM", step);
+    unchanged(label);
+  }
+  server.command({"DEL", pes.name(), zset});
+  fails_naming("pes try_set_permits", "NOPERM", [&] { (void)pes.try_set_permits(2); });
+  EXPECT_FALSE(exists(server, pes.name()));
 }
 
 TEST(AclUsers, ChannelsButNoScriptsFailsCleanlyAndWritesNothing) {

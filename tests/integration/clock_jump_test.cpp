@@ -1,9 +1,13 @@
 // Issue 17 item 7: the fair lock's queue deadlines are absolute wall-clock times. They used to
 // come from each client's own clock, so a client whose clock was behind was dropped from the
 // queue as "dead" by everyone else and lost its turn. The scripts now read the server's TIME.
-// The worker runs under faketime (its wall clock two hours behind; its steady clock untouched).
+// The worker runs under faketime (its wall clock two hours off; its steady clock untouched).
+// Issue 23 item 1: the permit-expirable semaphore scored its permits' expiry with the client's
+// wall clock too (a client 2 h behind had its permits expire at once, one 2 h ahead held them
+// 2 h past their lease); its scripts now read the server's TIME as well.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +26,31 @@ using redisync::test::RedisServer;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
 
+namespace {
+
+// `env ... faketime -f OFFSET <test worker> args...`: the worker with its wall clock moved by
+// OFFSET ("-2h", "+2h"), its monotonic clock real.
+std::vector<std::string> faketime_worker(const std::string& offset,
+                                         const std::vector<std::string>& args) {
+  // libfaketime is preloaded ahead of an ASan build's runtime, which ASan refuses unless told
+  // that the order is fine (libfaketime only wraps the clock calls).
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  const std::string asan_options = "ASAN_OPTIONS=" + std::string(asan ? asan : "") +
+                                   (asan && *asan ? ":" : "") + "verify_asan_link_order=0";
+  std::vector<std::string> argv{"env",      "FAKETIME_DONT_FAKE_MONOTONIC=1", asan_options,
+                                "faketime", "-f", offset, REDISYNC_TEST_WORKER};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+void kill_and_reap(pid_t pid) {
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  redisync::test::detail::reap_within(pid, std::chrono::seconds(10), &status);
+}
+
+}  // namespace
+
 TEST(ClockJump, FairLockWaiterWithAClockTwoHoursBehindKeepsItsTurn) {
   ASSERT_EQ(::access("/usr/bin/faketime", X_OK), 0) << "faketime is not installed (scripts/deps.sh installs it)";
   RedisServer server;
@@ -34,15 +63,8 @@ TEST(ClockJump, FairLockWaiterWithAClockTwoHoursBehindKeepsItsTurn) {
   held.lock();
 
   // The worker queues first (its wall clock 2 h behind, monotonic clock real).
-  // libfaketime is preloaded ahead of an ASan build's runtime, which ASan refuses unless told
-  // that the order is fine (libfaketime only wraps the clock calls).
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  const std::string asan_options = "ASAN_OPTIONS=" + std::string(asan ? asan : "") +
-                                   (asan && *asan ? ":" : "") + "verify_asan_link_order=0";
-  const std::vector<std::string> argv{"env", "FAKETIME_DONT_FAKE_MONOTONIC=1", asan_options,
-                                      "faketime", "-f", "-2h", REDISYNC_TEST_WORKER,
-                                      "fair-order", server.url(), name, "20000", order};
-  const pid_t worker = redisync::test::detail::spawn_process(argv, -1);
+  const pid_t worker = redisync::test::detail::spawn_process(
+      faketime_worker("-2h", {"fair-order", server.url(), name, "20000", order}), -1);
   ASSERT_TRUE(wait_until([&] { return server.command({"LLEN", queue}).as_integer() == 1; }, 10s));
 
   // Then b queues behind it.
@@ -65,4 +87,42 @@ TEST(ClockJump, FairLockWaiterWithAClockTwoHoursBehindKeepsItsTurn) {
   ASSERT_EQ(list.elements.size(), 2u);
   EXPECT_EQ(list.elements[0].as_string(), "worker") << "the waiter with the slow clock lost its turn";
   EXPECT_EQ(list.elements[1].as_string(), "b");
+}
+
+TEST(ClockJump, PermitOfAClientTwoHoursBehindDoesNotExpireAtOnce) {
+  ASSERT_EQ(::access("/usr/bin/faketime", X_OK), 0) << "faketime is not installed (scripts/deps.sh installs it)";
+  RedisServer server;
+  redisync::Client client(redisync::Config::from_url(server.url()));
+  const auto name = unique_name("pes:");
+  const std::string zset = "{" + name + "}:timeout";
+  auto sem = client.permit_expirable_semaphore(name);
+  ASSERT_TRUE(sem.try_set_permits(1));
+  // The worker takes the permit for a minute, its wall clock 2 h behind.
+  const pid_t worker = redisync::test::detail::spawn_process(
+      faketime_worker("-2h", {"pes-hold", server.url(), name, "60000"}), -1);
+  ASSERT_TRUE(wait_until([&] { return server.command({"ZCARD", zset}).as_integer() == 1; }, 10s));
+  // Another client looks: the permit is held, not reclaimed as expired 2 h ago.
+  EXPECT_EQ(sem.available_permits(), 0) << "the slow client's permit expired at once";
+  EXPECT_EQ(server.command({"ZCARD", zset}).as_integer(), 1);
+  EXPECT_FALSE(sem.try_acquire().has_value());
+  kill_and_reap(worker);
+}
+
+TEST(ClockJump, PermitOfAClientTwoHoursAheadEndsWithItsLease) {
+  ASSERT_EQ(::access("/usr/bin/faketime", X_OK), 0) << "faketime is not installed (scripts/deps.sh installs it)";
+  RedisServer server;
+  redisync::Client client(redisync::Config::from_url(server.url()));
+  const auto name = unique_name("pes:");
+  const std::string zset = "{" + name + "}:timeout";
+  auto sem = client.permit_expirable_semaphore(name);
+  ASSERT_TRUE(sem.try_set_permits(1));
+  // The worker takes the permit for 1 s, its wall clock 2 h ahead, and never releases it.
+  const pid_t worker = redisync::test::detail::spawn_process(
+      faketime_worker("+2h", {"pes-hold", server.url(), name, "1000"}), -1);
+  ASSERT_TRUE(wait_until([&] { return server.command({"ZCARD", zset}).as_integer() == 1; }, 10s));
+  // The permit comes back when its lease ends, not 2 h later.
+  const auto mine = sem.try_acquire_for(15s, 10s);
+  EXPECT_TRUE(mine.has_value()) << "the fast client's permit outlived its lease";
+  if (mine) sem.release(*mine);
+  kill_and_reap(worker);
 }

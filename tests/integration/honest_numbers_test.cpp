@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <future>
 #include <limits>
+#include <string>
 
 #include "lock_kinds_util.h"
 #include "support/expect_error.h"
@@ -57,6 +58,28 @@ TEST(HonestNumbersTest, SemaphoreAvailablePermitsAcceptsTrailingGarbage) {
   auto sem = client.semaphore(unique_name("numbers:sem:"));
   server.command({"SET", sem.name(), "12abc"});
   EXPECT_THROW(sem.available_permits(), redisync::ServerError);
+}
+
+// Issue 23 item 2: the permit-expirable semaphore read its count through Lua's tonumber():
+// "12abc" came back as 0 and "1e3" as 1000. Both are now refused, naming the key and value.
+TEST(HonestNumbersTest, PermitExpirableAvailablePermitsAcceptsTrailingGarbage) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  auto pes = client.permit_expirable_semaphore(unique_name("numbers:pes:"));
+  for (const std::string bad : {"12abc", "1e3", " 7", ""}) {
+    server.command({"SET", pes.name(), bad});
+    try {
+      const auto got = pes.available_permits();
+      ADD_FAILURE() << "'" << bad << "' read as " << got;
+    } catch (const redisync::ServerError& e) {
+      const std::string text = e.what();
+      EXPECT_NE(text.find("'" + pes.name() + "'"), std::string::npos) << text;
+      EXPECT_NE(text.find("holds '" + bad + "'"), std::string::npos) << text;
+    }
+    EXPECT_EQ(server.command({"GET", pes.name()}).as_string(), bad);  // nothing written
+  }
+  server.command({"SET", pes.name(), "-3"});
+  EXPECT_EQ(pes.available_permits(), -3);  // a negative count is a count
 }
 
 TEST(HonestNumbersTest, SemaphoreOfTwoTo53PermitsGrantsOneMore) {

@@ -72,7 +72,8 @@ TEST(PermitExpirableSemaphoreTest, LayoutOfIdsScoresAndCounts) {
   EXPECT_TRUE(is_hex_id(leased)) << leased;
   EXPECT_EQ(server.command({"GET", name}).as_string(), "2");
   EXPECT_EQ(server.command({"TYPE", zset}).as_string(), "zset");
-  // The member is the 16 raw bytes, the score the client's epoch ms deadline.
+  // The member is the 16 raw bytes, the score the epoch ms deadline (by the server's clock,
+  // which is this host's).
   const auto score = std::stoll(server.command({"ZSCORE", zset, raw_id(leased)}).as_string());
   EXPECT_GE(score, before + 10000);
   EXPECT_LE(score, after + 10000);

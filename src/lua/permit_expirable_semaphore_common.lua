@@ -1,0 +1,62 @@
+-- Permit-expirable semaphore shared sub-steps (docs/wire-format.md §8). Not a script on its
+-- own: every permit-expirable semaphore script is sent with publish_check.lua and this text in
+-- front (sync/permit_expirable_semaphore.cpp).
+-- KEYS of every script: [1] permits string N; [2] sorted set "TAG(N):timeout" (member = 16 raw
+-- id bytes, score = expiry epoch ms or 922337203685477 = no expiry); [3] channel
+-- "redisson_sc:TAG(N)". ARGV of every script: [1] unused (it was the client's clock; the slot
+-- is kept so the layout is stable); [2] publish command (PUBLISH or SPUBLISH).
+local NO_EXPIRY = 922337203685477
+
+-- The server's clock in epoch ms. Expiry scores are absolute wall-clock times shared with Java
+-- clients (which score with their own clocks, as Redisson does); reading the server's TIME
+-- gives every redisync client one clock, whatever its own clock says.
+local function server_now()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- A score as Redis arguments want it: whole digits (Lua would print 922337203685477 as
+-- 9.2233720368548e+14).
+local function score_text(score)
+  return string.format('%d', score)
+end
+
+-- The deadline score of a lease given in ms ("-1": no expiry), counted from `now`.
+local function deadline_of(now, lease)
+  local ms = tonumber(lease)
+  if ms < 0 then
+    return NO_EXPIRY
+  end
+  return now + ms
+end
+
+-- reclaim(now, limit) of docs/wire-format.md §8: expired permits (score <= now) go back to N;
+-- publish the new count when it is > 0. limit nil = all.
+local function reclaim(now, limit)
+  local count
+  if limit == nil then
+    count = redis.call('zremrangebyscore', KEYS[2], '-inf', score_text(now))
+  else
+    local expired = redis.call('zrangebyscore', KEYS[2], '-inf', score_text(now), 'limit', 0,
+      limit)
+    count = #expired
+    for i = 1, count do
+      redis.call('zrem', KEYS[2], expired[i])
+    end
+  end
+  if count > 0 then
+    local value = redis.call('incrby', KEYS[1], count)
+    if value > 0 then
+      redis.call(ARGV[2], KEYS[3], value)
+    end
+  end
+end
+
+-- Before a step's first write when its only publish is reclaim's: the error reply to return
+-- when there is an expired permit to reclaim and the user may not publish; else nil.
+local function reclaim_refused(now)
+  if redis.call('zcount', KEYS[2], '-inf', score_text(now)) == 0 then
+    return nil
+  end
+  return publish_refused(ARGV[2], KEYS[3])
+end
