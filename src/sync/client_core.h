@@ -44,6 +44,10 @@ struct Hold {
   struct Lease {
     bool watchdog = false;
     std::chrono::steady_clock::time_point ends{};
+    /// When the acquire that took it was sent, and its lease: the local deadline of a fixed
+    /// lease (Watchdog::fix) once no watchdog hold is left to renew the key.
+    std::chrono::steady_clock::time_point sent{};
+    Duration lease{0};
   };
   std::vector<Lease> leases;
 };

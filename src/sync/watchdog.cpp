@@ -138,6 +138,15 @@ void Watchdog::expire_overdue() {
   arm_deadline();
 }
 
+void Watchdog::fix(const RenewalKey& reg, Duration lease, Clock::time_point sent) {
+  auto it = entries_.find(reg);
+  if (it == entries_.end()) return;
+  it->second.renew = false;
+  it->second.lease = lease;
+  it->second.last_renewed = sent;
+  arm_deadline();
+}
+
 void Watchdog::remove(const std::string& key, const std::string& field) {
   remove(RenewalKey{key, field});
 }
