@@ -25,8 +25,11 @@ T wait_for(Start&& start) {
   return result->take();
 }
 
-// Throws ClientClosedError if a member's Client is gone (its I/O thread would never answer).
+// Throws ClientClosedError if a member's Client is gone (its I/O thread would never answer),
+// InvalidArgument on a member's I/O thread (wait_for would wait for that thread itself).
+// Every blocking call runs it before wait_for.
 void check_open(const detail::MultiLockState& state) {
+  for (const auto& member : state.members) member->core()->check_not_io_thread();
   std::set<detail::ClientCore*> seen;
   for (const auto& member : state.members) {
     if (!seen.insert(member->core().get()).second) continue;
