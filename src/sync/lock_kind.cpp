@@ -122,8 +122,11 @@ sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& c
   if (!parse) parse = parse_nil_or_ttl;
   return [core, script = &script, keys = std::move(keys), args = std::move(args),
           what = "acquiring " + what, parse, undo](sync::AcquireLoop::AttemptDone cb) {
-    auto on_reply = [core, cb, what, parse, undo](std::exception_ptr error, net::Reply reply,
-                                                  int acked) {
+    // The send time of this attempt: a hold it takes counts its local lease deadline from
+    // it, whichever path (loop, one attempt, spin loop) reports it (docs/safety.md).
+    const auto sent = sync::Clock::now();
+    auto on_reply = [core, cb, what, parse, undo, sent](std::exception_ptr error,
+                                                        net::Reply reply, int acked) {
       error = reply_error(error, reply, what);
       if (error) return cb(error, {});
       sync::AttemptResult result;
@@ -144,6 +147,8 @@ sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& c
         return undo([cb, timeout] { cb(timeout, {}); });
       }
       // Outside the handler: the loop's continuation must not run inside a catch block.
+      std::optional<sync::DecidingAttempt> deciding;
+      if (!error && result.acquired) deciding.emplace(sent);
       cb(std::move(error), result);
     };
     if (undo) {
@@ -316,8 +321,9 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
         ++hold.count;
         hold.lease = effective;
         hold.watchdog = hold.watchdog || watchdog;
-        // The local lease deadline counts from the deciding attempt's send time (the reply
-        // time when no loop decided: one attempt, spin lock), see docs/safety.md.
+        // The local lease deadline counts from the deciding attempt's send time (every
+        // acquire step sets it: script_attempt), see docs/safety.md. The reply time is only
+        // a fallback for a step that did not say, and the later one.
         const auto sent = sync::deciding_attempt_sent().value_or(sync::Clock::now());
         hold.leases.push_back({watchdog, sync::Clock::now() + effective, sent, effective});
         if (watchdog) {
