@@ -252,7 +252,14 @@ class MultiLock {
   std::shared_ptr<detail::MultiLockState> state_;
 
  private:
+  /// Throws InvalidArgument for a lease out of range, or below kMinValidityLease with the
+  /// validity check (RedLock).
   void check_lease(Duration lease) const;
+  /// With the validity check: throws InvalidArgument when a member's lock_watchdog_timeout
+  /// (the lease when none is given) is below kMinValidityLease.
+  void check_watchdog_lease() const;
+  /// The error of check_lease (lease > 0) or check_watchdog_lease (lease <= 0), or nullptr.
+  std::exception_ptr lease_error(Duration lease) const;
 };
 
 }  // namespace redisync

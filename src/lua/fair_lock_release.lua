@@ -9,11 +9,22 @@
 -- no longer existed (the next waiter is woken all the same, as Redisson does; the caller's
 -- hold, if it believed it had one, was lost).
 -- Checked before any write: a user without the right to publish would otherwise have the
--- write done and the script aborted at the publish, its waiters never woken.
-if redis.acl_check_cmd and not redis.acl_check_cmd(ARGV[5], KEYS[4] .. ':' .. ARGV[3], ARGV[1]) then
-  return redis.error_reply('NOPERM this user may not ' .. ARGV[5] .. ' to channel ' .. KEYS[4] .. ':' .. ARGV[3] ..
-    ' (redisync wakes waiters with it; grant it with ACL SETUSER <user> &<channel pattern>);' ..
-    ' nothing was changed')
+-- write done and the script aborted at the publish, its waiters never woken. The message goes
+-- to the head waiter's channel, and which waiter that is is known only after the dead heads
+-- are dropped (a write), so every queued waiter's channel is checked, and the caller's own
+-- (a pattern ACL can allow one channel and not another).
+if redis.acl_check_cmd then
+  local channels = {KEYS[4] .. ':' .. ARGV[3]}
+  for _, waiter in ipairs(redis.call('lrange', KEYS[2], 0, -1)) do
+    channels[#channels + 1] = KEYS[4] .. ':' .. waiter
+  end
+  for _, channel in ipairs(channels) do
+    if not redis.acl_check_cmd(ARGV[5], channel, ARGV[1]) then
+      return redis.error_reply('NOPERM this user may not ' .. ARGV[5] .. ' to channel ' .. channel ..
+        ' (redisync wakes waiters with it; grant it with ACL SETUSER <user> &<channel pattern>);' ..
+        ' nothing was changed')
+    end
+  end
 end
 local recorded = redis.call('get', KEYS[5])
 if recorded ~= false then

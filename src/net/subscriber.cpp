@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "net/executor.h"
+#include "net/io_thread.h"
 #include "redisync/errors.h"
 
 namespace redisync::net {
@@ -154,6 +155,7 @@ void Subscriber::place(const std::shared_ptr<Channel>& ch, Link& link) {
 }
 
 std::shared_ptr<Channel> Subscriber::join(const std::string& name, MessagePolicy policy) {
+  assert_io_thread(io_);
   auto it = channels_.find(name);
   if (it == channels_.end()) {
     auto ch = std::make_shared<Channel>(io_, name, std::move(policy));

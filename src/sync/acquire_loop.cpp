@@ -214,16 +214,17 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   leave_channel();
   auto done = std::move(done_);
   auto keep = std::move(self_);  // released when this function returns
-  // Visible to the completion only (I/O thread), cleared however it ends.
-  struct Deciding {
-    explicit Deciding(Clock::time_point t) { deciding_sent = t; }
-    ~Deciding() { deciding_sent.reset(); }
-    Deciding(const Deciding&) = delete;
-    Deciding& operator=(const Deciding&) = delete;
-  } deciding(attempt_sent_);
+  // Visible to the completion only (I/O thread), restored however it ends.
+  const DecidingAttempt deciding(attempt_sent_);
   done(error, acquired);
 }
 
 std::optional<Clock::time_point> deciding_attempt_sent() { return deciding_sent; }
+
+DecidingAttempt::DecidingAttempt(Clock::time_point sent) : earlier_(deciding_sent) {
+  deciding_sent = sent;
+}
+
+DecidingAttempt::~DecidingAttempt() { deciding_sent = earlier_; }
 
 }  // namespace redisync::sync

@@ -47,6 +47,21 @@ bool may_have_run(std::exception_ptr error);
 /// earlier one). nullopt anywhere else. The local lease deadline of a new hold counts from it.
 std::optional<Clock::time_point> deciding_attempt_sent();
 
+/// Makes deciding_attempt_sent() answer `sent` while it lives (restoring the earlier answer
+/// after): set around the completion of an attempt that acquired, so that every path (a loop,
+/// one attempt, a spin loop) tells run_acquire when the deciding attempt was sent. An outer
+/// scope set later (the AcquireLoop's, after a recheck) wins.
+class DecidingAttempt {
+ public:
+  explicit DecidingAttempt(Clock::time_point sent);
+  ~DecidingAttempt();
+  DecidingAttempt(const DecidingAttempt&) = delete;
+  DecidingAttempt& operator=(const DecidingAttempt&) = delete;
+
+ private:
+  std::optional<Clock::time_point> earlier_;
+};
+
 /// One acquisition in progress. Lives on the I/O thread; owns itself until done.
 class AcquireLoop : public net::Waiter, public std::enable_shared_from_this<AcquireLoop> {
  public:

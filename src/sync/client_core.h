@@ -18,6 +18,7 @@
 #include <asio/post.hpp>
 
 #include "net/executor.h"
+#include "net/io_thread.h"
 #include "redisync/client.h"
 #include "redisync/errors.h"
 #include "sync/blocking_result.h"
@@ -44,6 +45,10 @@ struct Hold {
   struct Lease {
     bool watchdog = false;
     std::chrono::steady_clock::time_point ends{};
+    /// When the acquire that took it was sent, and its lease: the local deadline of a fixed
+    /// lease (Watchdog::fix) once no watchdog hold is left to renew the key.
+    std::chrono::steady_clock::time_point sent{};
+    Duration lease{0};
   };
   std::vector<Lease> leases;
 };
@@ -66,7 +71,10 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   sync::Watchdog& watchdog() { return *watchdog_; }
   /// Where completed releases leave their release record keys for deletion (docs/wire-format.md §1.8).
   sync::ReleaseRecordSweeper& release_records() { return *release_records_; }
-  std::map<std::pair<std::string, std::int64_t>, Hold>& holds() { return holds_; }
+  std::map<std::pair<std::string, std::int64_t>, Hold>& holds() {
+    net::assert_io_thread(io_);
+    return holds_;
+  }
   /// Marks the hold lost and tells the user's handler.
   void report_lost(const std::string& key, std::int64_t owner, const std::string& reason);
   /// The AcquireProbe of the acquisition being started (Metrics hook): set by run_acquire
@@ -79,11 +87,20 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
 
   void set_lost_handler(std::function<void(const LockLostEvent&)> handler);
 
+  /// True on this client's I/O thread (e.g. in an async completion or the lost-lock handler).
+  bool on_io_thread() { return net::on_io_thread(io_); }
+  /// Throws InvalidArgument on the I/O thread, where a blocking call would wait for itself.
+  void check_not_io_thread() {
+    if (on_io_thread()) throw InvalidArgument(std::string("redisync: ") + net::kBlockingOnIoThread);
+  }
+
   /// Runs `start(done)` on the I/O thread and blocks until `done(error, value)` is called;
-  /// rethrows the error. Throws ClientClosedError after shutdown.
+  /// rethrows the error. Throws ClientClosedError after shutdown, InvalidArgument on the I/O
+  /// thread itself (it would wait forever).
   template <class T, class Start>
   T call(Start&& start) {
     if (closed_) throw ClientClosedError("redisync: client is closed");
+    check_not_io_thread();
     auto result = std::make_shared<sync::BlockingResult<T>>();
     BlockingCall counted(blocking_calls_);
     asio::post(io_, [result, start = std::forward<Start>(start)]() mutable {

@@ -123,8 +123,11 @@ sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& c
   if (!parse) parse = parse_nil_or_ttl;
   return [core, script = &script, keys = std::move(keys), args = std::move(args),
           what = "acquiring " + what, parse, undo](sync::AcquireLoop::AttemptDone cb) {
-    auto on_reply = [core, cb, what, parse, undo](std::exception_ptr error, net::Reply reply,
-                                                  int acked) {
+    // The send time of this attempt: a hold it takes counts its local lease deadline from
+    // it, whichever path (loop, one attempt, spin loop) reports it (docs/safety.md).
+    const auto sent = sync::Clock::now();
+    auto on_reply = [core, cb, what, parse, undo, sent](std::exception_ptr error,
+                                                        net::Reply reply, int acked) {
       error = reply_error(error, reply, what);
       if (error) return cb(error, {});
       sync::AttemptResult result;
@@ -145,6 +148,8 @@ sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& c
         return undo([cb, timeout] { cb(timeout, {}); });
       }
       // Outside the handler: the loop's continuation must not run inside a catch block.
+      std::optional<sync::DecidingAttempt> deciding;
+      if (!error && result.acquired) deciding.emplace(sent);
       cb(std::move(error), result);
     };
     if (undo) {
@@ -315,10 +320,11 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
         ++hold.count;
         hold.lease = effective;
         hold.watchdog = hold.watchdog || watchdog;
-        hold.leases.push_back({watchdog, sync::Clock::now() + effective});
-        // The local lease deadline counts from the deciding attempt's send time (the reply
-        // time when no loop decided: one attempt, spin lock), see docs/safety.md.
+        // The local lease deadline counts from the deciding attempt's send time (every
+        // acquire step sets it: script_attempt), see docs/safety.md. The reply time is only
+        // a fallback for a step that did not say, and the later one.
         const auto sent = sync::deciding_attempt_sent().value_or(sync::Clock::now());
+        hold.leases.push_back({watchdog, sync::Clock::now() + effective, sent, effective});
         if (watchdog) {
           core->watchdog().add(ref.renewal, ref.report, sent);
         } else {
@@ -379,8 +385,28 @@ ReleaseOutcome settle_release(ClientCore& core, const HoldRef& ref, const net::R
     drop();
     return ReleaseOutcome::released;
   }
-  if (it != holds.end() && --it->second.count <= 0) holds.erase(it);
+  if (it != holds.end() && --it->second.count <= 0) {
+    holds.erase(it);
+  } else if (it != holds.end()) {
+    keep_renewal_for_remaining(core, ref, it->second);
+  }
   return ReleaseOutcome::still_held;
+}
+
+void keep_renewal_for_remaining(ClientCore& core, const HoldRef& ref, Hold& hold) {
+  if (hold.leases.empty()) return;
+  const Hold::Lease* last_ending = nullptr;
+  for (const auto& l : hold.leases) {
+    if (l.watchdog) return;  // still renewed: a remaining hold needs it
+    if (!last_ending || sync::local_deadline(l.sent, l.lease) >
+                            sync::local_deadline(last_ending->sent, last_ending->lease)) {
+      last_ending = &l;
+    }
+  }
+  // Only fixed leases remain: renewing would keep the key forever (docs/safety.md).
+  hold.watchdog = false;
+  hold.lease = last_ending->lease;
+  core.watchdog().fix(ref.renewal, last_ending->lease, last_ending->sent);
 }
 
 Duration remaining_lease(const Hold& hold, Duration watchdog_lease) {

@@ -148,6 +148,10 @@ void run_force_release(const std::shared_ptr<ClientCore>& core, const KindPtr& k
 /// Interprets a release reply (nil / 0 / 1), updates the holds and the watchdog. I/O thread.
 ReleaseOutcome settle_release(ClientCore& core, const HoldRef& hold, const net::Reply& reply,
                               ReleaseReply kind);
+/// After a partial release: when none of `hold`'s remaining holds is a watchdog hold, stops
+/// its renewals and gives it the local deadline of the remaining fixed lease that ends last,
+/// so the key ends with it. I/O thread.
+void keep_renewal_for_remaining(ClientCore& core, const HoldRef& ref, Hold& hold);
 /// The InvalidArgument of sync::check_lease for `lease` (lease for <what>), or nullptr.
 std::exception_ptr too_long_lease(Duration lease, const std::string& what);
 /// NotOwnerError / LockLostError for those outcomes, else nullptr.

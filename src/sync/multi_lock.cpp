@@ -25,8 +25,11 @@ T wait_for(Start&& start) {
   return result->take();
 }
 
-// Throws ClientClosedError if a member's Client is gone (its I/O thread would never answer).
+// Throws ClientClosedError if a member's Client is gone (its I/O thread would never answer),
+// InvalidArgument on a member's I/O thread (wait_for would wait for that thread itself).
+// Every blocking call runs it before wait_for.
 void check_open(const detail::MultiLockState& state) {
+  for (const auto& member : state.members) member->core()->check_not_io_thread();
   std::set<detail::ClientCore*> seen;
   for (const auto& member : state.members) {
     if (!seen.insert(member->core().get()).second) continue;
@@ -130,8 +133,36 @@ void MultiLock::check_lease(Duration lease) const {
   }
 }
 
+void MultiLock::check_watchdog_lease() const {
+  if (!state_->policy.check_validity) return;
+  for (const auto& member : state_->members) {
+    const Duration lease = member->core()->config().lock_watchdog_timeout;
+    if (lease >= kMinValidityLease) continue;
+    throw InvalidArgument("redisync: the watchdog lease of " + name() + " (lock_watchdog_timeout " +
+                          std::to_string(lease.count()) + " ms of " + member->describe() +
+                          ") must be at least " + std::to_string(kMinValidityLease.count()) +
+                          " ms (the clock drift allowance of 0.01 x lease + 2 ms leaves no "
+                          "validity below that)");
+  }
+}
+
+std::exception_ptr MultiLock::lease_error(Duration lease) const {
+  try {
+    if (lease > Duration{0}) {
+      check_lease(lease);
+    } else {
+      check_watchdog_lease();
+    }
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+// Every entry point, blocking or async, comes through start_try or start_lock: the lease is
+// checked here, before anything is written (an async form used to skip it and retry forever).
 void MultiLock::start_try(std::int64_t owner, Duration wait, Duration lease, TryDone done) const {
-  if (lease > max_duration) return done(detail::too_long_lease(lease, name()), AttemptReport{});
+  if (auto error = lease_error(lease)) return done(error, AttemptReport{});
   const Duration w = detail::clamp_wait(wait);
   detail::start_multi_try(state_, owner, w < Duration{0} ? max_duration : w, lease,
                           std::move(done));
@@ -139,7 +170,7 @@ void MultiLock::start_try(std::int64_t owner, Duration wait, Duration lease, Try
 
 void MultiLock::start_lock(std::int64_t owner, Duration lease,
                            std::function<void(std::exception_ptr)> done) const {
-  if (lease > max_duration) return done(detail::too_long_lease(lease, name()));
+  if (auto error = lease_error(lease)) return done(error);
   detail::start_multi_lock(state_, owner, lease, std::move(done));
 }
 

@@ -57,6 +57,7 @@ class SpinLoop : public std::enable_shared_from_this<SpinLoop> {
   BackoffSequence backoff_;
   AcquireLoop::Done done_;
   SpinSettle settle_;
+  Clock::time_point attempt_sent_{};  // the last attempt's send time (for a settled one)
 };
 
 }  // namespace redisync::sync

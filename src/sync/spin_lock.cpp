@@ -74,6 +74,7 @@ SpinLoop::SpinLoop(asio::io_context& io, std::optional<Clock::time_point> deadli
 
 void SpinLoop::attempt() {
   // The pending callback (attempt in flight, or timer) keeps the loop alive.
+  attempt_sent_ = Clock::now();
   attempt_([self = shared_from_this()](std::exception_ptr error, AttemptResult result) {
     self->on_attempt(error, result);
   });
@@ -100,7 +101,12 @@ void SpinLoop::on_attempt(std::exception_ptr error, const AttemptResult& result)
 void SpinLoop::settle(std::exception_ptr error, int tries_left) {
   settle_.check([self = shared_from_this(), error, tries_left](std::exception_ptr check_error,
                                                                AttemptResult r) {
-    if (!check_error) return self->done_(r.acquired ? nullptr : error, r.acquired);
+    if (!check_error) {
+      // Found acquired: the hold counts from the send of the attempt whose reply was lost.
+      std::optional<DecidingAttempt> deciding;
+      if (r.acquired) deciding.emplace(self->attempt_sent_);
+      return self->done_(r.acquired ? nullptr : error, r.acquired);
+    }
     if (tries_left <= 1) return self->done_(error, false);
     self->timer_.expires_after(self->settle_.interval);
     self->timer_.async_wait([self, error, tries_left](std::error_code ec) {

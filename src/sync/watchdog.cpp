@@ -4,6 +4,7 @@
 
 #include "lua/scripts.h"
 #include "net/cluster_slot.h"
+#include "net/io_thread.h"
 #include "redisync/errors.h"
 #include "sync/identity.h"
 
@@ -71,6 +72,7 @@ void Watchdog::add(const std::string& key, const std::string& field) {
 }
 
 void Watchdog::add(const RenewalKey& reg, RenewalKey report, Clock::time_point sent) {
+  net::assert_io_thread(executor_.io());
   auto& e = entries_[reg];
   if (e.count++ == 0 || !e.renew) {
     // New, or a fixed-lease hold now re-entered in watchdog mode: renewed from now on.
@@ -85,6 +87,7 @@ void Watchdog::add(const RenewalKey& reg, RenewalKey report, Clock::time_point s
 
 void Watchdog::watch(const RenewalKey& reg, RenewalKey report, Duration lease,
                      Clock::time_point sent) {
+  net::assert_io_thread(executor_.io());
   auto& e = entries_[reg];
   if (e.count++ == 0) {
     e.renew = false;
@@ -138,11 +141,22 @@ void Watchdog::expire_overdue() {
   arm_deadline();
 }
 
+void Watchdog::fix(const RenewalKey& reg, Duration lease, Clock::time_point sent) {
+  net::assert_io_thread(executor_.io());
+  auto it = entries_.find(reg);
+  if (it == entries_.end()) return;
+  it->second.renew = false;
+  it->second.lease = lease;
+  it->second.last_renewed = sent;
+  arm_deadline();
+}
+
 void Watchdog::remove(const std::string& key, const std::string& field) {
   remove(RenewalKey{key, field});
 }
 
 void Watchdog::remove(const RenewalKey& reg) {
+  net::assert_io_thread(executor_.io());
   auto it = entries_.find(reg);
   if (it == entries_.end()) return;
   if (--it->second.count <= 0) entries_.erase(it);

@@ -82,6 +82,10 @@ class Watchdog {
   /// is kept, and the LostHandler is told `report` when it passes before the release.
   void watch(const RenewalKey& reg, RenewalKey report, Duration lease,
              Clock::time_point sent = Clock::now());
+  /// The holds of `reg` left after a partial release are all fixed-lease holds: renewals of
+  /// it stop, and its local deadline becomes that of a fixed `lease` sent at `sent` (the
+  /// remaining hold whose lease ends last). No-op for an unknown `reg`.
+  void fix(const RenewalKey& reg, Duration lease, Clock::time_point sent);
   /// -1 registration; renewals of (key, field) stop when it reaches 0.
   void remove(const std::string& key, const std::string& field);
   void remove(const RenewalKey& reg);

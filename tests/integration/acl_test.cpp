@@ -5,7 +5,9 @@
 // without EVAL/EVALSHA or without write rights get a clean error and nothing is written.
 #include <gtest/gtest.h>
 
+#include <asio/use_future.hpp>
 #include <chrono>
+#include <future>
 #include <functional>
 #include <string>
 #include <utility>
@@ -18,6 +20,7 @@
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
 using redisync::test::unique_name;
+using redisync::test::wait_until;
 
 namespace {
 
@@ -176,4 +179,32 @@ TEST(AclUsers, ReadOnlyUserFailsCleanlyAndWritesNothing) {
   auto sem = client.semaphore(unique_name("sem:"));
   fails_naming("semaphore", "NOPERM", [&] { sem.release(); });
   EXPECT_EQ(server.command({"DBSIZE"}).as_integer(), 0);
+}
+
+// A fair lock's release publishes to the head waiter's channel, but checked only the caller's
+// own: a user allowed its own channels and not the waiter's deleted the lock, then failed at
+// the publish, and the waiter was not woken.
+TEST(AclUsers, FairReleaseAllowedOnlyItsOwnChannelDeletesThenFailsToWakeTheHead) {
+  RedisServer server;
+  redisync::Client mine(as_user(server, "ownchan", {"~*", "resetchannels", "+@all"}));
+  const std::string name = unique_name("fair:");
+  const std::string channel = "redisson_lock__channel:{" + name + "}";
+  ASSERT_EQ(server.command({"ACL", "SETUSER", "ownchan", "&" + channel + ":" + mine.id() + ":*"})
+                .as_string(),
+            "OK");
+  redisync::Client other(redisync::Config::from_url(server.url()));
+  auto lock = mine.fair_lock(name);
+  lock.lock(30s);
+  auto waiting = other.fair_lock(name).async_try_lock(redisync::Client::new_owner_id(), 10s, 30s,
+                                                      asio::use_future);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return server.command({"LLEN", "redisson_lock_queue:{" + name + "}"}).as_integer() == 1;
+      },
+      5s, 10ms));
+  fails_naming("fair", "NOPERM", [&] { lock.unlock_checked(); });
+  EXPECT_TRUE(exists(server, name)) << "the release deleted the lock before failing";
+  server.command({"DEL", name});  // let the waiter in
+  ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
+  EXPECT_TRUE(waiting.get());
 }

@@ -86,6 +86,26 @@ TEST_P(ReentryTest, PartialReleaseOfAShortHoldStopsTheWatchdogOfTheRemainingHold
   EXPECT_FALSE(mine.is_locked());
 }
 
+// lock(2s); lock(); unlock(): only the 2 s hold remains, and it needs no renewal. The renewals
+// must stop, so the key ends with that fixed lease and another client gets in (the watchdog
+// used to keep renewing it forever).
+TEST_P(ReentryTest, FixedHoldLeftByAPartialReleaseIsRenewedForever) {
+  RedisServer server;
+  redisync::Client a(short_watchdog(server)), b(short_watchdog(server));
+  const std::string name = unique_name(std::string("reentry:") + GetParam().name + ":");
+  auto mine = GetParam().make(a, name);
+  auto theirs = GetParam().make(b, name);
+  mine.lock(2s);
+  mine.lock();
+  mine.unlock();
+  EXPECT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; }, 6s,
+                         50ms))
+      << "the key outlived its only remaining (2 s, fixed) hold: still renewed";
+  EXPECT_TRUE(theirs.try_lock()) << "another client cannot take the lock after the 2 s lease";
+  theirs.unlock();
+  mine.unlock();  // lost by now; unlock() only reports it
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, ReentryTest, ::testing::ValuesIn(kKinds),
                          [](const auto& p) { return std::string(p.param.name); });
 
@@ -157,4 +177,40 @@ TEST(ReentryLockTest, PartialReleaseOfAShortHoldStopsTheWatchdogOfTheRemainingHo
   EXPECT_TRUE(mine.is_held_by_current_thread());
   EXPECT_FALSE(theirs.try_lock()) << "another client got the lock while a watchdog hold remains";
   mine.unlock();
+}
+
+TEST(ReentryLockTest, FixedHoldLeftByAPartialReleaseIsRenewedForever) {
+  RedisServer server;
+  redisync::Client a(short_watchdog(server)), b(short_watchdog(server));
+  const std::string name = unique_name("reentry:lock:");
+  auto mine = a.lock(name);
+  auto theirs = b.lock(name);
+  mine.lock(2s);
+  mine.lock();
+  mine.unlock();
+  EXPECT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; }, 6s,
+                         50ms))
+      << "the key outlived its only remaining (2 s, fixed) hold: still renewed";
+  EXPECT_TRUE(theirs.try_lock()) << "another client cannot take the lock after the 2 s lease";
+  theirs.unlock();
+  mine.unlock();
+}
+
+// The read side: lock_shared(2s); lock_shared(); unlock_shared() leaves a 2 s read hold whose
+// marker must not be renewed on.
+TEST(ReentryRwTest, FixedReadHoldLeftByAPartialReleaseIsRenewedForever) {
+  RedisServer server;
+  redisync::Client a(short_watchdog(server)), b(short_watchdog(server));
+  const std::string name = unique_name("reentry:rw:");
+  auto rw = a.read_write_lock(name);
+  auto other = b.read_write_lock(name);
+  rw.lock_shared(2s);
+  rw.lock_shared();
+  rw.unlock_shared();
+  EXPECT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; }, 6s,
+                         50ms))
+      << "the read lock outlived its only remaining (2 s, fixed) hold: still renewed";
+  EXPECT_TRUE(other.try_lock()) << "a writer cannot get in after the 2 s read lease";
+  other.unlock();
+  rw.unlock_shared();
 }
