@@ -48,22 +48,13 @@ std::vector<std::vector<RenewalKey>> group_by_slot(const std::vector<RenewalKey>
   return groups;
 }
 
-Duration loss_margin(Duration lease) { return std::max(lease / 10, Duration{1}); }
-
-Clock::time_point local_deadline(Clock::time_point sent, Duration lease) {
-  return sent + (lease - loss_margin(lease));
-}
-
-bool lease_ran_out(Clock::time_point last_renewed, Clock::time_point now, Duration lease) {
-  return now >= local_deadline(last_renewed, lease);
-}
-
 Watchdog::Watchdog(net::Executor& executor, Duration lease, std::size_t batch_size,
                    LostHandler lost)
     : executor_(executor),
       lease_(lease),
       batch_size_(batch_size),
       lost_(std::move(lost)),
+      table_(lease),
       timer_(executor.io()),
       deadline_timer_(executor.io()) {}
 
@@ -73,44 +64,29 @@ void Watchdog::add(const std::string& key, const std::string& field) {
 
 void Watchdog::add(const RenewalKey& reg, RenewalKey report, Clock::time_point sent) {
   net::assert_io_thread(executor_.io());
-  auto& e = entries_[reg];
-  if (e.count++ == 0 || !e.renew) {
-    // New, or a fixed-lease hold now re-entered in watchdog mode: renewed from now on.
-    if (e.count == 1 || sent > e.last_renewed) e.last_renewed = sent;
-    e.renew = true;
-  }
-  e.lease = lease_;
-  e.report = std::move(report);
+  table_.add(reg, std::move(report), sent);
   schedule();
-  if (!deadline_armed_) arm_deadline();
+  arm_deadline();
 }
 
 void Watchdog::watch(const RenewalKey& reg, RenewalKey report, Duration lease,
                      Clock::time_point sent) {
   net::assert_io_thread(executor_.io());
-  auto& e = entries_[reg];
-  if (e.count++ == 0) {
-    e.renew = false;
-    e.lease = lease;
-    e.last_renewed = sent;
-    e.report = std::move(report);
-  } else if (!e.renew) {
-    // A re-entry sets the key's expiry to its own lease (PEXPIRE) from its send time.
-    e.lease = lease;
-    e.last_renewed = sent;
-  }
-  if (!deadline_armed_) arm_deadline();
+  table_.watch(reg, std::move(report), lease, sent);
+  arm_deadline();
 }
 
 void Watchdog::arm_deadline() {
-  if (stopped_ || entries_.empty()) return;
-  auto earliest = Clock::time_point::max();
-  for (const auto& [k, e] : entries_) {
-    earliest = std::min(earliest, local_deadline(e.last_renewed, e.lease));
-  }
+  if (stopped_) return;
+  const auto earliest = table_.next_deadline();
+  if (!earliest) return;
+  // A hold whose deadline comes before the armed one (a short fixed lease taken while a
+  // watchdog hold is watched) re-arms the timer; a later one leaves it.
+  if (deadline_armed_ && armed_for_ <= *earliest) return;
   deadline_armed_ = true;
+  armed_for_ = *earliest;
   const auto generation = ++deadline_generation_;
-  deadline_timer_.expires_at(earliest);
+  deadline_timer_.expires_at(*earliest);
   deadline_timer_.async_wait([this, generation](std::error_code ec) {
     if (ec || stopped_ || generation != deadline_generation_) return;
     deadline_armed_ = false;
@@ -118,36 +94,19 @@ void Watchdog::arm_deadline() {
   });
 }
 
+void Watchdog::report(const LostHold& lost) {
+  if (metrics_) metrics_->increment({"watchdog", lost.report.key}, Counter::lost_locks, 1);
+  lost_(lost.report, lost.reason);
+}
+
 void Watchdog::expire_overdue() {
-  const auto now = Clock::now();
-  std::vector<RenewalKey> overdue;
-  for (const auto& [k, e] : entries_) {
-    if (lease_ran_out(e.last_renewed, now, e.lease)) overdue.push_back(k);
-  }
-  for (const auto& k : overdue) {
-    auto it = entries_.find(k);
-    if (it == entries_.end()) continue;
-    const Entry e = it->second;
-    entries_.erase(it);
-    if (metrics_) metrics_->increment({"watchdog", e.report.key}, Counter::lost_locks, 1);
-    lost_(e.report, e.renew ? "no renewal was confirmed in time: the lease (" +
-                                  std::to_string(e.lease.count()) +
-                                  " ms) may end on the server within " +
-                                  std::to_string(loss_margin(e.lease).count()) + " ms"
-                            : "its fixed lease (" + std::to_string(e.lease.count()) +
-                                  " ms) is ending on the server (within " +
-                                  std::to_string(loss_margin(e.lease).count()) + " ms)");
-  }
+  for (const auto& lost : table_.take_overdue(Clock::now())) report(lost);
   arm_deadline();
 }
 
 void Watchdog::fix(const RenewalKey& reg, Duration lease, Clock::time_point sent) {
   net::assert_io_thread(executor_.io());
-  auto it = entries_.find(reg);
-  if (it == entries_.end()) return;
-  it->second.renew = false;
-  it->second.lease = lease;
-  it->second.last_renewed = sent;
+  table_.fix(reg, lease, sent);
   arm_deadline();
 }
 
@@ -157,21 +116,16 @@ void Watchdog::remove(const std::string& key, const std::string& field) {
 
 void Watchdog::remove(const RenewalKey& reg) {
   net::assert_io_thread(executor_.io());
-  auto it = entries_.find(reg);
-  if (it == entries_.end()) return;
-  if (--it->second.count <= 0) entries_.erase(it);
+  table_.remove(reg);
 }
 
 void Watchdog::forget(const std::string& key, const std::string& field) {
   forget(RenewalKey{key, field});
 }
 
-void Watchdog::forget(const RenewalKey& reg) { entries_.erase(reg); }
+void Watchdog::forget(const RenewalKey& reg) { table_.forget(reg); }
 
-void Watchdog::remove_all(const std::string& key) {
-  auto it = entries_.lower_bound(RenewalKey{key, ""});
-  while (it != entries_.end() && it->first.key == key) it = entries_.erase(it);
-}
+void Watchdog::remove_all(const std::string& key) { table_.remove_all(key); }
 
 void Watchdog::stop() {
   stopped_ = true;
@@ -180,7 +134,7 @@ void Watchdog::stop() {
 }
 
 void Watchdog::schedule() {
-  if (scheduled_ || round_in_flight_ || stopped_ || entries_.empty()) return;
+  if (scheduled_ || round_in_flight_ || stopped_ || table_.empty()) return;
   scheduled_ = true;
   // The next round starts a third of the lease after the previous one ended (docs/wire-format.md §3.1).
   timer_.expires_after(std::max(lease_ / 3, Duration{1}));
@@ -192,14 +146,9 @@ void Watchdog::schedule() {
 }
 
 void Watchdog::renew_round() {
-  if (entries_.empty()) return;
+  if (table_.empty()) return;
   ++rounds_;
-  std::vector<RenewalKey> hash_regs;
-  std::vector<RenewalKey> read_regs;  // sorted by key, as the map is
-  for (const auto& [k, e] : entries_) {
-    if (!e.renew) continue;  // fixed leases: only their deadline is watched
-    (k.kind == RenewalKind::rwlock_read ? read_regs : hash_regs).push_back(k);
-  }
+  auto [hash_regs, read_regs] = table_.due_for_renewal();
   std::vector<Call> calls;
   // One server: batches mix any keys. Cluster: each batch stays within one slot (docs/wire-format.md §3.2).
   const bool per_slot = executor_.cluster() != nullptr;
@@ -270,35 +219,23 @@ void Watchdog::send(Call call, const std::shared_ptr<std::size_t>& remaining,
                                                          net::Reply reply) {
         const bool ok = !error && reply.is_array() && reply.elements.size() == regs.size();
         if (metrics_) count_renewals(ok, reply);
-        for (std::size_t i = 0; i < regs.size(); ++i) {
-          auto it = entries_.find(regs[i]);
-          if (it == entries_.end()) continue;  // released meanwhile
-          if (ok) {
-            if (reply.elements[i].integer == 1) {
-              it->second.last_renewed = started;
-            } else {
-              const RenewalKey report = it->second.report;
-              entries_.erase(it);
-              if (metrics_) metrics_->increment({"watchdog", report.key}, Counter::lost_locks, 1);
-              lost_(report, "the lock key or its owner field is gone (expired or deleted)");
+        std::string why;
+        if (!ok) {
+          if (error) {
+            try {
+              std::rethrow_exception(error);
+            } catch (const std::exception& e) {
+              why = e.what();
             }
-          } else if (lease_ran_out(it->second.last_renewed, Clock::now(), it->second.lease)) {
-            // Errors keep the schedule (docs/wire-format.md §3.2) until the lease itself has run out.
-            std::string why = "lease ran out without a confirmed renewal";
-            if (error) {
-              try {
-                std::rethrow_exception(error);
-              } catch (const std::exception& e) {
-                why += ": " + std::string(e.what());
-              }
-            } else if (reply.is_error()) {
-              why += ": " + reply.str;
-            }
-            const RenewalKey report = it->second.report;
-            entries_.erase(it);
-            if (metrics_) metrics_->increment({"watchdog", report.key}, Counter::lost_locks, 1);
-            lost_(report, why);
+          } else if (reply.is_error()) {
+            why = reply.str;
           }
+        }
+        const auto now = Clock::now();
+        for (std::size_t i = 0; i < regs.size(); ++i) {
+          auto lost = ok ? table_.renewal_answered(regs[i], started, reply.elements[i].integer == 1)
+                         : table_.renewal_failed(regs[i], now, why);
+          if (lost) report(*lost);
         }
         if (--*remaining == 0) {
           round_in_flight_ = false;

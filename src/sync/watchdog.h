@@ -19,26 +19,11 @@
 
 #include "net/executor.h"
 #include "redisync/metrics.h"
+#include "sync/renewal_table.h"
 
 namespace redisync::sync {
 
 using Clock = std::chrono::steady_clock;
-
-/// How a registration is renewed.
-enum class RenewalKind {
-  hash_field,   ///< §3.2: the owner field exists in the hash -> reset the hash's expiry
-  rwlock_read,  ///< §5.7: a reader field of a read-write lock -> its markers 1..v and the hash
-};
-
-/// One renewal registration: a lock hash and the owner field that holds it.
-struct RenewalKey {
-  std::string key;
-  std::string field;
-  RenewalKind kind = RenewalKind::hash_field;
-  bool operator<(const RenewalKey& o) const {
-    return std::tie(key, field, kind) < std::tie(o.key, o.field, o.kind);
-  }
-};
 
 /// Splits registrations into script calls of at most `batch_size` keys. Pure, for unit tests.
 std::vector<std::vector<RenewalKey>> plan_batches(const std::vector<RenewalKey>& keys,
@@ -52,17 +37,6 @@ std::vector<std::vector<RenewalKey>> plan_read_batches(const std::vector<Renewal
 /// Splits registrations into groups of one cluster slot each, keeping their order within a
 /// group (groups ordered by slot). Pure, for unit tests.
 std::vector<std::vector<RenewalKey>> group_by_slot(const std::vector<RenewalKey>& regs);
-
-/// How long before its lease could end on the server a hold nobody could renew is reported
-/// lost: a tenth of the lease, at least 1 ms (docs/safety.md, "the lost notice").
-Duration loss_margin(Duration lease);
-/// The local deadline of a hold whose last acknowledged renewal (or acquire) was sent at
-/// `sent`: the server set the lease no earlier than that, so it cannot end before
-/// sent + lease; the holder is told `loss_margin` sooner.
-Clock::time_point local_deadline(Clock::time_point sent, Duration lease);
-/// True when a hold whose last acknowledged renewal was sent at `last_renewed` must be
-/// considered lost at `now`: its local deadline passed without a confirmed renewal.
-bool lease_ran_out(Clock::time_point last_renewed, Clock::time_point now, Duration lease);
 
 class Watchdog {
  public:
@@ -99,20 +73,13 @@ class Watchdog {
   /// the first add().
   void set_metrics(Metrics* metrics) { metrics_ = metrics; }
 
-  std::size_t size() const { return entries_.size(); }
+  std::size_t size() const { return table_.size(); }
   /// Script calls sent so far (for tests and the benchmark).
   std::uint64_t calls_sent() const { return calls_sent_; }
   std::uint64_t rounds() const { return rounds_; }
   void stop();
 
  private:
-  struct Entry {
-    int count = 0;
-    Clock::time_point last_renewed;  ///< send time of the last acknowledged renewal/acquire
-    RenewalKey report;  ///< what the LostHandler is told
-    bool renew = true;  ///< false: a fixed lease, only its deadline is watched
-    Duration lease{0};  ///< the lease its deadline counts (renewed entries: the watchdog's)
-  };
   /// One script call of a round and the registrations its reply answers, in order.
   struct Call {
     const lua::Script* script;
@@ -122,10 +89,12 @@ class Watchdog {
   };
   void schedule();
   void renew_round();
-  /// Arms the deadline timer at the earliest local deadline of all entries.
+  /// Arms the deadline timer at the earliest local deadline, unless it is armed for that or
+  /// an earlier time already.
   void arm_deadline();
-  /// Reports every entry whose local deadline has passed (deadline timer).
+  /// Reports every hold whose local deadline has passed (deadline timer).
   void expire_overdue();
+  void report(const LostHold& lost);
   Call hash_call(const std::vector<RenewalKey>& batch) const;
   Call read_call(const std::vector<RenewalKey>& batch) const;
   void count_renewals(bool ok, const net::Reply& reply);  // metrics_ set
@@ -136,10 +105,11 @@ class Watchdog {
   std::size_t batch_size_;
   LostHandler lost_;
   Metrics* metrics_ = nullptr;
-  std::map<RenewalKey, Entry> entries_;
+  RenewalTable table_;
   asio::steady_timer timer_;
   asio::steady_timer deadline_timer_;
   bool deadline_armed_ = false;
+  Clock::time_point armed_for_{};  // when the armed deadline timer fires
   std::uint64_t deadline_generation_ = 0;  // invalidates callbacks of re-armed waits
   bool scheduled_ = false;
   bool round_in_flight_ = false;

@@ -1,0 +1,111 @@
+// The watchdog's decisions without I/O (docs/wire-format.md §3): which holds a renewal round
+// renews, what a renewal's answer means, and when a hold whose renewals were not confirmed
+// must be reported lost (its local deadline). `Watchdog` (watchdog.h) sends the rounds and
+// arms the timers; the unit tests drive this table with a fake clock.
+//
+// Threading: io thread only (no locking of its own).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "redisync/config.h"
+
+namespace redisync::sync {
+
+using Clock = std::chrono::steady_clock;
+
+/// How a registration is renewed.
+enum class RenewalKind {
+  hash_field,   ///< §3.2: the owner field exists in the hash -> reset the hash's expiry
+  rwlock_read,  ///< §5.7: a reader field of a read-write lock -> its markers 1..v and the hash
+};
+
+/// One renewal registration: a lock hash and the owner field that holds it.
+struct RenewalKey {
+  std::string key;
+  std::string field;
+  RenewalKind kind = RenewalKind::hash_field;
+  bool operator<(const RenewalKey& o) const {
+    return std::tie(key, field, kind) < std::tie(o.key, o.field, o.kind);
+  }
+};
+
+/// How long before its lease could end on the server a hold nobody could renew is reported
+/// lost: a tenth of the lease, at least 1 ms (docs/safety.md, "the lost notice").
+Duration loss_margin(Duration lease);
+/// The local deadline of a hold whose last acknowledged renewal (or acquire) was sent at
+/// `sent`: the server set the lease no earlier than that, so it cannot end before
+/// sent + lease; the holder is told `loss_margin` sooner.
+Clock::time_point local_deadline(Clock::time_point sent, Duration lease);
+/// True when a hold whose last acknowledged renewal was sent at `last_renewed` must be
+/// considered lost at `now`: its local deadline passed without a confirmed renewal.
+bool lease_ran_out(Clock::time_point last_renewed, Clock::time_point now, Duration lease);
+
+/// A hold found lost: what the LostHandler is told, and why.
+struct LostHold {
+  RenewalKey report;
+  std::string reason;
+};
+
+class RenewalTable {
+ public:
+  /// `watchdog_lease`: the lease every renewal sets (Config::lock_watchdog_timeout).
+  explicit RenewalTable(Duration watchdog_lease) : lease_(watchdog_lease) {}
+
+  /// +1 hold of `reg` in watchdog mode (renewed); `sent`: when its acquire was sent. A
+  /// fixed-lease registration re-entered this way is renewed from then on.
+  void add(const RenewalKey& reg, RenewalKey report, Clock::time_point sent);
+  /// +1 hold of `reg` with a fixed `lease` (never renewed, only its deadline watched).
+  void watch(const RenewalKey& reg, RenewalKey report, Duration lease, Clock::time_point sent);
+  /// The remaining holds of `reg` all have fixed leases, the last ending at sent + lease:
+  /// renewals stop, the deadline is that lease's.
+  void fix(const RenewalKey& reg, Duration lease, Clock::time_point sent);
+  /// -1 hold; the registration goes with its last hold.
+  void remove(const RenewalKey& reg);
+  /// Drops `reg` whatever its count.
+  void forget(const RenewalKey& reg);
+  /// Drops every registration of `key`.
+  void remove_all(const std::string& key);
+
+  /// What a renewal round renews: hash-field registrations, and reader registrations sorted
+  /// by key (all fields of one hash together). Fixed leases are not renewed.
+  std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> due_for_renewal() const;
+  /// The answer for `reg` of a renewal sent at `sent`: renewed moves its deadline to count
+  /// from `sent`; not renewed (key or field gone) means lost now. nullopt: not lost (or
+  /// released meanwhile).
+  std::optional<LostHold> renewal_answered(const RenewalKey& reg, Clock::time_point sent,
+                                           bool renewed);
+  /// A renewal call for `reg` failed (error, timeout): the hold stays until its deadline;
+  /// past it, it is lost now.
+  std::optional<LostHold> renewal_failed(const RenewalKey& reg, Clock::time_point now,
+                                         const std::string& why);
+  /// Removes and returns every hold whose local deadline has passed at `now`.
+  std::vector<LostHold> take_overdue(Clock::time_point now);
+  /// The earliest local deadline; nullopt when the table is empty.
+  std::optional<Clock::time_point> next_deadline() const;
+
+  std::size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  bool has_renewed() const;  ///< any registration in watchdog mode
+
+ private:
+  struct Entry {
+    int count = 0;
+    Clock::time_point last_renewed;  ///< send time of the last acknowledged renewal/acquire
+    RenewalKey report;               ///< what the LostHandler is told
+    bool renew = true;               ///< false: a fixed lease, only its deadline is watched
+    Duration lease{0};               ///< the lease its deadline counts
+  };
+  LostHold take(std::map<RenewalKey, Entry>::iterator it, std::string reason);
+
+  Duration lease_;
+  std::map<RenewalKey, Entry> entries_;
+};
+
+}  // namespace redisync::sync

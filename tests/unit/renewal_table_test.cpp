@@ -1,0 +1,125 @@
+// The watchdog's table of holds (src/sync/renewal_table.h) on a fake clock: what a round
+// renews, what a renewal's answer means, and when an unconfirmed hold is reported lost.
+#include <gtest/gtest.h>
+
+#include "sync/renewal_table.h"
+
+using namespace std::chrono_literals;
+using redisync::sync::Clock;
+using redisync::sync::RenewalKey;
+using redisync::sync::RenewalKind;
+using redisync::sync::RenewalTable;
+
+namespace {
+const Clock::time_point t0 = Clock::time_point{} + 1000s;
+const RenewalKey kLock{"lock", "c1:7"};
+const RenewalKey kOther{"other", "c1:7"};
+const RenewalKey kReader{"rw", "c1:7", RenewalKind::rwlock_read};
+}  // namespace
+
+TEST(RenewalTable, AnUnconfirmedRenewalDeadlineLeadsToTheLostNotice) {
+  RenewalTable table(1000ms);
+  table.add(kLock, kLock, t0);
+  // Lease 1 s from the acquire's send time, told a tenth (100 ms) before it can end.
+  EXPECT_EQ(table.next_deadline(), t0 + 900ms);
+  EXPECT_TRUE(table.take_overdue(t0 + 899ms).empty());
+  auto lost = table.take_overdue(t0 + 900ms);
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].report.key, "lock");
+  EXPECT_NE(lost[0].reason.find("no renewal was confirmed in time"), std::string::npos);
+  EXPECT_TRUE(table.empty());
+}
+
+TEST(RenewalTable, AConfirmedRenewalCountsFromItsSendTimeNotItsReply) {
+  RenewalTable table(1000ms);
+  table.add(kLock, kLock, t0);
+  // Sent at 300 ms, answered much later: the server reset the lease no earlier than 300 ms.
+  EXPECT_FALSE(table.renewal_answered(kLock, t0 + 300ms, true));
+  EXPECT_EQ(table.next_deadline(), t0 + 1200ms);
+  // An older round answering late never moves the deadline back.
+  EXPECT_FALSE(table.renewal_answered(kLock, t0 + 100ms, true));
+  EXPECT_EQ(table.next_deadline(), t0 + 1200ms);
+}
+
+TEST(RenewalTable, ARenewalThatFindsTheFieldGoneIsALossAtOnce) {
+  RenewalTable table(1000ms);
+  table.add(kLock, kLock, t0);
+  auto lost = table.renewal_answered(kLock, t0 + 300ms, false);
+  ASSERT_TRUE(lost);
+  EXPECT_NE(lost->reason.find("gone"), std::string::npos);
+  EXPECT_TRUE(table.empty());
+}
+
+TEST(RenewalTable, AFailedRenewalKeepsTheHoldUntilItsDeadline) {
+  RenewalTable table(1000ms);
+  table.add(kLock, kLock, t0);
+  EXPECT_FALSE(table.renewal_failed(kLock, t0 + 400ms, "timeout"));
+  EXPECT_EQ(table.size(), 1u);
+  auto lost = table.renewal_failed(kLock, t0 + 950ms, "timeout");
+  ASSERT_TRUE(lost);
+  EXPECT_NE(lost->reason.find("timeout"), std::string::npos);
+}
+
+TEST(RenewalTable, FixedLeasesAreWatchedNotRenewed) {
+  RenewalTable table(30000ms);
+  table.add(kLock, kLock, t0);
+  table.watch(kOther, kOther, 500ms, t0 + 1s);
+  auto [hash, read] = table.due_for_renewal();
+  ASSERT_EQ(hash.size(), 1u);
+  EXPECT_EQ(hash[0].key, "lock");
+  EXPECT_TRUE(read.empty());
+  // The fixed lease's deadline comes first although it was taken later.
+  EXPECT_EQ(table.next_deadline(), t0 + 1450ms);
+  auto lost = table.take_overdue(t0 + 1450ms);
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].report.key, "other");
+  EXPECT_NE(lost[0].reason.find("fixed lease"), std::string::npos);
+}
+
+TEST(RenewalTable, HoldsAreCountedAndTheLastReleaseEndsTheRegistration) {
+  RenewalTable table(1000ms);
+  table.add(kLock, kLock, t0);
+  table.add(kLock, kLock, t0 + 10ms);  // re-entry
+  table.remove(kLock);
+  EXPECT_EQ(table.size(), 1u);
+  table.remove(kLock);
+  EXPECT_TRUE(table.empty());
+  EXPECT_FALSE(table.next_deadline());
+  // A late answer for a released hold changes nothing.
+  EXPECT_FALSE(table.renewal_answered(kLock, t0 + 20ms, false));
+}
+
+TEST(RenewalTable, APartialReleaseLeavingOnlyFixedLeasesStopsTheRenewals) {
+  RenewalTable table(1000ms);
+  table.watch(kLock, kLock, 6000ms, t0);
+  table.add(kLock, kLock, t0 + 10ms);  // re-entered in watchdog mode: renewed
+  EXPECT_EQ(table.due_for_renewal().first.size(), 1u);
+  table.remove(kLock);
+  table.fix(kLock, 6000ms, t0);  // only the 6 s hold remains
+  EXPECT_TRUE(table.due_for_renewal().first.empty());
+  EXPECT_FALSE(table.has_renewed());
+  EXPECT_EQ(table.next_deadline(), t0 + 5400ms);
+  // A renewal of the earlier round that answers now does not extend the fixed lease.
+  EXPECT_FALSE(table.renewal_answered(kLock, t0 + 300ms, true));
+  EXPECT_EQ(table.next_deadline(), t0 + 5400ms);
+}
+
+TEST(RenewalTable, ReadersOfOneHashAreRenewedTogether) {
+  RenewalTable table(1000ms);
+  table.add(kReader, kReader, t0);
+  table.add(RenewalKey{"rw", "c2:9", RenewalKind::rwlock_read}, kReader, t0);
+  table.add(kLock, kLock, t0);
+  auto [hash, read] = table.due_for_renewal();
+  EXPECT_EQ(hash.size(), 1u);
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[0].key, read[1].key);
+}
+
+TEST(RenewalTable, ForceUnlockDropsEveryRegistrationOfTheKey) {
+  RenewalTable table(1000ms);
+  table.add(kLock, kLock, t0);
+  table.add(RenewalKey{"lock", "c1:8"}, kLock, t0);
+  table.add(kOther, kOther, t0);
+  table.remove_all("lock");
+  EXPECT_EQ(table.size(), 1u);
+}
