@@ -13,21 +13,11 @@
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
+using redisync::test::sleepy_config;
 using redisync::test::unique_name;
 using namespace redisync::test::kinds;
 
 namespace {
-
-// Replies time out quickly (300 ms) and the loop may ask again often enough to outlast a 1 s
-// pause.
-redisync::Config sleepy_config(const RedisServer& server) {
-  auto cfg = config_for(server);
-  cfg.timeout = 300ms;
-  cfg.connect_timeout = 300ms;
-  cfg.retry_attempts = 12;
-  cfg.retry_interval = 100ms;
-  return cfg;
-}
 
 // Takes and releases the lock once (the kind's scripts are then cached on the server: a
 // first EVALSHA would fail with NOSCRIPT and never run), then runs `acquire` while the server

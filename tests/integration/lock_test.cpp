@@ -18,34 +18,16 @@
 #include "support/test_config.h"
 #include "support/server_stats.h"
 #include "support/test_util.h"
+#include "support/worker.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
 using redisync::test::config_for;
 using redisync::test::evalsha_calls;
 using redisync::test::no_channels;
+using redisync::test::spawn_worker;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
-
-namespace {
-
-// Runs the test worker process and returns its exit status.
-pid_t spawn_worker(const std::vector<std::string>& args, int* out_fd = nullptr) {
-  std::vector<std::string> argv{REDISYNC_TEST_WORKER};
-  argv.insert(argv.end(), args.begin(), args.end());
-  int fds[2] = {-1, -1};
-  if (out_fd) {
-    EXPECT_EQ(pipe(fds), 0);
-  }
-  const pid_t pid = redisync::test::detail::spawn_process(argv, out_fd ? fds[1] : -1);
-  if (out_fd) {
-    close(fds[1]);
-    *out_fd = fds[0];
-  }
-  return pid;
-}
-
-}  // namespace
 
 TEST(LockTest, ExclusionAcrossThreads) {
   RedisServer server;
