@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "lock_kinds_util.h"
+#include "support/server_pause.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
@@ -22,14 +23,7 @@ namespace {
 bool acquire_while_server_sleeps(RedisServer& server, redisync::Client& client,
                                  const std::function<bool()>& acquire) {
   client.execute({"PING"});  // connected: the attempt is sent, not stuck in the handshake
-  server.pause();
-  std::jthread waker([&] {
-    std::this_thread::sleep_for(1s);
-    server.resume();
-  });
-  const bool got = acquire();
-  waker.join();
-  return got;
+  return redisync::test::while_server_paused(server, 1s, acquire);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "lock_contract.h"
+#include "support/server_pause.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
@@ -34,14 +35,7 @@ bool acquire_while_server_sleeps(RedisServer& server, L& lock,
                                  const std::function<bool()>& acquire) {
   lock.lock();
   lock.unlock();
-  server.pause();
-  std::jthread waker([&] {
-    std::this_thread::sleep_for(1s);
-    server.resume();
-  });
-  const bool got = acquire();
-  waker.join();
-  return got;
+  return redisync::test::while_server_paused(server, 1s, acquire);
 }
 
 TYPED_TEST(LockContractFaults, ATimedAcquireAnswersWhatTheServerHoldsAfterAStall) {
