@@ -14,24 +14,18 @@
 #include "redisync/redisync.h"
 #include "support/redis_cluster.h"
 #include "support/redis_server.h"
+#include "support/server_stats.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisCluster;
 using redisync::test::RedisServer;
+using redisync::test::command_calls;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
 namespace kinds = redisync::test::kinds;
 
 namespace {
-
-// One INFO commandstats counter ("cmdstat_evalsha" -> calls) of a node.
-long long command_calls(RedisServer& node, const std::string& command) {
-  const std::string text = node.command({"INFO", "commandstats"}).as_string();
-  const std::string tag = "cmdstat_" + command + ":calls=";
-  const auto pos = text.find(tag);
-  return pos == std::string::npos ? 0 : std::stoll(text.substr(pos + tag.size()));
-}
 
 // Sharded subscribers of `channel` on `node` (PUBSUB SHARDNUMSUB).
 long long shard_subscribers(RedisServer& node, const std::string& channel) {

@@ -8,38 +8,22 @@
 #include <thread>
 
 #include "lock_kinds_util.h"
+#include "support/server_pause.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
+using redisync::test::sleepy_config;
 using redisync::test::unique_name;
 using namespace redisync::test::kinds;
 
 namespace {
-
-// Replies time out quickly (300 ms) and the loop may ask again often enough to outlast a 1 s
-// pause.
-redisync::Config sleepy_config(const RedisServer& server) {
-  auto cfg = config_for(server);
-  cfg.timeout = 300ms;
-  cfg.connect_timeout = 300ms;
-  cfg.retry_attempts = 12;
-  cfg.retry_interval = 100ms;
-  return cfg;
-}
 
 // Runs `acquire` (a timed acquire with a short wait) while the server is stopped for 1 s; the
 // attempt waits in the socket and runs when the server resumes. Returns what `acquire` said.
 bool acquire_while_server_sleeps(RedisServer& server, redisync::Client& client,
                                  const std::function<bool()>& acquire) {
   client.execute({"PING"});  // connected: the attempt is sent, not stuck in the handshake
-  server.pause();
-  std::jthread waker([&] {
-    std::this_thread::sleep_for(1s);
-    server.resume();
-  });
-  const bool got = acquire();
-  waker.join();
-  return got;
+  return redisync::test::while_server_paused(server, 1s, acquire);
 }
 
 }  // namespace

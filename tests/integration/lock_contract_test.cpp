@@ -1,8 +1,12 @@
-// The lock contract, one typed suite run for every exclusive lock kind (Lock, FairLock,
-// FencedLock, SpinLock, a ReadWriteLock's write lock): reentrancy, ownership, exclusion, timed
-// waits, wake-ups, a lost lock, force unlock, Guard, a key of the wrong type, the watchdog.
-// Each kind runs on the shared machinery of src/sync/lock_kind.h; a kind that drifts from the
-// contract fails here.
+// The lock contract, one typed suite run for every lock kind (Lock, FairLock, FencedLock,
+// SpinLock, both sides of a ReadWriteLock, NonReentrantLock, NonReentrantFairLock; traits in
+// lock_contract.h): reentrancy (or its refusal), ownership, exclusion, timed waits, wake-ups,
+// Guard, a key of the wrong type. Leases, loss, force unlock and the watchdog are in
+// lock_contract_leases_test.cpp, a stalled server in lock_contract_faults_test.cpp. Each kind
+// runs on the shared machinery of src/sync/lock_kind.h; a kind that drifts from the contract
+// fails here.
+#include "lock_contract.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,131 +15,108 @@
 #include <string>
 #include <thread>
 
-#include "redisync/redisync.h"
-#include "support/redis_server.h"
-#include "support/test_config.h"
-#include "support/test_util.h"
+#include "support/expect_error.h"
+#include "support/server_stats.h"
 
 using namespace std::chrono_literals;
 using redisync::ReleaseOutcome;
-using redisync::test::config_for;
-using redisync::test::RedisServer;
-using redisync::test::unique_name;
+using redisync::test::expect_error;
+using redisync::test::no_channels;
 using redisync::test::wait_until;
+using namespace redisync::test::contract;
 
 namespace {
 
-// How the suite makes a handle of each kind.
-struct PlainLock {
-  using Handle = redisync::Lock;
-  static Handle make(redisync::Client& c, const std::string& name) { return c.lock(name); }
-};
-struct Fair {
-  using Handle = redisync::FairLock;
-  static Handle make(redisync::Client& c, const std::string& name) { return c.fair_lock(name); }
-};
-struct Fenced {
-  using Handle = redisync::FencedLock;
-  static Handle make(redisync::Client& c, const std::string& name) { return c.fenced_lock(name); }
-};
-struct Spin {
-  using Handle = redisync::SpinLock;
-  static Handle make(redisync::Client& c, const std::string& name) { return c.spin_lock(name); }
-};
-struct Write {
-  using Handle = redisync::WriteLock;
-  static Handle make(redisync::Client& c, const std::string& name) {
-    return c.read_write_lock(name).write_lock();
-  }
-};
-
 template <class K>
-class LockContract : public ::testing::Test {
- protected:
-  using Handle = typename K::Handle;
-
-  static redisync::Config config(const RedisServer& server) {
-    auto cfg = config_for(server);
-    cfg.lock_watchdog_timeout = 1500ms;  // renewals every 500 ms: several within a test
-    return cfg;
-  }
-
-  RedisServer server_;
-  redisync::Client a_{config(server_)};
-  redisync::Client b_{config(server_)};
-  const std::string name_ = unique_name("contract:");
-
-  Handle mine() { return K::make(a_, name_); }
-  Handle theirs() { return K::make(b_, name_); }
-
-  // Runs `body` on another thread (another owner) and returns its result.
-  template <class F>
-  static auto elsewhere(F body) {
-    return std::async(std::launch::async, body).get();
-  }
-
-  bool key_exists() { return server_.command({"EXISTS", name_}).as_integer() == 1; }
-};
-
-using Kinds = ::testing::Types<PlainLock, Fair, Fenced, Spin, Write>;
-class KindNames {
- public:
-  template <class K>
-  static std::string GetName(int) {
-    if (std::is_same_v<K, PlainLock>) return "Lock";
-    if (std::is_same_v<K, Fair>) return "FairLock";
-    if (std::is_same_v<K, Fenced>) return "FencedLock";
-    if (std::is_same_v<K, Spin>) return "SpinLock";
-    return "WriteLock";
-  }
-};
+class LockContract : public ContractFixture<K> {};
 TYPED_TEST_SUITE(LockContract, Kinds, KindNames);
 
-TYPED_TEST(LockContract, ReentrantHoldsNeedOneUnlockEach) {
+// A reentrant kind counts holds, one unlock each; a non-reentrant one refuses the holder's
+// second acquire with ReentryError (include/redisync/non_reentrant_lock.h), changes nothing,
+// and one unlock releases.
+TYPED_TEST(LockContract, ASecondAcquireByTheHolderReentersOrIsRefused) {
   auto lock = this->mine();
   lock.lock();
-  lock.lock();
-  EXPECT_EQ(lock.hold_count(), 2);
-  lock.unlock();
-  EXPECT_TRUE(lock.is_held_by_current_thread());
-  EXPECT_TRUE(lock.is_locked());
+  if constexpr (TypeParam::reentrant) {
+    lock.lock();
+    EXPECT_EQ(lock.hold_count(), 2);
+    lock.unlock();
+    EXPECT_TRUE(lock.is_held_by_current_thread());
+    EXPECT_TRUE(lock.is_locked());
+  } else {
+    expect_error<redisync::ReentryError>([&] { lock.lock(); }, {this->name_, "already held"});
+    expect_error<redisync::ReentryError>([&] { (void)lock.try_lock(); },
+                                         {this->name_, "already held"});
+    expect_error<redisync::ReentryError>([&] { (void)lock.try_lock_for(5s); },
+                                         {this->name_, "already held"});
+    EXPECT_EQ(lock.hold_count(), 1);
+    EXPECT_TRUE(lock.is_held_by_current_thread());
+  }
   lock.unlock();
   EXPECT_FALSE(lock.is_held_by_current_thread());
   EXPECT_FALSE(lock.is_locked());
   EXPECT_FALSE(this->key_exists());
 }
 
+// Exclusion is against the kind's rival (the kind itself; the write lock for a read lock);
+// two readers share.
 TYPED_TEST(LockContract, AnotherOwnerIsExcludedAndCannotRelease) {
   auto lock = this->mine();
   lock.lock();
-  auto other = this->theirs();
+  auto other = this->rival();
   EXPECT_FALSE(this->elsewhere([&] { return other.try_lock(); }));
   EXPECT_FALSE(this->elsewhere([&] { return other.try_lock_for(150ms); }));
-  EXPECT_EQ(this->elsewhere([&] { return other.release().outcome; }), ReleaseOutcome::not_held);
+  auto peer = this->theirs();
+  EXPECT_EQ(this->elsewhere([&] { return peer.release().outcome; }), ReleaseOutcome::not_held);
   EXPECT_TRUE(this->elsewhere([&] {
     try {
-      other.unlock_checked();  // unlock() never throws (issue 17 item 5)
+      peer.unlock_checked();  // unlock() never throws (issue 17 item 5)
     } catch (const redisync::NotOwnerError&) {
       return true;
     }
     return false;
   }));
   // Another thread of the same client is another owner too.
-  auto same_client = this->mine();
+  auto same_client = TypeParam::rival(this->a_, this->name_);
   EXPECT_FALSE(this->elsewhere([&] { return same_client.try_lock(); }));
+  if constexpr (TypeParam::shared) {
+    EXPECT_TRUE(this->acquirable_elsewhere(peer)) << "two readers must share";
+  }
   EXPECT_TRUE(lock.is_held_by_current_thread());
   lock.unlock();
-  EXPECT_TRUE(this->elsewhere([&] {
-    const bool got = other.try_lock();
-    if (got) other.unlock();
-    return got;
-  }));
+  EXPECT_TRUE(this->acquirable_elsewhere(other));
+}
+
+// unlock() by a thread or client that does not hold the lock frees nothing; unlock_checked()
+// raises NotOwnerError naming the lock (was LockTest.UnlockByAnotherThreadRaisesNotOwner).
+TYPED_TEST(LockContract, UnlockByAnotherOwnerNeverFreesTheLock) {
+  auto lock = this->mine();
+  lock.lock();
+  std::jthread other([&] {
+    lock.unlock();  // never throws; reported, frees nothing
+    try {
+      lock.unlock_checked();
+      ADD_FAILURE() << "expected NotOwnerError";
+    } catch (const redisync::NotOwnerError& e) {
+      EXPECT_NE(std::string(e.what()).find(lock.name()), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(lock.release().outcome, ReleaseOutcome::not_held);
+  });
+  other.join();
+  auto peer = this->theirs();
+  this->elsewhere([&] { peer.unlock(); });
+  EXPECT_TRUE(this->key_exists());
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+  auto rival = this->rival();
+  EXPECT_FALSE(this->acquirable_elsewhere(rival)) << "an unlock by a non-holder freed the lock";
+  lock.unlock();
+  EXPECT_THROW(lock.unlock_checked(), redisync::NotOwnerError);  // double unlock
 }
 
 TYPED_TEST(LockContract, AWaiterGetsTheLockWhenItIsReleased) {
   auto lock = this->mine();
   lock.lock();
-  auto other = this->theirs();
+  auto other = this->rival();
   std::atomic<bool> waiting{false};
   auto waiter = std::async(std::launch::async, [&] {
     waiting = true;
@@ -150,40 +131,17 @@ TYPED_TEST(LockContract, AWaiterGetsTheLockWhenItIsReleased) {
   EXPECT_TRUE(waiter.get());
 }
 
-TYPED_TEST(LockContract, ALockThatExpiredIsReportedLost) {
-  auto lock = this->mine();
-  ASSERT_TRUE(lock.try_lock_for(0ms, 200ms));  // fixed lease, never renewed
-  ASSERT_TRUE(wait_until([&] { return !this->key_exists(); }, 5s));
-  EXPECT_EQ(lock.release().outcome, ReleaseOutcome::lost);
-  // A fresh hold after the loss starts afresh, and unlock() of a lost one throws LockLostError.
-  ASSERT_TRUE(lock.try_lock_for(0ms, 200ms));
-  ASSERT_TRUE(wait_until([&] { return !this->key_exists(); }, 5s));
-  EXPECT_THROW(lock.unlock_checked(), redisync::LockLostError);
-}
-
-// One way on purpose (the one-machinery issue): a force unlock that found nothing to release
-// leaves this process's holds alone, so a holder whose lock had already expired still learns
-// of the loss (Lock used to forget its holds, and the holder was told "not held").
-TYPED_TEST(LockContract, ForceUnlockOfAnExpiredLockLeavesTheHolderToLearnOfTheLoss) {
-  auto lock = this->mine();
-  ASSERT_TRUE(lock.try_lock_for(0ms, 200ms));
-  ASSERT_TRUE(wait_until([&] { return !this->key_exists(); }, 5s));
-  EXPECT_FALSE(this->theirs().force_unlock());
-  EXPECT_FALSE(this->mine().force_unlock());
-  EXPECT_EQ(lock.release().outcome, ReleaseOutcome::lost);
-}
-
-TYPED_TEST(LockContract, ForceUnlockFreesAHeldLockForOthers) {
-  auto lock = this->mine();
-  lock.lock();
-  auto other = this->theirs();
-  EXPECT_TRUE(other.force_unlock());
-  EXPECT_FALSE(this->key_exists());
-  EXPECT_TRUE(this->elsewhere([&] {
-    const bool got = other.try_lock();
-    if (got) other.unlock();
-    return got;
-  }));
+// A timed wait on a held lock gives up once its wait is over and leaves no subscription (nor
+// any other channel) behind (was LockTest.TimedOutWaitLeavesNoSubscription).
+TYPED_TEST(LockContract, ATimedWaitOnAHeldLockGivesUpAndLeavesNoSubscription) {
+  this->mine().lock(10s);
+  auto other = this->rival();
+  const auto start = std::chrono::steady_clock::now();
+  auto wait = std::async(std::launch::async, [&] { return other.try_lock_for(300ms); });
+  ASSERT_EQ(wait.wait_for(20s), std::future_status::ready) << "the timed wait hung";
+  EXPECT_FALSE(wait.get());
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+  EXPECT_TRUE(wait_until([&] { return no_channels(this->server_); }, 3s));
 }
 
 TYPED_TEST(LockContract, GuardReleasesAtScopeEndAndReportsALossWithoutThrowing) {
@@ -210,19 +168,6 @@ TYPED_TEST(LockContract, AKeyOfAnotherTypeIsAServerErrorNamingTheLock) {
     EXPECT_NE(std::string(e.what()).find("WRONGTYPE"), std::string::npos) << e.what();
   }
   EXPECT_EQ(this->server_.command({"GET", this->name_}).as_string(), "not a lock");
-}
-
-TYPED_TEST(LockContract, TheWatchdogKeepsAHeldLockPastItsLease) {
-  auto lock = this->mine();
-  lock.lock();  // watchdog lease 1.5 s
-  std::this_thread::sleep_for(3500ms);
-  EXPECT_TRUE(this->key_exists());
-  EXPECT_TRUE(lock.is_held_by_current_thread());
-  const auto pttl = this->server_.command({"PTTL", this->name_}).as_integer();
-  EXPECT_GT(pttl, 0);
-  EXPECT_LE(pttl, 1500);
-  lock.unlock();
-  EXPECT_FALSE(this->key_exists());
 }
 
 }  // namespace

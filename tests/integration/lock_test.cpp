@@ -18,34 +18,16 @@
 #include "support/test_config.h"
 #include "support/server_stats.h"
 #include "support/test_util.h"
+#include "support/worker.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
 using redisync::test::config_for;
 using redisync::test::evalsha_calls;
 using redisync::test::no_channels;
+using redisync::test::spawn_worker;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
-
-namespace {
-
-// Runs the test worker process and returns its exit status.
-pid_t spawn_worker(const std::vector<std::string>& args, int* out_fd = nullptr) {
-  std::vector<std::string> argv{REDISYNC_TEST_WORKER};
-  argv.insert(argv.end(), args.begin(), args.end());
-  int fds[2] = {-1, -1};
-  if (out_fd) {
-    EXPECT_EQ(pipe(fds), 0);
-  }
-  const pid_t pid = redisync::test::detail::spawn_process(argv, out_fd ? fds[1] : -1);
-  if (out_fd) {
-    close(fds[1]);
-    *out_fd = fds[0];
-  }
-  return pid;
-}
-
-}  // namespace
 
 TEST(LockTest, ExclusionAcrossThreads) {
   RedisServer server;
@@ -208,37 +190,6 @@ TEST(LockTest, LostLockIsReportedAfterServerRestartAndNewLockRenews) {
   EXPECT_TRUE(lock.is_held_by_current_thread());
   EXPECT_EQ(lost.load(), 1);
   lock.unlock();
-}
-
-TEST(LockTest, TimedOutWaitLeavesNoSubscription) {
-  RedisServer server;
-  redisync::Client a(config_for(server)), b(config_for(server));
-  const auto name = unique_name("lock:");
-  a.lock(name).lock(10s);
-  const auto start = std::chrono::steady_clock::now();
-  EXPECT_FALSE(b.lock(name).try_lock_for(300ms));
-  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
-  EXPECT_TRUE(wait_until([&] { return no_channels(server); }, 3s));
-}
-
-TEST(LockTest, UnlockByAnotherThreadRaisesNotOwner) {
-  RedisServer server;
-  redisync::Client client(config_for(server));
-  auto lock = client.lock(unique_name("lock:"));
-  lock.lock();
-  std::jthread other([&] {
-    try {
-      lock.unlock_checked();
-      ADD_FAILURE() << "expected NotOwnerError";
-    } catch (const redisync::NotOwnerError& e) {
-      EXPECT_NE(std::string(e.what()).find(lock.name()), std::string::npos) << e.what();
-    }
-    EXPECT_EQ(lock.release().outcome, redisync::ReleaseOutcome::not_held);
-  });
-  other.join();
-  EXPECT_TRUE(lock.is_held_by_current_thread());
-  lock.unlock();
-  EXPECT_THROW(lock.unlock_checked(), redisync::NotOwnerError);  // double unlock
 }
 
 TEST(LockTest, ForceUnlockWakesWaiter) {

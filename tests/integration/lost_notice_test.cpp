@@ -17,10 +17,12 @@
 
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
+#include "support/test_config.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
+using redisync::test::config_for;
 using redisync::test::unique_name;
 
 namespace {
@@ -55,12 +57,10 @@ struct Notice {
   }
 };
 
-redisync::Config config_for(const RedisServer& server, std::chrono::milliseconds lease) {
-  auto cfg = redisync::Config::from_url(server.url());
+redisync::Config config_with_lease(const RedisServer& server, std::chrono::milliseconds lease) {
+  auto cfg = config_for(server);
   cfg.lock_watchdog_timeout = lease;
   cfg.timeout = 3000ms;  // longer than the lease: a timeout alone would tell too late
-  cfg.reconnection_delay_min = 20ms;
-  cfg.reconnection_delay_max = 200ms;
   return cfg;
 }
 
@@ -99,7 +99,7 @@ std::vector<Kind> kinds(redisync::Client& client, std::chrono::milliseconds fixe
 
 TEST(LostNotice, SilentServerHolderIsToldBeforeTheLeaseCanEnd) {
   RedisServer server;
-  redisync::Client client(config_for(server, 3000ms));
+  redisync::Client client(config_with_lease(server, 3000ms));
   Notice notice;
   notice.attach(client);
   for (auto& k : kinds(client, 3000ms)) {
@@ -118,7 +118,7 @@ TEST(LostNotice, SilentServerHolderIsToldBeforeTheLeaseCanEnd) {
 
 TEST(LostNotice, FixedLeaseHolderIsToldBeforeItsLeaseEnds) {
   RedisServer server;
-  redisync::Client client(config_for(server, 30000ms));
+  redisync::Client client(config_with_lease(server, 30000ms));
   Notice notice;
   notice.attach(client);
   for (auto& k : kinds(client, 2000ms)) {
@@ -140,7 +140,7 @@ TEST(LostNotice, FixedLeaseHolderIsToldBeforeItsLeaseEnds) {
 TEST(LostNotice, LeadTimeOfTheNoticeOverTwentyRuns) {
   RedisServer server;
   const auto lease = 1000ms;
-  redisync::Client client(config_for(server, lease));
+  redisync::Client client(config_with_lease(server, lease));
   Notice notice;
   notice.attach(client);
   std::vector<long long> leads;

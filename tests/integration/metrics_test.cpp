@@ -11,12 +11,14 @@
 
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
+#include "support/test_config.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
 using redisync::Counter;
 using redisync::Histogram;
 using redisync::test::RedisServer;
+using redisync::test::config_for;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
 
@@ -59,10 +61,9 @@ class RecordingMetrics : public redisync::Metrics {
   std::map<std::tuple<std::string, std::string, Histogram>, std::vector<double>> observations_;
 };
 
-redisync::Config config_for(const RedisServer& server,
-                            const std::shared_ptr<RecordingMetrics>& metrics) {
-  auto cfg = redisync::Config::from_url(server.url());
-  cfg.subscription_linger = 100ms;
+redisync::Config config_with_metrics(const RedisServer& server,
+                                     const std::shared_ptr<RecordingMetrics>& metrics) {
+  auto cfg = config_for(server);
   cfg.metrics = metrics;
   return cfg;
 }
@@ -72,7 +73,7 @@ redisync::Config config_for(const RedisServer& server,
 TEST(MetricsTest, UncontendedLockReportsOneAcquireOneAttemptAndItsHoldTime) {
   RedisServer server;
   auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client client(config_for(server, metrics));
+  redisync::Client client(config_with_metrics(server, metrics));
   const auto name = unique_name("metrics:lock");
   auto lock = client.lock(name);
   lock.lock();
@@ -98,8 +99,8 @@ TEST(MetricsTest, UncontendedLockReportsOneAcquireOneAttemptAndItsHoldTime) {
 TEST(MetricsTest, WaiterWokenByTheReleaseReportsWakeUpHandoffAndSubscription) {
   RedisServer server;
   auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client holder_client(config_for(server, metrics));
-  redisync::Client waiter_client(config_for(server, metrics));
+  redisync::Client holder_client(config_with_metrics(server, metrics));
+  redisync::Client waiter_client(config_with_metrics(server, metrics));
   const auto name = unique_name("metrics:handoff");
   auto holder = holder_client.lock(name);
   holder.lock();
@@ -128,8 +129,8 @@ TEST(MetricsTest, WaiterWokenByTheReleaseReportsWakeUpHandoffAndSubscription) {
 TEST(MetricsTest, WaitThatRunsOutCountsATimeoutAndNoAcquire) {
   RedisServer server;
   auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client client(config_for(server, metrics));
-  redisync::Client other(config_for(server, metrics));
+  redisync::Client client(config_with_metrics(server, metrics));
+  redisync::Client other(config_with_metrics(server, metrics));
   const auto name = unique_name("metrics:timeout");
   auto held = client.lock(name);
   held.lock();
@@ -144,7 +145,7 @@ TEST(MetricsTest, WaitThatRunsOutCountsATimeoutAndNoAcquire) {
 TEST(MetricsTest, LockKindsReportUnderTheirOwnKind) {
   RedisServer server;
   auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client client(config_for(server, metrics));
+  redisync::Client client(config_with_metrics(server, metrics));
   const auto fair = unique_name("metrics:fair");
   const auto rw = unique_name("metrics:rw");
   const auto fenced = unique_name("metrics:fenced");
@@ -173,7 +174,7 @@ TEST(MetricsTest, LockKindsReportUnderTheirOwnKind) {
 TEST(MetricsTest, WatchdogReportsRenewalsAndALostLock) {
   RedisServer server;
   auto metrics = std::make_shared<RecordingMetrics>();
-  auto cfg = config_for(server, metrics);
+  auto cfg = config_with_metrics(server, metrics);
   cfg.lock_watchdog_timeout = 300ms;  // renewed every 100 ms
   redisync::Client client(cfg);
   const auto name = unique_name("metrics:watchdog");
@@ -189,7 +190,7 @@ TEST(MetricsTest, WatchdogReportsRenewalsAndALostLock) {
 TEST(MetricsTest, WatchdogCountsRenewalFailuresWhileTheServerIsDown) {
   RedisServer server;
   auto metrics = std::make_shared<RecordingMetrics>();
-  auto cfg = config_for(server, metrics);
+  auto cfg = config_with_metrics(server, metrics);
   cfg.lock_watchdog_timeout = 600ms;
   cfg.reconnection_delay_max = 100ms;
   redisync::Client client(cfg);

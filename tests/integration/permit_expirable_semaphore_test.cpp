@@ -34,10 +34,7 @@ using redisync::test::wait_until;
 
 namespace {
 
-bool subscribed_to(RedisServer& server, const std::string& channel) {
-  auto r = server.command({"PUBSUB", "NUMSUB", channel});
-  return r.elements.size() == 2 && r.elements[1].as_integer() > 0;
-}
+using redisync::test::subscribed_to;
 
 long long epoch_ms_now() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -23,6 +23,7 @@
 #include "support/expect_error.h"
 #include "support/redis_server.h"
 #include "support/test_util.h"
+#include "support/worker.h"
 
 using namespace std::chrono_literals;
 using redisync::RateType;
@@ -167,11 +168,7 @@ long long java_try_set_rate(RedisServer& server, const std::string& name, long l
       .as_integer();
 }
 
-pid_t spawn_worker(const std::vector<std::string>& args, int out_fd) {
-  std::vector<std::string> argv{REDISYNC_TEST_WORKER};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return redisync::test::detail::spawn_process(argv, out_fd);
-}
+using redisync::test::spawn_worker;
 
 }  // namespace
 

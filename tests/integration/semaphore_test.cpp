@@ -21,6 +21,7 @@
 #include "support/test_config.h"
 #include "support/server_stats.h"
 #include "support/test_util.h"
+#include "support/worker.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
@@ -33,16 +34,8 @@ using redisync::test::wait_until;
 
 namespace {
 
-bool subscribed_to(RedisServer& server, const std::string& channel) {
-  auto r = server.command({"PUBSUB", "NUMSUB", channel});
-  return r.elements.size() == 2 && r.elements[1].as_integer() > 0;
-}
-
-pid_t spawn_worker(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{REDISYNC_TEST_WORKER};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return redisync::test::detail::spawn_process(argv, -1);
-}
+using redisync::test::spawn_worker;
+using redisync::test::subscribed_to;
 
 }  // namespace
 

@@ -10,10 +10,12 @@
 
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
+#include "support/test_config.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
+using redisync::test::config_for;
 using redisync::test::unique_name;
 
 namespace {
@@ -25,8 +27,8 @@ void claim_for_another_waiter(RedisServer& server, const std::string& name, cons
   server.command({"SET", guard_key(name), "someone-else:1", "PX", px_ms});
 }
 
-redisync::Config config_for(const RedisServer& server, std::chrono::milliseconds guard) {
-  auto cfg = redisync::Config::from_url(server.url());
+redisync::Config config_with_guard(const RedisServer& server, std::chrono::milliseconds guard) {
+  auto cfg = config_for(server);
   cfg.starvation_guard = guard;
   return cfg;
 }
@@ -37,7 +39,7 @@ TEST(StarvationGuardTest, WaiterGetsTheLockFromATightLoop) {
   // One client locks and unlocks as fast as it can; a second client's waiter must still get
   // the lock (the loop is bounded by count, time and the waiter's success).
   RedisServer server;
-  redisync::Client looper(config_for(server, 20ms)), waiter(config_for(server, 20ms));
+  redisync::Client looper(config_with_guard(server, 20ms)), waiter(config_with_guard(server, 20ms));
   const auto name = unique_name("guard:");
   std::atomic<bool> waiter_done{false};
   std::atomic<int> loops{0};
@@ -74,7 +76,7 @@ TEST(StarvationGuardTest, WaiterGetsTheLockFromATightLoop) {
 
 TEST(StarvationGuardTest, ClaimOfAnotherWaiterHoldsBackAFreeLockUntilItExpires) {
   RedisServer server;
-  redisync::Client client(config_for(server, 20ms));
+  redisync::Client client(config_with_guard(server, 20ms));
   const auto name = unique_name("guard:");
   // A claim by a waiter that is gone: the free lock is left to it until the claim expires.
   claim_for_another_waiter(server, name, "400");
@@ -90,7 +92,8 @@ TEST(StarvationGuardTest, ClaimOfAnotherWaiterHoldsBackAFreeLockUntilItExpires) 
 // (5 guard periods, at least 100 ms).
 TEST(StarvationGuardTest, AWaiterThatGaveUpDropsItsClaim) {
   RedisServer server;
-  redisync::Client holder(config_for(server, 20ms)), quitter(config_for(server, 20ms));
+  redisync::Client holder(config_with_guard(server, 20ms)),
+      quitter(config_with_guard(server, 20ms));
   const auto name = unique_name("guard:");
   auto lock = holder.lock(name);
   lock.lock();
@@ -111,7 +114,7 @@ TEST(StarvationGuardTest, AWaiterThatGaveUpDropsItsClaim) {
 
 TEST(StarvationGuardTest, ReentryIsNotHeldBack) {
   RedisServer server;
-  redisync::Client client(config_for(server, 20ms));
+  redisync::Client client(config_with_guard(server, 20ms));
   const auto name = unique_name("guard:");
   auto lock = client.lock(name);
   lock.lock(10s);
@@ -124,7 +127,7 @@ TEST(StarvationGuardTest, ReentryIsNotHeldBack) {
 
 TEST(StarvationGuardTest, OffMeansNoGuardKeyIsRead) {
   RedisServer server;
-  redisync::Client client(config_for(server, 0ms));
+  redisync::Client client(config_with_guard(server, 0ms));
   const auto name = unique_name("guard:");
   claim_for_another_waiter(server, name, "10000");
   auto lock = client.lock(name);

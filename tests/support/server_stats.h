@@ -30,4 +30,9 @@ inline long long subscribers(RedisServer& server, const std::string& channel) {
   return r.elements.size() == 2 ? r.elements[1].as_integer() : 0;
 }
 
+/// True when someone is subscribed to `channel`.
+inline bool subscribed_to(RedisServer& server, const std::string& channel) {
+  return subscribers(server, channel) > 0;
+}
+
 }  // namespace redisync::test

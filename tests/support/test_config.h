@@ -19,6 +19,14 @@ inline Config config_for(const RedisServer& server) {
   return cfg;
 }
 
+/// config_for() with the watchdog lease `lease` (Config::lock_watchdog_timeout; renewals every
+/// third of it), so a test sees several renewals or a lease running out within seconds.
+inline Config watchdog_config(const RedisServer& server, std::chrono::milliseconds lease) {
+  auto cfg = config_for(server);
+  cfg.lock_watchdog_timeout = lease;
+  return cfg;
+}
+
 /// For tests of failures: short timeouts, one retry, so an unreachable or misbehaving server
 /// is reported within a second.
 inline Config fast_config(const std::string& url) {
@@ -30,6 +38,18 @@ inline Config fast_config(const std::string& url) {
   cfg.reconnection_delay_min = std::chrono::milliseconds(20);
   cfg.reconnection_delay_max = std::chrono::milliseconds(100);
   cfg.subscription_linger = std::chrono::milliseconds(50);
+  return cfg;
+}
+
+/// For a server that is stopped (SIGSTOP) for about a second while a call is under way:
+/// replies time out quickly (300 ms) and a call may be retried often enough to outlast the
+/// pause.
+inline Config sleepy_config(const RedisServer& server) {
+  auto cfg = config_for(server);
+  cfg.timeout = std::chrono::milliseconds(300);
+  cfg.connect_timeout = std::chrono::milliseconds(300);
+  cfg.retry_attempts = 12;
+  cfg.retry_interval = std::chrono::milliseconds(100);
   return cfg;
 }
 
