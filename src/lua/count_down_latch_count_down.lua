@@ -3,12 +3,21 @@
 -- v = N - n (absent counts as 0). When v <= 0, N is deleted; when this call opened the latch
 -- (the count went from > 0 to <= 0; for n = 1 exactly "v = 0"), "0" is published.
 -- Returns v.
+-- Optional (this library): KEYS[3] the call's record "redisync_latch_count_down:TAG(N):<request
+-- id>", ARGV[3] its expiry (ms). A resent call finds the record and returns the v the first
+-- copy stored there, changing nothing.
 -- Checked before any write: a user without the right to publish would otherwise have the
 -- write done and the script aborted at the publish, its waiters never woken.
 if redis.acl_check_cmd and not redis.acl_check_cmd(ARGV[2], KEYS[2], '0') then
   return redis.error_reply('NOPERM this user may not ' .. ARGV[2] .. ' to channel ' .. KEYS[2] ..
     ' (redisync wakes waiters with it; grant it with ACL SETUSER <user> &<channel pattern>);' ..
     ' nothing was changed')
+end
+if KEYS[3] then
+  local recorded = redis.call('get', KEYS[3])
+  if recorded ~= false then
+    return tonumber(recorded)
+  end
 end
 local n = tonumber(ARGV[1])
 local v = redis.call('decrby', KEYS[1], n)
@@ -17,5 +26,8 @@ if v <= 0 then
   if v + n > 0 then
     redis.call(ARGV[2], KEYS[2], '0')
   end
+end
+if KEYS[3] then
+  redis.call('set', KEYS[3], v, 'px', ARGV[3])
 end
 return v

@@ -3,12 +3,21 @@
 -- KEYS[1] permits string N; KEYS[2] channel "redisson_sc:TAG(N)";
 -- ARGV[1] n (release: >= 1; add: any sign); ARGV[2] publish command (PUBLISH or SPUBLISH).
 -- Creates N when absent; publishes the new available count. Returns the new count.
+-- Optional (this library): KEYS[3] the call's release record
+-- "redisync_semaphore_release:TAG(N):<request id>", ARGV[3] its expiry (ms). A resent call finds
+-- the record and returns the count the first copy stored there, changing nothing.
 -- Checked before any write: a user without the right to publish would otherwise have the
 -- write done and the script aborted at the publish, its waiters never woken.
 if redis.acl_check_cmd and not redis.acl_check_cmd(ARGV[2], KEYS[2], '0') then
   return redis.error_reply('NOPERM this user may not ' .. ARGV[2] .. ' to channel ' .. KEYS[2] ..
     ' (redisync wakes waiters with it; grant it with ACL SETUSER <user> &<channel pattern>);' ..
     ' nothing was changed')
+end
+if KEYS[3] then
+  local recorded = redis.call('get', KEYS[3])
+  if recorded ~= false then
+    return tonumber(recorded)
+  end
 end
 local value = redis.call('incrby', KEYS[1], ARGV[1])
 -- Counts stay within +-(2^53 - 1), where Lua's doubles are exact (issue 22).
@@ -17,4 +26,7 @@ if value > 9007199254740991 or value < -9007199254740991 then
   return redis.error_reply('ERR redisync: the permit count would leave [-(2^53 - 1), 2^53 - 1]')
 end
 redis.call(ARGV[2], KEYS[2], value)
+if KEYS[3] then
+  redis.call('set', KEYS[3], value, 'px', ARGV[3])
+end
 return value
