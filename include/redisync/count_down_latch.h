@@ -46,7 +46,8 @@ class CountDownLatch {
 
   /// Decrements the count by `n` (>= 0; 0 does nothing). When the count reaches 0 (or
   /// below) the latch opens: the key is deleted and every waiter is woken. Counting down an
-  /// open latch does nothing.
+  /// open latch does nothing. Applied once even if its reply is lost (resent with a record,
+  /// like Semaphore::release; an error after the resend window says it may have run).
   void count_down(std::int64_t n = 1);
   /// Blocks until the count is 0.
   void wait();

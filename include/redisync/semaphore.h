@@ -101,6 +101,9 @@ class Semaphore {
   }
   /// Gives back one permit (creating the count if absent) and wakes waiters.
   void release() { release(1); }
+  /// Gives back `permits`. A release whose reply is lost is resent with the same release
+  /// record, so it applies once; if no reply comes within the resend window it throws
+  /// TimeoutError / ConnectionError saying the release may have run (do not simply repeat it).
   void release(std::int64_t permits);
   /// Gives back `permits` only if the count exists; false (no change) if it does not.
   bool release_if_exists(std::int64_t permits);

@@ -4,9 +4,18 @@
 -- (the count went from > 0 to <= 0; for n = 1 exactly "v = 0"), "0" is published.
 -- Sent with publish_check.lua in front: the right to publish is checked before any write.
 -- Returns v.
+-- Optional (this library): KEYS[3] the call's record "redisync_latch_count_down:TAG(N):<request
+-- id>", ARGV[3] its expiry (ms). A resent call finds the record and returns the v the first
+-- copy stored there, changing nothing.
 local refused = publish_refused(ARGV[2], KEYS[2])
 if refused then
   return refused
+end
+if KEYS[3] then
+  local recorded = redis.call('get', KEYS[3])
+  if recorded ~= false then
+    return tonumber(recorded)
+  end
 end
 local n = tonumber(ARGV[1])
 local v = redis.call('decrby', KEYS[1], n)
@@ -15,5 +24,8 @@ if v <= 0 then
   if v + n > 0 then
     redis.call(ARGV[2], KEYS[2], '0')
   end
+end
+if KEYS[3] then
+  redis.call('set', KEYS[3], v, 'px', ARGV[3])
 end
 return v

@@ -8,6 +8,7 @@
 #include "sync/client_core.h"
 #include "sync/counts.h"
 #include "sync/identity.h"
+#include "sync/recorded_step.h"
 
 namespace redisync {
 
@@ -96,14 +97,15 @@ void CountDownLatch::count_down(std::int64_t n) {
                           " must be >= 0 (got " + std::to_string(n) + ")");
   }
   if (n == 0) return;
-  run(
-      core_,
-      [&](net::ReplyHandler done) {
-        core_->executor().eval(lua::with_publish_check<lua::count_down_latch_count_down>(),
-                               {name_, latch_channel(name_)},
-                               {std::to_string(n), core_->publish_command()}, std::move(done));
-      },
-      "counting down " + describe_latch(*core_, name_));
+  // With a record, so a resend after a lost reply counts down once (sync/recorded_step.h).
+  core_->call<net::Reply>([&](auto done) {
+    sync::run_recorded_step(
+        core_, lua::with_publish_check<lua::count_down_latch_count_down>(),
+        {name_, latch_channel(name_), sync::step_record_key("redisync_latch_count_down", name_)},
+        {std::to_string(n), core_->publish_command(),
+         std::to_string(sync::step_record_ttl_ms(*core_))},
+        "counting down " + describe_latch(*core_, name_), done);
+  });
 }
 
 void CountDownLatch::wait() {

@@ -1,16 +1,17 @@
 // redisync::PermitExpirableSemaphore: Redisson's RPermitExpirableSemaphore (docs/wire-format.md §8, §13).
 #include "redisync/permit_expirable_semaphore.h"
-#include "redisync/semaphore.h"
 
 #include <set>
 
 #include "lua/scripts.h"
 #include "lua/with_preludes.h"
+#include "redisync/semaphore.h"
 #include "sync/acquire_loop.h"
 #include "sync/client_core.h"
 #include "sync/counts.h"
 #include "sync/identity.h"
 #include "sync/permit_expirable_semaphore_ids.h"
+#include "sync/recorded_step.h"
 #include "sync/semaphore_gate.h"
 
 namespace redisync {
@@ -205,6 +206,9 @@ void release_one(const std::shared_ptr<ClientCore>& core, const std::string& nam
                           pes_args(*core, {raw}),
                           [done, what](std::exception_ptr error, net::Reply reply) {
                             if (!error && reply.is_error()) error = net::server_error(reply, what);
+                            // Not resent after a lost reply: a resend could not tell its own
+                            // release from an expired lease. The error says it may have run.
+                            error = sync::note_may_have_run(error, what);
                             done(error, !error && reply.integer == 1);
                           });
   });
@@ -283,14 +287,20 @@ void PermitExpirableSemaphore::release(const std::vector<std::string>& ids) {
     }
     raws.push_back(std::move(raw));
   }
-  const auto reply = run_script(
-      core_, pes_script<lua::permit_expirable_semaphore_release_many>(), pes_keys(name_),
-      [&raws](const detail::ClientCore& core) {
-        auto args = pes_args(core);
-        args.insert(args.end(), raws.begin(), raws.end());
-        return args;
-      },
-      "releasing permits of " + describe_pes(*core_, name_));
+  const std::string what = "releasing permits of " + describe_pes(*core_, name_);
+  net::Reply reply;
+  try {
+    reply = run_script(
+        core_, pes_script<lua::permit_expirable_semaphore_release_many>(), pes_keys(name_),
+        [&raws](const detail::ClientCore& core) {
+          auto args = pes_args(core);
+          args.insert(args.end(), raws.begin(), raws.end());
+          return args;
+        },
+        what);
+  } catch (const Error&) {
+    std::rethrow_exception(sync::note_may_have_run(std::current_exception(), what));
+  }
   if (reply.integer < 0) {
     const auto bad = static_cast<std::size_t>(-reply.integer) - 1;
     const std::string& id = bad < ids.size() ? ids[bad] : ids.front();

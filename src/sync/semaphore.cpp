@@ -7,8 +7,9 @@
 #include "sync/acquire_loop.h"
 #include "sync/client_core.h"
 #include "sync/counts.h"
-#include "sync/identity.h"
 #include "sync/durations.h"
+#include "sync/identity.h"
+#include "sync/recorded_step.h"
 #include "sync/semaphore_gate.h"
 
 namespace redisync {
@@ -38,6 +39,20 @@ net::Reply run_script(const std::shared_ptr<detail::ClientCore>& core, const lua
         },
         retry);
   });
+}
+
+// Gives back (or adds) `permits` with a release record, so a resend after a lost reply
+// applies it once (sync/recorded_step.h; docs/wire-format.md §7). I/O thread.
+void release_recorded(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                      std::int64_t permits, std::string what,
+                      std::function<void(std::exception_ptr)> done) {
+  sync::run_recorded_step(core, lua::with_publish_check<lua::semaphore_release>(),
+                          {name, sync::semaphore_channel(name),
+                           sync::step_record_key("redisync_semaphore_release", name)},
+                          {std::to_string(permits), core->publish_command(),
+                           std::to_string(sync::step_record_ttl_ms(*core))},
+                          std::move(what),
+                          [done](std::exception_ptr error, net::Reply) { done(std::move(error)); });
 }
 
 }  // namespace
@@ -121,13 +136,7 @@ void start_semaphore_release(const std::shared_ptr<ClientCore>& core, const std:
   check_permits(permits, "permits", name);
   asio::post(core->io(), [core, name, permits, done = std::move(done)] {
     if (permits == 0) return done(nullptr);
-    const std::string what = "releasing " + describe_semaphore(*core, name);
-    core->executor().eval(lua::with_publish_check<lua::semaphore_release>(), {name, sync::semaphore_channel(name)},
-                          {std::to_string(permits), core->publish_command()},
-                          [done, what](std::exception_ptr error, net::Reply reply) {
-                            if (!error && reply.is_error()) error = net::server_error(reply, what);
-                            done(std::move(error));
-                          });
+    release_recorded(core, name, permits, "releasing " + describe_semaphore(*core, name), done);
   });
 }
 
@@ -206,9 +215,11 @@ void Semaphore::add_permits(std::int64_t permits) {
                           std::to_string(kMaxPermits) + ", " + std::to_string(kMaxPermits) +
                           "] (got " + std::to_string(permits) + ")");
   }
-  run_script(core_, lua::with_publish_check<lua::semaphore_release>(), {name_, sync::semaphore_channel(name_)},
-             {std::to_string(permits), kPublish},
-             "adding permits to " + describe_semaphore(*core_, name_));
+  core_->call<bool>([&](auto done) {
+    release_recorded(core_, name_, permits,
+                     "adding permits to " + describe_semaphore(*core_, name_),
+                     [done](std::exception_ptr e) { done(e, true); });
+  });
 }
 
 std::int64_t Semaphore::available_permits() const {
