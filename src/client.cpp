@@ -10,6 +10,9 @@
 #include "redisync/rate_limiter.h"
 #include "redisync/non_reentrant_lock.h"
 #include "redisync/spin_lock.h"
+#include <thread>
+
+#include "net/io_thread.h"
 #include "sync/client_core.h"
 #include "sync/identity.h"
 
@@ -19,15 +22,30 @@ Client::Client(Config config) : core_(std::make_shared<detail::ClientCore>(std::
 
 Client::Client(const std::string& url) : Client(Config::from_url(url)) {}
 
-Client::~Client() {
-  if (core_) core_->shutdown();
+namespace {
+
+// Closes a Client's state. A Client destroyed inside one of its own handlers (a completion or
+// the lost-lock handler) runs on its I/O thread, which cannot wait for itself: a detached
+// thread closes it once the handler has returned, and the state ends there, never on the
+// thread that is running it.
+void close_core(std::shared_ptr<detail::ClientCore> core) {
+  if (!core) return;
+  if (!net::on_io_thread(core->io())) return core->shutdown();
+  std::thread([core = std::move(core)]() mutable {
+    core->shutdown();
+    core.reset();
+  }).detach();
 }
+
+}  // namespace
+
+Client::~Client() { close_core(std::move(core_)); }
 
 Client::Client(Client&&) noexcept = default;
 
 Client& Client::operator=(Client&& other) noexcept {
   if (this != &other) {
-    if (core_) core_->shutdown();
+    close_core(std::move(core_));
     core_ = std::move(other.core_);
   }
   return *this;

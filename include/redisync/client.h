@@ -59,6 +59,9 @@ class Client {
   explicit Client(Config config);
   /// Same as Client(Config::from_url(url)).
   explicit Client(const std::string& url);
+  /// Stops renewing, sends what is queued (release records) if it can, closes connections
+  /// and joins the I/O thread; handles that outlive it throw ClientClosedError. Destroyed
+  /// inside one of its own handlers, it closes once that handler has returned.
   ~Client();
   Client(Client&&) noexcept;
   Client& operator=(Client&&) noexcept;

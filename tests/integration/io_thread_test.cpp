@@ -7,6 +7,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "integration/lock_kinds_util.h"
 #include "redisync/redisync.h"
@@ -80,4 +81,58 @@ TEST(IoThreadTest, MultiLockBlockingCallInACompletionHandlerHangs) {
     return;
   }
   lock->async_unlock(owner, asio::use_future).get();
+}
+
+// A Client destroyed inside one of its own completion handlers cannot wait for its I/O thread
+// (that thread is running the handler): it must close once the handler returns, neither
+// hanging nor ending the program, and handles that outlive it answer ClientClosedError.
+TEST(IoThreadTest, ClientDestroyedInItsOwnCompletionHandlerClosesAfterIt) {
+  RedisServer server;
+  auto client = std::make_shared<std::unique_ptr<redisync::Client>>(
+      std::make_unique<redisync::Client>(config_for(server)));
+  auto lock = std::make_shared<redisync::Lock>((*client)->lock(unique_name("io:")));
+  const auto owner = redisync::Client::new_owner_id();
+  auto destroyed = std::make_shared<std::promise<void>>();
+  lock->async_lock(owner, 10s, [client, destroyed](std::exception_ptr) {
+    client->reset();
+    destroyed->set_value();
+  });
+  auto f = destroyed->get_future();
+  if (f.wait_for(5s) != std::future_status::ready) {
+    (void)new std::shared_ptr<redisync::Lock>(lock);
+    FAIL() << "destroying the Client inside its completion handler hung";
+  }
+  // The close runs after the handler; the handle outlives the Client and says so.
+  EXPECT_THROW(
+      {
+        for (int i = 0; i < 200; ++i) {  // bounded: the close follows the handler at once
+          (void)lock->try_lock();
+          lock->unlock();
+          std::this_thread::sleep_for(10ms);
+        }
+      },
+      redisync::ClientClosedError);
+}
+
+// The same when the handler drops the last handle too: the Client's state must not be
+// destroyed on the thread that is running it.
+TEST(IoThreadTest, ClientAndLastHandleDestroyedInACompletionHandler) {
+  RedisServer server;
+  auto client = std::make_shared<std::unique_ptr<redisync::Client>>(
+      std::make_unique<redisync::Client>(config_for(server)));
+  auto lock = std::make_shared<std::shared_ptr<redisync::Lock>>(
+      std::make_shared<redisync::Lock>((*client)->lock(unique_name("io:"))));
+  const auto owner = redisync::Client::new_owner_id();
+  auto destroyed = std::make_shared<std::promise<void>>();
+  (*lock)->async_lock(owner, 10s, [client, lock, destroyed](std::exception_ptr) {
+    client->reset();
+    lock->reset();
+    destroyed->set_value();
+  });
+  auto f = destroyed->get_future();
+  ASSERT_EQ(f.wait_for(5s), std::future_status::ready)
+      << "destroying the Client inside its completion handler hung";
+  // A fresh Client still reaches the server (nothing of the old one is in the way).
+  redisync::Client other(config_for(server));
+  EXPECT_TRUE(other.lock(unique_name("io:after:")).try_lock());
 }
