@@ -5,6 +5,7 @@
 #include "lua/with_preludes.h"
 #include "redisync/errors.h"
 #include "sync/acquire_loop.h"
+#include "sync/acquire_record.h"
 #include "sync/client_core.h"
 #include "sync/counts.h"
 #include "sync/durations.h"
@@ -101,28 +102,8 @@ void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std:
                 },
                 net::Retry::never);  // the loop resends, after a recheck
           };
-          // After a timeout or a dropped connection: the record says whether it ran.
-          params.recheck = [core, record, attempt = params.attempt](
-                               sync::AcquireLoop::AttemptDone cb) {
-            core->executor().execute(
-                {"GET", record},
-                [cb, attempt](std::exception_ptr error, net::Reply reply) {
-                  if (!error && reply.is_string() && reply.str == "1") return cb(nullptr, {true, 0});
-                  attempt(cb);
-                },
-                net::Retry::never);
-          };
-          // Before giving up after such an attempt: confirm it, or cancel it for good (a late
-          // copy then finds the record "0" and takes nothing). Never a permit nobody knows of.
-          params.settle = [core, record, record_ttl](sync::AcquireLoop::AttemptDone cb) {
-            core->executor().execute(
-                {"SET", record, "0", "NX", "PX", record_ttl, "GET"},
-                [cb](std::exception_ptr error, net::Reply reply) {
-                  if (error) return cb(error, {});
-                  cb(nullptr, {reply.is_string() && reply.str == "1", -1});
-                },
-                net::Retry::always);
-          };
+          // After a lost reply the record says whether it ran (and settles it).
+          sync::check_by_acquire_record(core, params, record, record_ttl);
           params.retry_attempts = core->config().retry_attempts;
           params.retry_interval = core->config().retry_interval;
           sync::AcquireLoop::start(core->executor(), std::move(params), std::move(finished));
