@@ -204,6 +204,9 @@ TEST_P(LostLockReleaseReply, ReleaseThatRanIsNeitherAFailureNorALoss) {
 // lock not held, so unlock_checked() says the lock was lost: a loss that the release does not
 // disprove is still reported.
 TEST_P(LostLockReleaseReply, UnconfirmedReleaseStillReportsTheLoss) {
+  // After a reset the resend follows within retry_interval (50 ms): too short a window to
+  // delete the record reliably from here. A stall gives the timeout (500 ms).
+  if (GetParam() == AfterDrop::reset) GTEST_SKIP() << "stall only";
   const auto name = unique_name("lock:");
   auto lock = holder.lock(name);
   warm_up(lock);
