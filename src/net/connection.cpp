@@ -213,16 +213,6 @@ void Connection::execute(const std::vector<std::string>& args, ReplyHandler hand
 
 void Connection::execute(const std::vector<std::string>& args, ReplyHandler handler,
                          Duration timeout) {
-  submit(args, std::move(handler), timeout, false);
-}
-
-void Connection::execute_resent_on_timeout(const std::vector<std::string>& args,
-                                           ReplyHandler handler) {
-  submit(args, std::move(handler), options_.timeout, true);
-}
-
-void Connection::submit(const std::vector<std::string>& args, ReplyHandler handler,
-                        Duration timeout, bool give_up_on_timeout) {
   switch (state_) {
     case State::closed:
       if (handler) {
@@ -232,34 +222,33 @@ void Connection::submit(const std::vector<std::string>& args, ReplyHandler handl
       }
       return;
     case State::ready:
-      enqueue(args, std::move(handler), timeout, true, give_up_on_timeout);
+      enqueue(args, std::move(handler), timeout, true);
       return;
     case State::idle:
     case State::backoff:
       // A request while waiting to reconnect tries at once rather than after the backoff.
-      enqueue(args, std::move(handler), timeout, false, give_up_on_timeout);
+      enqueue(args, std::move(handler), timeout, false);
       start_connect();
       return;
     case State::connecting:
     case State::handshaking:
-      enqueue(args, std::move(handler), timeout, false, give_up_on_timeout);
+      enqueue(args, std::move(handler), timeout, false);
       return;
   }
 }
 
 void Connection::enqueue(const std::vector<std::string>& args, ReplyHandler handler,
-                         Duration timeout, bool to_socket, bool give_up_on_timeout) {
+                         Duration timeout, bool to_socket) {
   const auto now = Clock::now();
   if (to_socket) {
     encode_command(write_buffer_, args);
     if (!(options_.pubsub && handshake_replies_ == 0)) {
-      inflight_.push_back(
-          Pending{std::move(handler), now + timeout, now, false, {}, give_up_on_timeout});
+      inflight_.push_back(Pending{std::move(handler), now + timeout, now, false, {}});
     }
     start_write();
   } else {
     // Keep the encoded command with the pending entry until the handshake is done.
-    Pending p{std::move(handler), now + timeout, now, false, {}, give_up_on_timeout};
+    Pending p{std::move(handler), now + timeout, now, false, {}};
     encode_command(p.encoded, args);
     waiting_.push_back(std::move(p));
   }
@@ -387,7 +376,7 @@ void Connection::send_handshake() {
           }
           if (--*remaining == 0) on_handshake_done(nullptr);
         },
-        now + options_.connect_timeout, now, false, {}, false});
+        now + options_.connect_timeout, now, false, {}});
   }
   start_write();
 }
@@ -629,13 +618,11 @@ void Connection::on_timeout_timer() {
   if (state_ == State::closed) return;
   const auto now = Clock::now();
   Clock::time_point next = Clock::time_point::max();
-  bool give_up = false;  // a written request that its caller resends timed out
   auto expire = [&](std::deque<Pending>& queue, bool written) {
     for (auto& p : queue) {
       if (p.done) continue;
       if (p.deadline <= now) {
         p.done = true;
-        give_up = give_up || (written && p.give_up_on_timeout);
         if (p.handler) {
           const auto waited = std::chrono::duration_cast<Duration>(now - p.sent_at).count();
           p.handler(std::make_exception_ptr(TimeoutError(
@@ -649,17 +636,8 @@ void Connection::on_timeout_timer() {
       }
     }
   };
-  const auto generation = generation_;
   expire(inflight_, true);
   expire(waiting_, false);
-  // Its caller resends it: not on this connection, where the resend would queue behind the
-  // reply that did not come (execute_resent_on_timeout). Unless a handler dropped it already.
-  if (give_up && generation == generation_ && state_ == State::ready) {
-    lost(connection_error("no reply within the timeout to a request that is resent; "
-                          "connection given up",
-                          true));
-  }
-  if (state_ == State::closed) return;
   // Still no answer to a request long past its deadline: treat the server as gone, so the
   // connection is rebuilt instead of queueing behind a dead peer forever.
   if (state_ == State::ready && !inflight_.empty() &&

@@ -299,14 +299,9 @@ bool Executor::retry_after_error(const std::shared_ptr<Attempt>& a, std::excepti
     std::rethrow_exception(error);
   } catch (const AuthError&) {
   } catch (const ConnectionError& e) {
-    const bool resendable = a->retry == Retry::always || a->retry == Retry::recorded;
-    const bool if_unsent = a->retry == Retry::if_unsent || a->retry == Retry::by_caller;
-    retryable = resendable || (if_unsent && !e.maybe_sent());
+    retryable = a->retry == Retry::always || (a->retry == Retry::if_unsent && !e.maybe_sent());
     // A node that cannot be reached may have been failed over: learn the new map.
     if (router_) router_->request_refresh();
-  } catch (const TimeoutError&) {
-    // Its connection was given up (Connection::execute_resent_on_timeout): resend on a new one.
-    retryable = a->retry == Retry::recorded;
   } catch (...) {
   }
   if (!retryable || a->retries_left <= 0 || closed_) return false;
@@ -322,18 +317,9 @@ bool Executor::retry_after_error(const std::shared_ptr<Attempt>& a, std::excepti
   return true;
 }
 
-void Executor::send_on(Connection& connection, const std::shared_ptr<Attempt>& a,
-                       ReplyHandler handler) {
-  if (a->retry == Retry::recorded || a->retry == Retry::by_caller) {
-    connection.execute_resent_on_timeout(a->args, std::move(handler));
-  } else {
-    connection.execute(a->args, std::move(handler));
-  }
-}
-
 void Executor::run(std::shared_ptr<Attempt> a) {
   if (router_) return run_cluster(std::move(a));
-  send_on(*connection_, a, [this, a](std::exception_ptr error, Reply reply) {
+  connection_->execute(a->args, [this, a](std::exception_ptr error, Reply reply) {
     if (error) {
       if (retry_after_error(a, error)) return;
       return a->handler(error, {}, {});
@@ -360,7 +346,7 @@ void Executor::run_cluster(std::shared_ptr<Attempt> a) {
   Connection& connection = router_->commands(*node);
   // ASKING and the request go out back to back on one connection (pipelined).
   if (a->ask) connection.execute({"ASKING"}, nullptr);
-  send_on(connection, a, [this, a, node](std::exception_ptr error, Reply reply) {
+  connection.execute(a->args, [this, a, node](std::exception_ptr error, Reply reply) {
     if (error) {
       if (retry_after_error(a, error)) return;
       return a->handler(error, {}, {});

@@ -29,15 +29,6 @@ enum class Retry {
   if_unsent,  ///< only when it surely never reached the server (default; safe for any command)
   always,     ///< also when it may have run: for idempotent steps (reads, deduplicated releases)
   never,
-  /// A step deduplicated by a request record (lock releases): resent like `always`, and also
-  /// after a timeout. A timeout gives up the connection it was sent on (replies come in order:
-  /// a resend there would wait behind the reply that did not come), so the resend goes to a
-  /// fresh one and is answered from the record if the first copy ran.
-  recorded,
-  /// The caller resends it itself after a timeout or a drop (recorded steps with their own
-  /// resend window, sync/recorded_step.h): resent here only when surely unsent, like
-  /// `if_unsent`; a timeout gives up its connection, like `recorded`.
-  by_caller,
 };
 
 class Executor {
@@ -101,9 +92,6 @@ class Executor {
 
  private:
   void run(std::shared_ptr<struct Attempt> attempt);
-  /// Sends the attempt's request on `connection` (resent_on_timeout for the recorded kinds).
-  void send_on(Connection& connection, const std::shared_ptr<struct Attempt>& attempt,
-               ReplyHandler handler);
   void run_cluster(std::shared_ptr<struct Attempt> attempt);
   bool handle_cluster_reply(const std::shared_ptr<struct Attempt>& attempt, const Reply& reply,
                             const std::string& node_host);

@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <charconv>
 #include <iostream>
-#include <optional>
-#include <utility>
 
 #include "lua/scripts.h"
 #include "net/server_text.h"
@@ -255,7 +253,7 @@ void acked_release_attempt(const std::shared_ptr<ClientCore>& core, const lua::S
         if (!error && !reply.is_error() && acked == 0 && resends_left > 0) return again();
         handler(std::move(error), std::move(reply));
       },
-      net::Retry::recorded);
+      net::Retry::always);
 }
 
 }  // namespace
@@ -265,7 +263,7 @@ void acked_release(const std::shared_ptr<ClientCore>& core, const HoldRef& hold,
                    std::vector<std::string> args, net::ReplyHandler handler) {
   if (hold.undo) {
     return core->executor().eval(script, std::move(keys), std::move(args), std::move(handler),
-                                 net::Retry::recorded);
+                                 net::Retry::always);
   }
   acked_release_attempt(core, script, std::move(keys), std::move(args), std::move(handler),
                         core->config().retry_attempts);
@@ -435,32 +433,11 @@ void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
   // The release record makes a resend after a dropped connection safe (docs/wire-format.md §1.8).
   const std::string record = release_record_key(name);
   const std::string what = "releasing " + kind->describe(*core, name);
-  // A release that ends the owner's last hold: while it is in flight, a loss the watchdog
-  // finds (the local lease deadline passing while the reply is late) waits for its outcome
-  // (Hold::releasing). Not for a read-write lock, whose release reply does not say whether
-  // the caller's own hold was intact.
-  if (it != core->holds().end() && it->second.count == 1 && !it->second.lost &&
-      kind->release_reply() != ReleaseReply::whole_lock) {
-    it->second.releasing = true;
-  }
   kind->release_step(
       core, name, ref, lease, record,
       [core, kind, name, ref, record, what, done](std::exception_ptr error, net::Reply reply) {
         error = reply_error(error, reply, what);
-        std::optional<std::string> deferred;  // a loss found while the release was in flight
-        if (auto h = core->holds().find({ref.hold_key, ref.owner}); h != core->holds().end()) {
-          h->second.releasing = false;
-          deferred = std::exchange(h->second.deferred_loss, std::nullopt);
-        }
-        if (error) {
-          // Unconfirmed: the hold may have been lost, as the watchdog found.
-          if (deferred) core->report_lost(ref.hold_key, ref.owner, *deferred);
-          return done(ReleaseOutcome::failed, error);
-        }
-        // Confirmed (released, or still held by the remaining holds): the hold was there when
-        // the release ran, so the deferred loss never happened and is dropped. A lost outcome
-        // is reported by the caller (unlock_checked() raises LockLostError; unlock() tells the
-        // lost-lock handler, quiet_unlock).
+        if (error) return done(ReleaseOutcome::failed, error);
         core->release_records().add(record);
         auto held = core->holds().find({ref.hold_key, ref.owner});
         const Hold before = held != core->holds().end() ? held->second : Hold{};

@@ -66,9 +66,7 @@ void send(const std::shared_ptr<Step>& step) {
         }
         step->done(note_may_have_run(error, step->what, step->maybe_ran), {});
       },
-      // Resent above, where this step knows a copy may be out there; a timeout gives up its
-      // connection, so the resend goes to a fresh one.
-      net::Retry::by_caller);
+      net::Retry::if_unsent);  // resent above, where this step knows a copy may be out there
 }
 
 }  // namespace
