@@ -77,6 +77,21 @@ ChaosRun::ChaosRun(RunParams params) : params_(std::move(params)) {
       proxies_.push_back(std::make_unique<test::FaultProxy>(lock_servers_.front()->port()));
     }
   }
+  if (params_.replica) {
+    if (!params_.proxied) throw std::invalid_argument("ChaosRun: a replica needs proxied workers");
+    replication_proxy_ = std::make_unique<test::FaultProxy>(lock_servers_.front()->port());
+    std::vector<std::string> args = params_.lock_server_args;
+    args.insert(args.end(), {"--replicaof", "127.0.0.1", std::to_string(replication_proxy_->port())});
+    replica_ = std::make_unique<test::RedisServer>(test::ServerOptions{.extra_args = args});
+    const bool synced = test::wait_until(
+        [&] {
+          const auto info = replica_->command({"INFO", "replication"});
+          return !info.is_error() &&
+                 info.as_string().find("master_link_status:up") != std::string::npos;
+        },
+        20s, 20ms);
+    if (!synced) throw std::runtime_error("ChaosRun: the replica never synced\n" + replica_->log_tail());
+  }
   name_ = test::unique_name("chaos:");
   history_ = test::temp_file("history.txt");
 }
@@ -107,7 +122,8 @@ void ChaosRun::start() {
                                   "--timeout-ms", std::to_string(params_.timeout_ms),
                                   "--retry-attempts", std::to_string(params_.retry_attempts),
                                   "--heed-notice", params_.heed_notice ? "1" : "0",
-                                  "--permits", std::to_string(params_.permits)};
+                                  "--permits", std::to_string(params_.permits),
+                                  "--replica-ack", params_.replica_ack ? "1" : "0"};
     if (stop_self_at_ms_ >= 0) {
       argv.insert(argv.end(), {"--stop-self-at-ms", std::to_string(stop_self_at_ms_),
                                "--stop-claim", history_ + ".stop-claim"});
@@ -226,6 +242,17 @@ void ChaosRun::continue_worker(const Section& held) {
   if (auto p = paused_.find(held.worker); p != paused_.end() && !p->second.empty()) {
     p->second.back().second = mono_ns();
   }
+}
+
+void ChaosRun::fail_over() {
+  lock_servers_.front()->kill();
+  const auto promoted = replica_->command({"REPLICAOF", "NO", "ONE"});
+  if (promoted.is_error()) {
+    throw std::runtime_error("ChaosRun::fail_over: REPLICAOF NO ONE: " + promoted.debug_string());
+  }
+  for (auto& p : proxies_) p->set_upstream(replica_->port());
+  for (auto& p : proxies_) p->reset_connections();
+  note_fault(/*data_loss=*/true);
 }
 
 void ChaosRun::note_fault(bool data_loss) {

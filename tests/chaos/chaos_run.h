@@ -40,6 +40,11 @@ struct RunParams {
   std::map<int, std::vector<std::string>> worker_args = {};
   /// Extra redis-server arguments for the lock servers (e.g. maxmemory).
   std::vector<std::string> lock_server_args = {};
+  /// Lock server 0 gets a replica, which replicates through replication_proxy() (so a case can
+  /// cut the stream) and which fail_over() promotes. Needs `proxied`.
+  bool replica = false;
+  /// False: the workers' lock writes do not WAIT for replicas (--replica-ack 0).
+  bool replica_ack = true;
 };
 
 /// CLOCK_MONOTONIC in ns (the clock of the history file).
@@ -61,6 +66,16 @@ class ChaosRun {
   test::RedisServer& resource() { return resource_; }
   /// The proxy in front of worker w's lock connections (params().proxied only).
   test::FaultProxy& proxy(int w) { return *proxies_.at(static_cast<size_t>(w)); }
+  /// params().replica only: the replica of lock server 0, and the proxy its replication
+  /// stream goes through.
+  test::RedisServer& replica() { return *replica_; }
+  test::FaultProxy& replication_proxy() { return *replication_proxy_; }
+  /// params().replica only: a failover as a virtual address would do it. SIGKILLs lock server
+  /// 0, promotes the replica (REPLICAOF NO ONE), points every worker's proxy at it and resets
+  /// the workers' connections (they reconnect to the promoted replica). Counts one data-loss
+  /// fault: whatever the replica had not received is gone. Throws std::runtime_error if the
+  /// replica refuses the promotion.
+  void fail_over();
   /// Counts a fault the case injected through the proxy or the server (kills and pauses
   /// through this class count themselves). data_loss: the server may forget locks (restart
   /// without persistence, FLUSHALL, eviction, failover). The checker bounds the overlaps
@@ -117,6 +132,8 @@ class ChaosRun {
   std::map<int, long long> killed_;
   std::vector<int> touched_;  // workers stopped or killed
   std::vector<std::unique_ptr<test::FaultProxy>> proxies_;
+  std::unique_ptr<test::FaultProxy> replication_proxy_;
+  std::unique_ptr<test::RedisServer> replica_;
   bool holds_on_server(const Section& held);
   std::map<int, std::vector<std::pair<long long, long long>>> paused_;
   int faults_ = 0;

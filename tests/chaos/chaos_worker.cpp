@@ -10,7 +10,7 @@
 // Usage: chaos_worker --id N --kind KIND --lock-url URL [--lock-url URL...]
 //        --resource-url URL --name NAME --history FILE --duration-ms D --watchdog-ms W
 //        --wait-ms X --hold-ms H --timeout-ms T [--think-ms K] [--retry-attempts N]
-//        [--stop-self-at-ms S --stop-claim FILE] [--permits N]
+//        [--stop-self-at-ms S --stop-claim FILE] [--permits N] [--replica-ack 0|1]
 //
 // KIND (lockers.cpp): lock | fair | fenced | rw-write | multi | redlock; rw-mix (even ids take
 // the write lock, odd ids the read lock of one ReadWriteLock; readers only read the counter);
@@ -21,6 +21,9 @@
 // them): broken-ignore (acquire ignores a held lock), broken-norenew (a fixed lease of
 // --watchdog-ms, never renewed), broken-release (a failed unlock() is "fixed" by deleting the
 // lock without checking the owner).
+//
+// --replica-ack 0: lock writes do not WAIT for the replicas (Config::check_lock_synced_slaves
+// off): a failover can then lose an acquire (chaos case LostAcquireFailover).
 //
 // A holder told that its lock was lost (the lost-lock callback ran during its section) does
 // not write: it stops using the resource, as a correct application would ("s" below). With
@@ -92,6 +95,7 @@ int run(const Options& o) {
     cfg.retry_attempts = static_cast<int>(o.retry_attempts);
     cfg.retry_interval = Duration{200};
     cfg.reconnection_delay_max = Duration{200};
+    cfg.check_lock_synced_slaves = o.replica_ack != 0;
     lock_clients.push_back(std::make_unique<redisync::Client>(cfg));
     // The broken-norenew control is deaf to the notice: a lock that neither renews nor tells.
     const bool deaf = o.kind == "broken-norenew";

@@ -328,6 +328,7 @@ TEST_P(Eviction, EvictedLocksAreReportedAndNobodyWaitsForever) {
   const std::string kind = GetParam();
   RunParams p = network_params(kind, 600);
   p.proxied = false;
+  if (is_broken(kind)) p.duration_ms = shorter_ms(3000);
   p.lock_server_args = {"--maxmemory", "8mb", "--maxmemory-policy", "allkeys-lru"};
   ChaosRun run(p);
   run.start();
@@ -353,7 +354,60 @@ TEST_P(Eviction, EvictedLocksAreReportedAndNobodyWaitsForever) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, Eviction, ::testing::Values("lock", "fair"));
+INSTANTIATE_TEST_SUITE_P(Kinds, Eviction, ::testing::Values("lock", "fair", "broken-ignore"));
+
+// --- Failover that loses the acquire: the lock server has a replica, the workers do not
+// WAIT for it (--replica-ack 0). The replication stream is cut, the victim acquires on the
+// master only (checked on the replica), then the master dies and the replica is promoted;
+// the workers' address moves to it (fail_over()). The promoted replica never had the lock,
+// so another worker may get it while the victim still holds: that double hold must be
+// reported (the victim told, before or after the other acquired: a data-loss fault explains
+// a late notice), never silent. The Sentinel-driven version, with WAIT refusing the acquire,
+// is the integration test LostAcquireFailover.* (tests/integration/sentinel_test.cpp). ---
+
+class LostAcquireFailover : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(LostAcquireFailover, DoubleHoldIsReportedNeverSilent) {
+  const std::string kind = GetParam();
+  RunParams p = network_params(kind, 1500);
+  p.duration_ms = shorter_ms(is_broken(kind) ? 3000 : 4000);
+  p.replica = true;
+  p.replica_ack = false;
+  ChaosRun run(p);
+  run.replication_proxy().set_blackhole(Direction::both, true);
+  const long long cut = mono_ns();
+  run.start();
+  // The victim's first section comes after the cut: its lock write never reaches the replica.
+  auto held = run.wait_in_section(kVictim, 5s);
+  ASSERT_TRUE(held) << "the victim never acquired";
+  ASSERT_GT(held->acquired, cut);
+  std::this_thread::sleep_for(100ms);
+  const std::string& name = run.lock_name();
+  ASSERT_EQ(run.lock_server().command({"HEXISTS", name, held->field}).as_integer(), 1)
+      << "the victim does not hold the lock on the master";
+  ASSERT_EQ(run.replica().command({"EXISTS", name}).as_integer(), 0)
+      << "the replica got the lock write: the failover would not lose it";
+  run.fail_over();
+  const Verdict v = finish(run, "failover-lost-acquire/" + kind,
+                           "replication cut, master SIGKILL, replica promoted:1");
+  if (is_broken(kind)) return;
+  EXPECT_EQ(v.unexplained_overlaps, 0);
+  // The victim's lost hold was reported: the lost-lock callback during it, or LockLostError.
+  const History h = run.history();
+  bool told = false;
+  for (const auto& s : h.sections) {
+    if (s.worker != kVictim || s.seq != held->seq) continue;
+    ASSERT_TRUE(s.closed);
+    told = s.outcome == "lost";
+    if (auto t = h.lost_times.find(kVictim); t != h.lost_times.end()) {
+      for (const long long at : t->second) told = told || (at >= s.acquired && at <= s.released);
+    }
+  }
+  EXPECT_TRUE(told) << "the victim's hold, lost in the failover, was never reported";
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, LostAcquireFailover,
+                         ::testing::Values("lock", "fair", "broken-ignore"));
 
 // --- Long holds with faults during renewal: while the victim holds for several renewal
 // periods its connections are reset, new connections refused for 300 ms, and a renewal's

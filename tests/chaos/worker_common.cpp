@@ -26,7 +26,8 @@ Options parse(int argc, char** argv) {
                                        {"--retry-attempts", &o.retry_attempts},
                                        {"--stop-self-at-ms", &o.stop_self_at_ms},
                                        {"--heed-notice", &o.heed_notice},
-                                       {"--permits", &o.permits}};
+                                       {"--permits", &o.permits},
+                                       {"--replica-ack", &o.replica_ack}};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const std::string value = argv[i + 1];

@@ -26,6 +26,7 @@ struct Options {
   long stop_self_at_ms = -1;
   long heed_notice = 1;
   long permits = 2;  // semaphore kinds: the permits the semaphore is created with
+  long replica_ack = 1;  // 0: lock writes do not WAIT for replicas (check_lock_synced_slaves off)
   std::string stop_claim;
 };
 

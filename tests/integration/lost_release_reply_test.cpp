@@ -5,8 +5,12 @@
 // exactly the reply of the release script's call.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <future>
 #include <string>
+#include <thread>
 
 #include "lua/scripts.h"
 #include "lua/with_preludes.h"
@@ -136,6 +140,112 @@ TEST_P(LostReleaseReply, PermitExpirableReleaseNeverGivesBackTwice) {
   EXPECT_FALSE(check.try_release(id)) << "the id was released by the lost-reply call";
   EXPECT_EQ(check.available_permits(), 1) << "the permit was given back twice";
 }
+
+// A lock release whose reply is lost after it ran, while the hold's local lease deadline passes
+// (the watchdog's lease, 400 ms, is shorter than the 500 ms timeout; its renewals queue behind
+// the lost reply on a stalled connection): the release is resent with the same record on a
+// fresh connection and answered from it. The holder is told neither of a failure nor of a
+// lost lock (it held the lock until its release ran), and the resend leaves alone the lock a
+// second client took meanwhile.
+class LostLockReleaseReply : public LostReleaseReply {
+ protected:
+  static redisync::Config short_lease(const std::string& url) {
+    auto cfg = lossy_config(url);
+    cfg.timeout = 500ms;
+    cfg.lock_watchdog_timeout = 400ms;  // renewed every 133 ms, deadline 360 ms after a renewal
+    return cfg;
+  }
+  redisync::Client holder{short_lease(proxy.url())};
+  std::atomic<int> lost{0};
+  void SetUp() override {
+    holder.on_lock_lost([this](const redisync::LockLostEvent&) { ++lost; });
+  }
+  // Takes and releases `lock` once (loads the release script: the dropped call below is an
+  // EVALSHA that ran) and waits until that release's record is deleted.
+  void warm_up(redisync::Lock& lock) {
+    lock.lock();
+    lock.unlock_checked();
+    ASSERT_TRUE(redisync::test::wait_until(
+        [&] { return server.command({"KEYS", "redisson_unlock_latch:*"}).elements.empty(); }, 5s));
+  }
+  void drop_next_release_reply() {
+    proxy.drop_reply({.command = "EVALSHA", .arg_containing = "redisson_unlock_latch"}, 1,
+                     GetParam());
+  }
+};
+
+// KNOWN DEFECT (issue 18; docs/safety.md, chaos results): the stall variants fail today (the
+// release raises TimeoutError and the hold is reported lost). A fix that resent the release on
+// a fresh connection was withdrawn: the resend could overtake the first copy, which then freed
+// the owner's next hold. Run them with REDISYNC_KNOWN_DEFECTS=1.
+bool skip_known_stall_defect(AfterDrop after) {
+  const char* run = std::getenv("REDISYNC_KNOWN_DEFECTS");
+  return after == AfterDrop::stall && !(run != nullptr && std::string(run) == "1");
+}
+
+TEST_P(LostLockReleaseReply, ReleaseThatRanIsNeitherAFailureNorALoss) {
+  if (skip_known_stall_defect(GetParam())) GTEST_SKIP() << "known defect (stalled release)";
+  const auto name = unique_name("lock:");
+  auto lock = holder.lock(name);
+  warm_up(lock);
+  lock.lock();
+  std::this_thread::sleep_for(200ms);  // renewals answered: the hold is sound
+  ASSERT_EQ(lost.load(), 0);
+
+  // A second client waits for the lock; it gets it once the release ran on the server.
+  auto other = direct.lock(name);
+  auto taken = std::async(std::launch::async, [&] {
+    const bool got = other.try_lock_for(10s, 10s);
+    return got ? other.owner_field(redisync::Client::current_thread_id()) : std::string();
+  });
+  drop_next_release_reply();
+  EXPECT_NO_THROW(lock.unlock_checked()) << "the release ran on the server; its reply was only lost";
+  EXPECT_EQ(proxy.stats().dropped_replies, 1) << "no reply was dropped: the case tested nothing";
+  EXPECT_EQ(lost.load(), 0) << "a hold released while it was held was reported lost";
+  const std::string other_field = taken.get();
+  ASSERT_FALSE(other_field.empty()) << "the release never freed the lock";
+  EXPECT_EQ(server.command({"HGET", name, other_field}).debug_string(), "\"1\"")
+      << "the resent release freed the lock the second client had taken";
+  EXPECT_FALSE(lock.is_held_by_current_thread());
+  EXPECT_TRUE(other.force_unlock());
+}
+
+// The same lost reply, but the release cannot be confirmed: its record is gone (deleted here
+// the moment it appears, as if it had expired) when the resend arrives. The resend finds the
+// lock not held, so unlock_checked() says the lock was lost: a loss that the release does not
+// disprove is still reported.
+TEST_P(LostLockReleaseReply, UnconfirmedReleaseStillReportsTheLoss) {
+  // After a reset the resend follows within retry_interval (50 ms): too short a window to
+  // delete the record reliably from here. A stall gives the timeout (500 ms).
+  if (GetParam() == AfterDrop::reset) GTEST_SKIP() << "stall only";
+  if (skip_known_stall_defect(GetParam())) GTEST_SKIP() << "known defect (stalled release)";
+  const auto name = unique_name("lock:");
+  auto lock = holder.lock(name);
+  warm_up(lock);
+  lock.lock();
+  std::this_thread::sleep_for(200ms);
+  std::atomic<bool> stop{false};
+  auto eraser = std::async(std::launch::async, [&] {
+    for (int i = 0; i < 2000 && !stop; ++i) {  // bounded: 2000 looks 1 ms apart
+      auto keys = server.command({"KEYS", "redisson_unlock_latch:*"});
+      if (!keys.elements.empty()) {
+        server.command({"DEL", keys.elements[0].str});
+        return true;
+      }
+      std::this_thread::sleep_for(1ms);
+    }
+    return false;
+  });
+  drop_next_release_reply();
+  EXPECT_THROW(lock.unlock_checked(), redisync::LockLostError);
+  stop = true;
+  EXPECT_TRUE(eraser.get()) << "the release record never appeared";
+  EXPECT_EQ(proxy.stats().dropped_replies, 1);
+  EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, LostLockReleaseReply,
+                         ::testing::Values(AfterDrop::reset, AfterDrop::stall), mode_name);
 
 INSTANTIATE_TEST_SUITE_P(Faults, LostReleaseReply,
                          ::testing::Values(AfterDrop::reset, AfterDrop::stall), mode_name);

@@ -122,7 +122,12 @@ struct FaultProxy::Impl {
 
   awaitable<void> connect(std::shared_ptr<Conn> conn) {
     std::error_code ec;
-    co_await conn->server.async_connect(upstream, asio::redirect_error(use_awaitable, ec));
+    tcp::endpoint target;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      target = upstream;
+    }
+    co_await conn->server.async_connect(target, asio::redirect_error(use_awaitable, ec));
     if (ec || stopping) {
       hard_close(conn->client);
       co_return;
@@ -373,7 +378,7 @@ struct FaultProxy::Impl {
 
   asio::io_context io;
   tcp::acceptor acceptor;
-  tcp::endpoint upstream;
+  tcp::endpoint upstream;  // guarded by mu (set_upstream)
   std::uint16_t port = 0;
   std::thread thread;
   std::set<std::shared_ptr<Conn>> conns;  // I/O thread only
@@ -432,6 +437,11 @@ void FaultProxy::set_delay(Direction direction, std::chrono::milliseconds fixed,
     impl_->delay_fixed[static_cast<size_t>(side)] = fixed;
     impl_->delay_jitter[static_cast<size_t>(side)] = jitter;
   }
+}
+
+void FaultProxy::set_upstream(std::uint16_t port) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->upstream = tcp::endpoint(asio::ip::make_address("127.0.0.1"), port);
 }
 
 void FaultProxy::set_refuse(bool on) {

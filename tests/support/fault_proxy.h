@@ -71,6 +71,9 @@ class FaultProxy {
   void set_delay(Direction direction, std::chrono::milliseconds fixed,
                  std::chrono::milliseconds jitter = std::chrono::milliseconds(0));
   void set_refuse(bool on);
+  /// New connections are forwarded to 127.0.0.1:port from now on (as a virtual address moved
+  /// to another server); open connections stay where they are (reset them to move them).
+  void set_upstream(std::uint16_t port);
   /// Resets every open connection; returns how many. Waits until done (bounded by the
   /// proxy's I/O thread; never call it from a callback on that thread).
   int reset_connections();

@@ -190,6 +190,22 @@ TEST_F(FaultProxyTest, ResetClosesOpenConnectionsAndNewOnesWork) {
   EXPECT_EQ(proxy.stats().resets, 2);
 }
 
+TEST_F(FaultProxyTest, SetUpstreamMovesNewConnectionsOnly) {
+  RedisServer other;
+  ASSERT_FALSE(server.command({"SET", "where", "first"}).is_error());
+  ASSERT_FALSE(other.command({"SET", "where", "second"}).is_error());
+  RawConn before(proxy.port());
+  before.send({"GET", "where"});
+  ASSERT_EQ(before.replies(1, 5s), std::vector<std::string>{"$5\r\nfirst\r\n"});
+  proxy.set_upstream(other.port());
+  RawConn after(proxy.port());
+  after.send({"GET", "where"});
+  EXPECT_EQ(after.replies(1, 5s), std::vector<std::string>{"$6\r\nsecond\r\n"});
+  before.send({"GET", "where"});
+  EXPECT_EQ(before.replies(1, 5s), std::vector<std::string>{"$5\r\nfirst\r\n"})
+      << "an open connection was moved";
+}
+
 TEST_F(FaultProxyTest, RefuseResetsNewConnectionsOnly) {
   RawConn open(proxy.port());
   open.send({"PING"});
