@@ -72,10 +72,14 @@ std::exception_ptr outcome_error(ReleaseOutcome outcome, const std::string& what
 
 bool known_lost(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
                 std::int64_t owner) {
-  return core->call<bool>([&](auto done) {
+  auto look = [&] {
     auto it = core->holds().find({hold_key, owner});
-    done(nullptr, it != core->holds().end() && it->second.lost);
-  });
+    return it != core->holds().end() && it->second.lost;
+  };
+  // On the I/O thread (an async holder's completion or coroutine, the lost-lock handler) the
+  // table is read in place: a blocking call would wait for itself.
+  if (core->on_io_thread()) return look();
+  return core->call<bool>([&](auto done) { done(nullptr, look()); });
 }
 
 net::Reply query(const std::shared_ptr<ClientCore>& core, std::vector<std::string> args,

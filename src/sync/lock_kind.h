@@ -163,8 +163,8 @@ std::exception_ptr reply_error(std::exception_ptr error, const net::Reply& reply
                                const std::string& what);
 
 /// True when this process knows the hold (hold_key, owner) is lost (the watchdog or its local
-/// lease deadline reported it) and it has not been released since. Blocks; not on the I/O
-/// thread.
+/// lease deadline reported it) and it has not been released since. Any thread: on the I/O
+/// thread it reads the table in place, elsewhere it waits for the I/O thread to read it.
 bool known_lost(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
                 std::int64_t owner);
 
