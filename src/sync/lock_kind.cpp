@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "lua/scripts.h"
+#include "lua/with_preludes.h"
 #include "net/server_text.h"
 #include "sync/durations.h"
 #include "sync/identity.h"
@@ -112,6 +113,13 @@ std::string lock_channel(const std::string& name) {
 
 ArgsFn fixed_args(std::vector<std::string> args) {
   return [args = std::move(args)] { return args; };
+}
+
+ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string channel) {
+  return [args = std::move(args), command = core.publish_command(),
+          channel = std::move(channel)] {
+    return lua::publish_guard_args(args(), command, channel);
+  };
 }
 
 sync::AttemptResult parse_nil_or_ttl(const net::Reply& reply) {
