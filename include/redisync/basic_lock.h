@@ -85,6 +85,16 @@ class BasicLock {
   /// handler was told): then false at once, even while the server does not answer.
   bool is_held_by_current_thread() const;
   bool is_held_by_thread(std::int64_t owner) const;
+  /// True when this process has been told that `owner`'s hold was lost (the watchdog found
+  /// the key or field gone, or the hold's local lease deadline passed without a confirmed
+  /// renewal: the moment the lost-lock handler runs) and it has not been released since.
+  /// Asks no server, never blocks on one, and may be called from any thread, including an
+  /// async completion or coroutine on the Client's I/O thread (where the blocking
+  /// is_held_by_thread() is refused). False for a hold never taken. Throws ClientClosedError
+  /// after the Client is closed.
+  bool lost(std::int64_t owner) const;
+  /// lost() for the calling thread's hold.
+  bool lost_by_current_thread() const;
   /// Holds of the calling thread (0 if none).
   int hold_count() const;
   /// Remaining lease of the lock key: Duration(-2) if absent, Duration(-1) without expiry.

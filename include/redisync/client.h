@@ -42,6 +42,9 @@ struct LockLostEvent {
   std::string name;
   std::int64_t owner;     ///< the thread/owner id that held it
   std::string reason;     ///< what was observed, for logs
+  /// A PermitExpirableSemaphore permit whose lease ran out before its release: its id (32
+  /// hex digits); `name` is then the semaphore's name and `owner` 0. Empty for locks.
+  std::string permit_id = {};
 };
 
 /// A connection to one Redis deployment and the factory of its locks and synchronizers.

@@ -30,6 +30,18 @@ class Guard {
   Guard(const Guard&) = delete;
   Guard& operator=(const Guard&) = delete;
 
+  /// True once this process has been told the hold was lost (lost-lock handler; see
+  /// BasicLock::lost()): asks no server, so it answers while the server is silent. A holder
+  /// checks it before work that must not run without the lock. False after release().
+  /// Kinds with lost_by_current_thread() only (every BasicLock kind).
+  bool lost() const {
+    return lock_ != nullptr && lock_->lost_by_current_thread();
+  }
+  /// False once the hold is known lost (no server call then); otherwise asks the server
+  /// (is_held_by_current_thread(), which throws when the server cannot answer). False after
+  /// release().
+  bool held() const { return lock_ != nullptr && lock_->is_held_by_current_thread(); }
+
   /// Releases now and reports the outcome (released, still_held, not_held, lost, failed).
   /// Afterwards the destructor does nothing.
   ReleaseResult release() noexcept {

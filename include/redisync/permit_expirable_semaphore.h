@@ -64,7 +64,10 @@ void check_permit_args(const std::string& name, std::int64_t permits, Duration l
 /// to "0", so a late copy of the attempt takes nothing and leaves no id nobody knows of.
 ///
 /// Leases: a Duration > 0, or PermitExpirableSemaphore::no_expiry (the permit is held until
-/// released). Fairness within one Client as for Semaphore (see there): a waiter for n
+/// released). A permit with a lease has a local deadline (the acquire's send time + lease -
+/// a tenth of the lease; update_lease moves it): when it passes before the release, the
+/// lost-lock handler (Client::on_lock_lost) is told, with LockLostEvent::permit_id the id
+/// (docs/safety.md, "The lost notice"). Fairness within one Client as for Semaphore (see there): a waiter for n
 /// permits holds back later local waiters for fewer.
 ///
 /// Errors: InvalidArgument for bad input (permits < 1 to acquire, lease <= 0, malformed ids,
@@ -102,7 +105,8 @@ class PermitExpirableSemaphore {
   std::vector<std::string> try_acquire_for(std::int64_t permits, Duration wait, Duration lease);
 
   /// Releases a permit. Throws UnknownPermitError if `id` is not held (never issued, already
-  /// released, or expired), InvalidArgument if it is not 32 hex digits.
+  /// released, or expired; "was lost" when its lease ran out and the lost-lock handler was
+  /// told), InvalidArgument if it is not 32 hex digits.
   void release(const std::string& id);
   /// As release(), but false instead of UnknownPermitError.
   bool try_release(const std::string& id);

@@ -10,6 +10,12 @@
 -- Returns "OK" when taken (now or by an earlier copy); ":<ms>" when not enough permits and
 -- the lowest-scored member expires in <ms> (wait that long at most); nil otherwise (wait for a
 -- message, or the request was cancelled).
+-- A user who may take permits but not publish would have its release refused (that release
+-- publishes): refused here, before anything is written (issue 17 item 4).
+local refused = publish_refused(ARGV[2], KEYS[3])
+if refused then
+  return refused
+end
 local recorded = redis.call('get', KEYS[4])
 if recorded == '1' then
   return 'OK'
@@ -17,10 +23,6 @@ elseif recorded ~= false then
   return nil
 end
 local now = server_now()
-local refused = reclaim_refused(now)
-if refused then
-  return refused
-end
 local n = tonumber(ARGV[3])
 reclaim(now, n)
 local value = tonumber(redis.call('get', KEYS[1]) or '0')

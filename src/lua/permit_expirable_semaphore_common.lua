@@ -60,3 +60,29 @@ local function reclaim_refused(now)
   end
   return publish_refused(ARGV[2], KEYS[3])
 end
+
+-- N must hold a count before any step reads it with tonumber or writes (issue 17, review):
+-- Lua's tonumber takes "0x10", " 5" and "1e3", which Redis's INCRBY then refuses, after a
+-- reclaim had already removed expired permits (a partial write). A count here is what INCRBY
+-- takes and Lua holds exactly: "0", or an optional '-' and at most 15 digits without a
+-- leading zero (sync/counts.h reads the counts the client gets back as strictly). Absent = 0.
+-- The error reply names the value; nothing is changed.
+local function count_refused()
+  local value = redis.call('get', KEYS[1])
+  if value == false or value == '0' then
+    return nil
+  end
+  local digits = string.match(value, '^%-?([1-9]%d*)$')
+  if digits ~= nil and #digits <= 15 then
+    return nil
+  end
+  return redis.error_reply("ERR permit-expirable semaphore count '" .. KEYS[1] .. "' holds '" ..
+    string.sub(value, 1, 64) .. "', not a count (a whole decimal integer of at most 15" ..
+    ' digits); nothing was changed')
+end
+do
+  local refused = count_refused()
+  if refused then
+    return refused
+  end
+end

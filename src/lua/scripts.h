@@ -37,6 +37,9 @@ extern const Script fenced_lock_acquire;
 // Shared sub-step "may this user publish?", sent in front of the scripts that write, then
 // publish (lua/with_preludes.h).
 extern const Script publish_check;
+// Shared guard in front of the acquire steps whose release publishes: the same check, on the
+// channel that release will use, before the step writes (lua/with_preludes.h).
+extern const Script publish_guard;
 // Counting semaphore (semaphore.cpp).
 extern const Script semaphore_try_acquire;
 extern const Script semaphore_release;

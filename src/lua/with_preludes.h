@@ -2,7 +2,10 @@
 // publish_check.lua's publish_refused) that the body calls, so one check lives in one file.
 #pragma once
 
+#include <map>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "lua/scripts.h"
 
@@ -22,6 +25,38 @@ const Script& with_preludes() {
 template <const Script& Body>
 const Script& with_publish_check() {
   return with_preludes<Body, publish_check>();
+}
+
+/// `body` (any script, also one composed at run time) with publish_check.lua and
+/// publish_guard.lua in front: the acquire step of a kind whose release publishes refuses,
+/// before any write, a user who may not publish what that release will (issue 17 item 4).
+/// The caller appends publish_guard_args() to the step's ARGV. Built once per body; the
+/// reference stays valid for the program's lifetime.
+inline const Script& with_publish_guard(const Script& body) {
+  struct Entry {
+    std::string source;
+    Script script;
+  };
+  static std::mutex mutex;
+  static std::map<const void*, Entry> built;  // by body text; nodes never move
+  std::lock_guard lock(mutex);
+  auto [it, fresh] = built.try_emplace(body.source.data());
+  if (fresh) {
+    it->second.source = std::string(publish_check.source) + "\n" +
+                        std::string(publish_guard.source) + "\n" + std::string(body.source);
+    it->second.script = Script{body.name, it->second.source};
+  }
+  return it->second.script;
+}
+
+/// `args` followed by what publish_guard.lua reads last: the publish command and the channel
+/// the step's release publishes on.
+inline std::vector<std::string> publish_guard_args(std::vector<std::string> args,
+                                                   const std::string& command,
+                                                   const std::string& channel) {
+  args.push_back(command);
+  args.push_back(channel);
+  return args;
 }
 
 }  // namespace redisync::lua

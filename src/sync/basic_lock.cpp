@@ -140,6 +140,12 @@ bool BasicLock::is_held_by_thread(std::int64_t owner) const {
              .integer == 1;
 }
 
+bool BasicLock::lost(std::int64_t owner) const {
+  return detail::known_lost(core_, kind_->hold_ref(*core_, name_, owner).hold_key, owner);
+}
+
+bool BasicLock::lost_by_current_thread() const { return lost(sync::thread_owner_id()); }
+
 int BasicLock::hold_count() const {
   const std::string field = owner_field(sync::thread_owner_id());
   const std::string what = "querying " + kind_->describe(*core_, name_);

@@ -18,6 +18,7 @@ ClientCore::ClientCore(Config config)
       *executor_, config_.lock_watchdog_timeout,
       static_cast<std::size_t>(config_.renewal_batch_size),
       [this](const sync::RenewalKey& k, const std::string& reason) {
+        if (k.kind == sync::RenewalKind::permit_lease) return report_lost_permit(k.key, k.field, reason);
         // The field is "<client id>:<owner>"; recover the owner to find the hold.
         // Never throw on the I/O thread: an unexpected field shape reports owner 0.
         const auto colon = k.field.rfind(':');
@@ -126,7 +127,16 @@ void ClientCore::report_lost(const std::string& key, std::int64_t owner,
                              const std::string& reason) {
   auto it = holds_.find({key, owner});
   if (it != holds_.end()) it->second.lost = true;
-  LockLostEvent event{key, owner, reason};
+  tell_lost(LockLostEvent{key, owner, reason, {}});
+}
+
+void ClientCore::report_lost_permit(const std::string& name, const std::string& id,
+                                    const std::string& reason) {
+  lost_permits_.insert({name, id});
+  tell_lost(LockLostEvent{name, 0, reason, id});
+}
+
+void ClientCore::tell_lost(const LockLostEvent& event) {
   std::function<void(const LockLostEvent&)> handler;
   {
     std::lock_guard lock(lost_mutex_);
@@ -138,9 +148,17 @@ void ClientCore::report_lost(const std::string& key, std::int64_t owner,
     } catch (...) {
       // A throwing handler must not take down the I/O thread.
     }
-  } else {
-    std::cerr << "redisync: lock '" << key << "' held by owner " << owner << " was lost: "
-              << reason << "\n";
+    return;
+  }
+  try {
+    if (event.permit_id.empty()) {
+      std::cerr << "redisync: lock '" << event.name << "' held by owner " << event.owner
+                << " was lost: " << event.reason << "\n";
+    } else {
+      std::cerr << "redisync: permit " << event.permit_id << " of permit-expirable semaphore '"
+                << event.name << "' was lost: " << event.reason << "\n";
+    }
+  } catch (...) {
   }
 }
 

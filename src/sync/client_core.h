@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,6 +78,16 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   }
   /// Marks the hold lost and tells the user's handler.
   void report_lost(const std::string& key, std::int64_t owner, const std::string& reason);
+  /// A PermitExpirableSemaphore permit (semaphore `name`, hex id) whose lease ran out before
+  /// its release: remembered in lost_permits() and told to the user's handler.
+  void report_lost_permit(const std::string& name, const std::string& id,
+                          const std::string& reason);
+  /// Permits (semaphore name, hex id) reported lost and not released or re-leased since: a
+  /// release of one then says it was lost. io thread only.
+  std::set<std::pair<std::string, std::string>>& lost_permits() {
+    net::assert_io_thread(io_);
+    return lost_permits_;
+  }
   /// The AcquireProbe of the acquisition being started (Metrics hook): set by run_acquire
   /// around the kind's start_loop, taken by the waiting loop it starts.
   std::shared_ptr<sync::AcquireProbe> pending_probe;
@@ -86,6 +97,8 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   long long release_record_ttl_ms() const;
 
   void set_lost_handler(std::function<void(const LockLostEvent&)> handler);
+  /// Runs the user's lost-lock handler (or the default line on stderr) for `event`.
+  void tell_lost(const LockLostEvent& event);
 
   /// True on this client's I/O thread (e.g. in an async completion or the lost-lock handler).
   bool on_io_thread() { return net::on_io_thread(io_); }
@@ -125,6 +138,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::unique_ptr<sync::Watchdog> watchdog_;
   std::unique_ptr<sync::ReleaseRecordSweeper> release_records_;
   std::map<std::pair<std::string, std::int64_t>, Hold> holds_;
+  std::set<std::pair<std::string, std::string>> lost_permits_;
   std::string publish_command_ = "PUBLISH";
   std::mutex lost_mutex_;
   std::function<void(const LockLostEvent&)> lost_handler_;

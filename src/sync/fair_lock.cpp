@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "lua/scripts.h"
+#include "lua/with_preludes.h"
 #include "sync/fair_poll.h"
 #include "sync/identity.h"
 #include "sync/lock_kind.h"
@@ -80,11 +81,20 @@ class FairKind final : public detail::LockKind {
     const std::string allow = std::to_string(allowance.count());
     auto idle_polls = std::make_shared<int>(0);
     auto attempt = detail::script_attempt(
-        core, reentrant_ ? with_dead_heads<lua::fair_lock_acquire>() : non_reentrant_acquire(),
+        core,
+        lua::with_publish_guard(reentrant_ ? with_dead_heads<lua::fair_lock_acquire>()
+                                           : non_reentrant_acquire()),
         {name, queue_key(name), timeout_key(name)},
-        [lease, field, allow, queueing] {
-          return std::vector<std::string>{lease, field, allow, kUnusedNow, queueing ? "1" : "0"};
-        },
+        // Refused before any write (the dead heads' drop included) when this user may not
+        // publish on its own channel, the one a release wakes it on; which other waiters'
+        // channels a release will need is known only then (fair_lock_release.lua checks them).
+        detail::publish_guarded_args(
+            *core,
+            [lease, field, allow, queueing] {
+              return std::vector<std::string>{lease, field, allow, kUnusedNow,
+                                              queueing ? "1" : "0"};
+            },
+            detail::lock_channel(name) + ":" + field),
         describe(*core, name),
         [idle_polls](const net::Reply& reply) {
           auto result = detail::parse_nil_or_ttl(reply);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "lua/scripts.h"
+#include "lua/with_preludes.h"
 #include "net/server_text.h"
 #include "sync/identity.h"
 #include "sync/lock_kind.h"
@@ -42,9 +43,12 @@ class FencedKind final : public detail::HashLockKind {
     }
     const auto self = shared_from_this();
     auto attempt = detail::script_attempt(
-        core, lua::fenced_lock_acquire, {name, token_key(name)},
-        detail::fixed_args(
-            {std::to_string(effective_lease.count()), core->owner_field(owner), token ? "1" : "0"}),
+        core, lua::with_publish_guard(lua::fenced_lock_acquire), {name, token_key(name)},
+        detail::publish_guarded_args(
+            *core,
+            detail::fixed_args({std::to_string(effective_lease.count()), core->owner_field(owner),
+                                token ? "1" : "0"}),
+            detail::lock_channel(name)),
         describe(*core, name), std::move(parse),
         detail::release_undo(core, self, name, owner, effective_lease));
     // An acquisition found by the recheck got the token the counter holds now: nobody else

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "lua/scripts.h"
+#include "lua/with_preludes.h"
 #include "sync/identity.h"
 #include "sync/lock_kind.h"
 
@@ -38,8 +39,11 @@ class PlainKind final : public detail::HashLockKind {
                               [](std::exception_ptr, net::Reply) {}, net::Retry::always);
       };
     }
+    // Refused before any write when this user may not publish the release's message.
+    args = detail::publish_guarded_args(*core, std::move(args), detail::lock_channel(name));
     auto attempt = detail::script_attempt(
-        core, lua::lock_acquire, keys(*core, name), std::move(args), describe(*core, name),
+        core, lua::with_publish_guard(lua::lock_acquire), keys(*core, name), std::move(args),
+        describe(*core, name),
         std::move(parse), detail::release_undo(core, self, name, owner, effective_lease));
     // After a timeout or a dropped connection the attempt may have run: the owner's hold
     // count on the server tells (only this owner ever changes its own field).

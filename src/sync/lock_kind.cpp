@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "lua/scripts.h"
+#include "lua/with_preludes.h"
 #include "net/server_text.h"
 #include "sync/durations.h"
 #include "sync/identity.h"
@@ -72,10 +73,14 @@ std::exception_ptr outcome_error(ReleaseOutcome outcome, const std::string& what
 
 bool known_lost(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
                 std::int64_t owner) {
-  return core->call<bool>([&](auto done) {
+  auto look = [&] {
     auto it = core->holds().find({hold_key, owner});
-    done(nullptr, it != core->holds().end() && it->second.lost);
-  });
+    return it != core->holds().end() && it->second.lost;
+  };
+  // On the I/O thread (an async holder's completion or coroutine, the lost-lock handler) the
+  // table is read in place: a blocking call would wait for itself.
+  if (core->on_io_thread()) return look();
+  return core->call<bool>([&](auto done) { done(nullptr, look()); });
 }
 
 net::Reply query(const std::shared_ptr<ClientCore>& core, std::vector<std::string> args,
@@ -108,6 +113,13 @@ std::string lock_channel(const std::string& name) {
 
 ArgsFn fixed_args(std::vector<std::string> args) {
   return [args = std::move(args)] { return args; };
+}
+
+ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string channel) {
+  return [args = std::move(args), command = core.publish_command(),
+          channel = std::move(channel)] {
+    return lua::publish_guard_args(args(), command, channel);
+  };
 }
 
 sync::AttemptResult parse_nil_or_ttl(const net::Reply& reply) {

@@ -163,8 +163,8 @@ std::exception_ptr reply_error(std::exception_ptr error, const net::Reply& reply
                                const std::string& what);
 
 /// True when this process knows the hold (hold_key, owner) is lost (the watchdog or its local
-/// lease deadline reported it) and it has not been released since. Blocks; not on the I/O
-/// thread.
+/// lease deadline reported it) and it has not been released since. Any thread: on the I/O
+/// thread it reads the table in place, elsewhere it waits for the I/O thread to read it.
 bool known_lost(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
                 std::int64_t owner);
 
@@ -179,6 +179,10 @@ void lock_message_policy(net::Channel& channel, const std::string& payload);
 /// The arguments of one attempt (built per attempt: the fair lock passes the current time).
 using ArgsFn = std::function<std::vector<std::string>()>;
 ArgsFn fixed_args(std::vector<std::string> args);
+/// `args` followed by the publish command and `channel`: the arguments of an acquire step sent
+/// with lua::with_publish_guard, which refuses before any write a user who may not publish on
+/// `channel` (the channel the kind's release publishes on; issue 17 item 4).
+ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string channel);
 /// Reads an acquire reply; throws for an unexpected one.
 using ReplyParser = std::function<sync::AttemptResult(const net::Reply&)>;
 /// The §2.2 reading: nil = acquired, integer = the holder's PTTL.

@@ -39,6 +39,9 @@ class KindMember final : public MultiLockMember {
 
  protected:
   std::string hold_key() const override { return name() + kind_->hold_suffix(); }
+  sync::RenewalKey renewal_key(std::int64_t owner) const override {
+    return kind_->hold_ref(*core(), name(), owner).renewal;
+  }
   std::string field(std::int64_t owner) const override {
     return core()->owner_field(owner) + kind_->field_suffix();
   }
@@ -61,18 +64,38 @@ void MultiLockMember::probe(ReplyDone done) const {
   });
 }
 
+void MultiLockMember::note_expiry(ClientCore& core, Hold& hold, const sync::RenewalKey& renewal,
+                                  Duration lease, sync::Clock::time_point sent) {
+  hold.lease = lease;
+  // The walk took this hold with its own (walking) lease; the key now ends `lease` after the
+  // PEXPIRE: that is this hold's lease for partial releases (remaining_lease) and for its
+  // local deadline. Hold::leases kept the walking lease, and the watchdog its deadline: the
+  // holder was told "lost" too early (lease > walking lease) or after the key had expired.
+  if (!hold.leases.empty() && !hold.leases.back().watchdog) {
+    hold.leases.back() = Hold::Lease{false, sent + lease, sent, lease};
+  }
+  for (const auto& l : hold.leases) {
+    if (l.watchdog) return;  // still renewed by the watchdog: its deadline follows renewals
+  }
+  core.watchdog().fix(renewal, lease, sent);
+}
+
 void MultiLockMember::set_expiry(std::int64_t owner, Duration lease,
                                  std::function<void(bool)> done) const {
   auto core = core_;
   const std::string key = hold_key();
-  asio::post(core->io(), [core, name = name_, key, owner, lease, done = std::move(done)] {
+  const sync::RenewalKey renewal = renewal_key(owner);
+  asio::post(core->io(), [core, name = name_, key, renewal, owner, lease,
+                          done = std::move(done)] {
+    const auto sent = sync::Clock::now();  // the key's new expiry counts from no earlier
     core->executor().execute(
         {"PEXPIRE", name, std::to_string(lease.count())},
-        [core, key, owner, lease, done](std::exception_ptr error, net::Reply reply) {
+        [core, key, renewal, owner, lease, sent, done](std::exception_ptr error,
+                                                       net::Reply reply) {
           const bool ok = !error && reply.is_integer() && reply.integer == 1;
           if (ok) {
             auto it = core->holds().find({key, owner});
-            if (it != core->holds().end()) it->second.lease = lease;
+            if (it != core->holds().end()) note_expiry(*core, it->second, renewal, lease, sent);
           }
           done(ok);
         },

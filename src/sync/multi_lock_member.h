@@ -15,10 +15,12 @@
 #include "net/reply.h"
 #include "redisync/config.h"
 #include "redisync/lock.h"
+#include "sync/renewal_table.h"
 
 namespace redisync::detail {
 
 class ClientCore;
+struct Hold;
 
 class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
  public:
@@ -62,12 +64,18 @@ class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
   /// The key of this owner's hold in ClientCore::holds() and its hash field (pure).
   virtual std::string hold_key() const = 0;
   virtual std::string field(std::int64_t owner) const = 0;
+  /// The watchdog registration of this owner's hold (pure).
+  virtual sync::RenewalKey renewal_key(std::int64_t owner) const = 0;
   /// I/O thread: the raw release step (no bookkeeping), for undo_possible_hold.
   virtual void raw_release_io(std::int64_t owner, Duration lease, const std::string& record,
                               ReplyDone done) const = 0;
 
  private:
   void run_raw_release_io(std::int64_t owner) const;
+  /// I/O thread: `hold`'s latest acquisition now has the key's expiry set to `lease` by a
+  /// PEXPIRE sent at `sent` (set_expiry): its lease entry and local deadline follow.
+  static void note_expiry(ClientCore& core, Hold& hold, const sync::RenewalKey& renewal,
+                          Duration lease, sync::Clock::time_point sent);
 
   std::shared_ptr<ClientCore> core_;
   std::string name_;

@@ -2,6 +2,7 @@
 #include "redisync/non_reentrant_lock.h"
 
 #include "lua/scripts.h"
+#include "lua/with_preludes.h"
 #include "sync/non_reentrant.h"
 
 namespace redisync {
@@ -63,9 +64,12 @@ class NonReentrantKind final : public detail::HashLockKind {
     const auto self = shared_from_this();
     auto attempt = detail::refuse_reentry(
         detail::script_attempt(
-            core, guarded_acquire(), {name},
-            detail::fixed_args(
-                {std::to_string(effective_lease.count()), core->owner_field(owner), "0", "0"}),
+            core, lua::with_publish_guard(guarded_acquire()), {name},
+            detail::publish_guarded_args(
+                *core,
+                detail::fixed_args(
+                    {std::to_string(effective_lease.count()), core->owner_field(owner), "0", "0"}),
+                detail::lock_channel(name)),
             describe(*core, name), nullptr,
             detail::release_undo(core, self, name, owner, effective_lease)),
         describe(*core, name));

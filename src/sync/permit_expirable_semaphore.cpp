@@ -84,6 +84,42 @@ std::exception_ptr unknown_permit(const std::string& hex, const detail::ClientCo
       " is not held (never issued, already released, or its lease expired)"));
 }
 
+// A permit this process was told it lost (its lease ran out before the release): a release
+// finding it gone says so instead of "unknown".
+std::exception_ptr lost_permit(const std::string& hex, const detail::ClientCore& core,
+                               const std::string& name) {
+  return std::make_exception_ptr(UnknownPermitError(
+      "redisync: permit " + hex + " of " + describe_pes(core, name) +
+      " was lost: its lease ended before this release (the lost-lock handler was told); "
+      "nothing was released"));
+}
+
+// The lost notice of a permit with a lease (issue 17 item 3, docs/safety.md "The lost
+// notice"): the watchdog keeps its local deadline (send time of the acquire or of the last
+// update_lease + lease - a tenth of the lease) and reports it lost when that passes before a
+// release. Never renewed. I/O thread.
+sync::RenewalKey permit_registration(const std::string& name, const std::string& raw) {
+  return {timeout_key(name), raw, sync::RenewalKind::permit_lease};
+}
+
+void watch_permit(detail::ClientCore& core, const std::string& name, const std::string& raw,
+                  Duration lease, sync::Clock::time_point sent) {
+  const auto reg = permit_registration(name, raw);
+  core.watchdog().forget(reg);
+  core.lost_permits().erase({name, sync::permit_id_to_hex(raw)});
+  if (lease == PermitExpirableSemaphore::no_expiry) return;
+  core.watchdog().watch(reg, {name, sync::permit_id_to_hex(raw), sync::RenewalKind::permit_lease},
+                        lease, sent);
+}
+
+// A release step answered for `raw` (released or not): its deadline is no longer watched.
+// True when the permit was not released and this process had been told it was lost.
+bool settle_permit(detail::ClientCore& core, const std::string& name, const std::string& raw,
+                   bool released) {
+  core.watchdog().forget(permit_registration(name, raw));
+  const bool was_lost = core.lost_permits().erase({name, sync::permit_id_to_hex(raw)}) > 0;
+  return was_lost && !released;
+}
 
 // Runs one script on the I/O thread and blocks for its reply (error replies thrown). The
 // arguments are made on the I/O thread (the publish command and "now" are read there).
@@ -121,14 +157,17 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
   // The ids are chosen once; every attempt offers the same ones.
   auto raw_ids = std::make_shared<std::vector<std::string>>();
   for (std::int64_t i = 0; i < permits; ++i) raw_ids->push_back(sync::random_permit_id());
-  asio::post(core->io(), [core, name, raw_ids, lease, wait, done = std::move(done)]() mutable {
+  // The send time of the attempt that took the permits (their local deadline counts from it).
+  auto sent = std::make_shared<std::optional<sync::Clock::time_point>>();
+  asio::post(core->io(), [core, name, raw_ids, lease, wait, sent,
+                          done = std::move(done)]() mutable {
     const auto deadline = sync::deadline_after(wait);
     auto gate = sync::SemaphoreGate::of(core.get(), "permit_expirable_semaphore:" + name,
                                         core->io());
     gate->enqueue(
         static_cast<std::int64_t>(raw_ids->size()), deadline,
-        [core, name, raw_ids, lease](std::optional<sync::Clock::time_point> until,
-                                     sync::SemaphoreGate::Done finished) {
+        [core, name, raw_ids, lease, sent](std::optional<sync::Clock::time_point> until,
+                                           sync::SemaphoreGate::Done finished) {
           const std::string what = "acquiring " + describe_pes(*core, name);
           sync::AcquireLoop::Params params;
           params.channel = sync::semaphore_channel(name);
@@ -163,12 +202,21 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
           sync::check_by_acquire_record(core, params, record, record_ttl);
           params.retry_attempts = core->config().retry_attempts;
           params.retry_interval = core->config().retry_interval;
-          sync::AcquireLoop::start(core->executor(), std::move(params), std::move(finished));
+          sync::AcquireLoop::start(
+              core->executor(), std::move(params),
+              [sent, finished = std::move(finished)](std::exception_ptr error, bool acquired) {
+                *sent = sync::deciding_attempt_sent();  // set only while the loop completes
+                finished(error, acquired);
+              });
         },
-        [raw_ids, done](std::exception_ptr error, bool acquired) {
+        [core, name, raw_ids, lease, sent, done](std::exception_ptr error, bool acquired) {
           std::vector<std::string> ids;
           if (!error && acquired) {
-            for (const auto& raw : *raw_ids) ids.push_back(sync::permit_id_to_hex(raw));
+            const auto at = sent->value_or(sync::Clock::now());
+            for (const auto& raw : *raw_ids) {
+              watch_permit(*core, name, raw, lease, at);
+              ids.push_back(sync::permit_id_to_hex(raw));
+            }
           }
           done(error, std::move(ids));
         });
@@ -177,20 +225,29 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
 
 namespace {
 
-// Runs the single-id release step; `done(error, released)`.
+// What a single-id release found.
+enum class PermitRelease { released, unknown, lost };
+
+// Runs the single-id release step; `done(error, outcome)` (outcome unused with an error).
 void release_one(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                 const std::string& raw, std::function<void(std::exception_ptr, bool)> done) {
+                 const std::string& raw,
+                 std::function<void(std::exception_ptr, PermitRelease)> done) {
   asio::post(core->io(), [core, name, raw, done = std::move(done)] {
     const std::string what = "releasing a permit of " + describe_pes(*core, name);
-    core->executor().eval(pes_script<lua::permit_expirable_semaphore_release>(), pes_keys(name),
-                          pes_args(*core, {raw}),
-                          [done, what](std::exception_ptr error, net::Reply reply) {
-                            if (!error && reply.is_error()) error = net::server_error(reply, what);
-                            // Not resent after a lost reply: a resend could not tell its own
-                            // release from an expired lease. The error says it may have run.
-                            error = sync::note_may_have_run(error, what);
-                            done(error, !error && reply.integer == 1);
-                          });
+    core->executor().eval(
+        pes_script<lua::permit_expirable_semaphore_release>(), pes_keys(name),
+        pes_args(*core, {raw}),
+        [core, name, raw, done, what](std::exception_ptr error, net::Reply reply) {
+          if (!error && reply.is_error()) error = net::server_error(reply, what);
+          // Not resent after a lost reply: a resend could not tell its own release from an
+          // expired lease. The error says it may have run (the deadline stays watched).
+          error = sync::note_may_have_run(error, what);
+          if (error) return done(error, PermitRelease::unknown);
+          const bool released = reply.integer == 1;
+          const bool lost = settle_permit(*core, name, raw, released);
+          done(nullptr, released ? PermitRelease::released
+                                 : (lost ? PermitRelease::lost : PermitRelease::unknown));
+        });
   });
 }
 
@@ -199,10 +256,14 @@ void release_one(const std::shared_ptr<ClientCore>& core, const std::string& nam
 void start_permit_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
                           const std::string& id, std::function<void(std::exception_ptr)> done) {
   const std::string raw = sync::permit_id_from_hex(id, name);  // InvalidArgument: thrown here
-  release_one(core, name, raw, [core, name, id, done](std::exception_ptr error, bool released) {
-    if (!error && !released) error = unknown_permit(id, *core, name);
-    done(error);
-  });
+  release_one(core, name, raw,
+              [core, name, id, done](std::exception_ptr error, PermitRelease outcome) {
+                if (!error && outcome == PermitRelease::lost) error = lost_permit(id, *core, name);
+                if (!error && outcome == PermitRelease::unknown) {
+                  error = unknown_permit(id, *core, name);
+                }
+                done(error);
+              });
 }
 
 }  // namespace detail
@@ -246,13 +307,22 @@ std::vector<std::string> PermitExpirableSemaphore::try_acquire_for(std::int64_t 
 }
 
 void PermitExpirableSemaphore::release(const std::string& id) {
-  if (!try_release(id)) std::rethrow_exception(unknown_permit(id, *core_, name_));
+  const std::string raw = sync::permit_id_from_hex(id, name_);
+  const auto outcome = core_->call<detail::PermitRelease>(
+      [&](auto done) { detail::release_one(core_, name_, raw, done); });
+  if (outcome == detail::PermitRelease::lost) {
+    std::rethrow_exception(lost_permit(id, *core_, name_));
+  }
+  if (outcome == detail::PermitRelease::unknown) {
+    std::rethrow_exception(unknown_permit(id, *core_, name_));
+  }
 }
 
 bool PermitExpirableSemaphore::try_release(const std::string& id) {
   const std::string raw = sync::permit_id_from_hex(id, name_);
-  return core_->call<bool>(
-      [&](auto done) { detail::release_one(core_, name_, raw, done); });
+  return core_->call<detail::PermitRelease>([&](auto done) {
+           detail::release_one(core_, name_, raw, done);
+         }) == detail::PermitRelease::released;
 }
 
 void PermitExpirableSemaphore::release(const std::vector<std::string>& ids) {
@@ -268,36 +338,68 @@ void PermitExpirableSemaphore::release(const std::vector<std::string>& ids) {
     raws.push_back(std::move(raw));
   }
   const std::string what = "releasing permits of " + describe_pes(*core_, name_);
-  net::Reply reply;
+  // The reply and, for a refused release, whether its first bad id was reported lost.
+  using Answer = std::pair<net::Reply, bool>;
+  Answer answer;
   try {
-    reply = run_script(
-        core_, pes_script<lua::permit_expirable_semaphore_release_many>(), pes_keys(name_),
-        [&raws](const detail::ClientCore& core) {
-          auto args = pes_args(core);
-          args.insert(args.end(), raws.begin(), raws.end());
-          return args;
-        },
-        what);
+    answer = core_->call<Answer>([&](auto done) {
+      auto args = pes_args(*core_);
+      args.insert(args.end(), raws.begin(), raws.end());
+      core_->executor().eval(
+          pes_script<lua::permit_expirable_semaphore_release_many>(), pes_keys(name_),
+          std::move(args),
+          [core = core_, name = name_, raws, what, done](std::exception_ptr error,
+                                                         net::Reply reply) {
+            if (!error && reply.is_error()) error = net::server_error(reply, what);
+            if (error) return done(error, Answer{});
+            bool lost = false;
+            if (reply.integer >= 0) {  // all released
+              for (const auto& raw : raws) settle_permit(*core, name, raw, true);
+            } else {  // none released; the first bad one is not held
+              const auto bad = static_cast<std::size_t>(-reply.integer) - 1;
+              if (bad < raws.size()) lost = settle_permit(*core, name, raws[bad], false);
+            }
+            done(nullptr, Answer{std::move(reply), lost});
+          });
+    });
   } catch (const Error&) {
     std::rethrow_exception(sync::note_may_have_run(std::current_exception(), what));
   }
+  const net::Reply& reply = answer.first;
   if (reply.integer < 0) {
     const auto bad = static_cast<std::size_t>(-reply.integer) - 1;
     const std::string& id = bad < ids.size() ? ids[bad] : ids.front();
-    throw UnknownPermitError("redisync: permit " + id + " of " + describe_pes(*core_, name_) +
-                             " is not held (never issued, already released, or its lease "
-                             "expired); none of the " + std::to_string(ids.size()) +
-                             " permits was released");
+    throw UnknownPermitError(
+        "redisync: permit " + id + " of " + describe_pes(*core_, name_) +
+        (answer.second ? " was lost: its lease ended before this release (the lost-lock "
+                         "handler was told)"
+                       : " is not held (never issued, already released, or its lease expired)") +
+        "; none of the " + std::to_string(ids.size()) + " permits was released");
   }
 }
 
 bool PermitExpirableSemaphore::update_lease(const std::string& id, Duration lease) {
   check_lease(name_, lease);
   const std::string raw = sync::permit_id_from_hex(id, name_);
-  return run_script(core_, pes_script<lua::permit_expirable_semaphore_update_lease>(), pes_keys(name_),
-                    [&](const detail::ClientCore& c) { return pes_args(c, {raw, lease_arg(lease)}); },
-                    "updating a lease of " + describe_pes(*core_, name_))
-             .integer == 1;
+  const std::string what = "updating a lease of " + describe_pes(*core_, name_);
+  return core_->call<bool>([&](auto done) {
+    const auto sent = sync::Clock::now();  // the new deadline counts from the server's now
+    core_->executor().eval(
+        pes_script<lua::permit_expirable_semaphore_update_lease>(), pes_keys(name_),
+        pes_args(*core_, {raw, lease_arg(lease)}),
+        [core = core_, name = name_, raw, lease, sent, what, done](std::exception_ptr error,
+                                                                  net::Reply reply) {
+          if (!error && reply.is_error()) error = net::server_error(reply, what);
+          if (error) return done(error, false);  // may have run: the old deadline stays
+          const bool held = reply.integer == 1;
+          if (held) {
+            watch_permit(*core, name, raw, lease, sent);  // the new lease's deadline
+          } else {
+            settle_permit(*core, name, raw, false);
+          }
+          done(nullptr, held);
+        });
+  });
 }
 
 Duration PermitExpirableSemaphore::remaining_lease(const std::string& id) {

@@ -2,6 +2,7 @@
 #include "redisync/read_write_lock.h"
 
 #include "lua/scripts.h"
+#include "lua/with_preludes.h"
 #include "sync/identity.h"
 #include "sync/lock_kind.h"
 
@@ -76,8 +77,13 @@ class ReadKind final : public RwKind {
     start_rw_loop(
         core, name, owner, deadline,
         detail::script_attempt(
-            core, lua::rwlock_read_acquire, {name, marker_prefix(name, field)},
-            detail::fixed_args({std::to_string(effective_lease.count()), field, field + ":write"}),
+            core, lua::with_publish_guard(lua::rwlock_read_acquire),
+            {name, marker_prefix(name, field)},
+            detail::publish_guarded_args(
+                *core,
+                detail::fixed_args(
+                    {std::to_string(effective_lease.count()), field, field + ":write"}),
+                rwlock_channel(name)),
             describe(*core, name), nullptr,
             detail::release_undo(core, shared_from_this(), name, owner, effective_lease)),
         std::move(done));
@@ -111,9 +117,12 @@ class WriteKind final : public RwKind {
     const std::string what = describe(*core, name);
     start_rw_loop(
         core, name, owner, deadline,
-        detail::script_attempt(core, lua::rwlock_write_acquire, {name},
-                               detail::fixed_args({std::to_string(effective_lease.count()),
-                                                   reader + ":write", reader}),
+        detail::script_attempt(core, lua::with_publish_guard(lua::rwlock_write_acquire), {name},
+                               detail::publish_guarded_args(
+                                   *core,
+                                   detail::fixed_args({std::to_string(effective_lease.count()),
+                                                       reader + ":write", reader}),
+                                   rwlock_channel(name)),
                                what,
                                [what, owner](const net::Reply& reply) {
                                  if (reply.is_string() && reply.str == "upgrade") {

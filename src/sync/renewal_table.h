@@ -24,6 +24,10 @@ using Clock = std::chrono::steady_clock;
 enum class RenewalKind {
   hash_field,   ///< §3.2: the owner field exists in the hash -> reset the hash's expiry
   rwlock_read,  ///< §5.7: a reader field of a read-write lock -> its markers 1..v and the hash
+  /// A PermitExpirableSemaphore permit's lease (key TAG(N):timeout, field its 16 raw id
+  /// bytes; reported as the semaphore's name and the hex id). Never renewed: only its local
+  /// deadline is watched (Watchdog::watch).
+  permit_lease,
 };
 
 /// One renewal registration: a lock hash and the owner field that holds it.

@@ -93,7 +93,9 @@ void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std:
           params.attempt = [core, name, permits, what, record,
                             record_ttl](sync::AcquireLoop::AttemptDone cb) {
             core->executor().eval(
-                lua::semaphore_try_acquire, {name, record}, {std::to_string(permits), record_ttl},
+                lua::with_publish_guard(lua::semaphore_try_acquire), {name, record},
+                lua::publish_guard_args({std::to_string(permits), record_ttl},
+                                        core->publish_command(), sync::semaphore_channel(name)),
                 [cb, what](std::exception_ptr error, net::Reply reply) {
                   if (!error && reply.is_error()) error = net::server_error(reply, what);
                   if (error) return cb(std::move(error), {});

@@ -12,6 +12,7 @@
 #include "redis_option.h"
 #include "status_rate_limiter.h"
 #include "status_report.h"
+#include "server_numbers.h"
 
 namespace redisync::cli {
 namespace {
@@ -241,3 +242,41 @@ TEST(CliStatusRateLimiterTest, WindowCountsLiveGrantsAndReturnsExpiredOnes) {
 
 }  // namespace
 }  // namespace redisync::cli
+
+// Issue 17 review: the CLI read server values with std::stoll / std::stod, which took " 5"
+// and "12abc" for numbers and "nan" / "inf" for scores (a cast with undefined behaviour).
+TEST(ServerNumbers, IntegersAreReadStrictly) {
+  using redisync::cli::integer_text;
+  EXPECT_EQ(integer_text("42"), 42);
+  EXPECT_EQ(integer_text("-7"), -7);
+  for (const char* bad : {"", " 5", "5 ", "+5", "12abc", "0x10", "1e3", "99999999999999999999"}) {
+    EXPECT_FALSE(integer_text(bad).has_value()) << "'" << bad << "'";
+  }
+}
+
+TEST(ServerNumbers, ScoresTakeWholeFiniteDoublesOnly) {
+  using redisync::cli::score_text;
+  EXPECT_EQ(score_text("1700000000000"), 1700000000000LL);
+  EXPECT_EQ(score_text("1.7e12"), 1700000000000LL);
+  EXPECT_EQ(score_text("922337203685477"), 922337203685477LL);
+  for (const char* bad : {"nan", "inf", "-inf", "1e300", " 1.5", "1.5x", "", "0x1p3"}) {
+    EXPECT_FALSE(score_text(bad).has_value()) << "'" << bad << "'";
+  }
+}
+
+TEST(ServerNumbers, StoredIntegerNamesTheKeyAndTheValue) {
+  redisync::Reply nil;
+  EXPECT_EQ(redisync::cli::stored_integer(nil, "k"), 0);
+  redisync::Reply text;
+  text.kind = redisync::Reply::Kind::string;
+  text.str = "12";
+  EXPECT_EQ(redisync::cli::stored_integer(text, "k"), 12);
+  text.str = " 12abc";
+  try {
+    (void)redisync::cli::stored_integer(text, "the demo counter 'c'");
+    ADD_FAILURE() << "accepted ' 12abc'";
+  } catch (const redisync::cli::CliError& e) {
+    EXPECT_NE(std::string(e.what()).find("the demo counter 'c' holds ' 12abc'"), std::string::npos)
+        << e.what();
+  }
+}

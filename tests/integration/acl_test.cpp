@@ -56,14 +56,18 @@ void fails_naming(const std::string& what, const std::string& needle, F f) {
 
 TEST(AclUsers, NoChannelRightsReleaseRefusesBeforeDeletingTheLock) {
   RedisServer server;
-  redisync::Client client(as_user(server, "nochan", {"~*", "resetchannels", "+@all"}));
+  // The acquire now refuses a user without the right (NoChannelRightsAcquireRefusesBeforeWriting):
+  // the right is taken away while the lock is held, as an operator might.
+  redisync::Client client(as_user(server, "nochan", {"~*", "&*", "+@all"}));
   auto check = [&](const std::string& label, auto& lock) {
     lock.lock(30s);
+    ASSERT_EQ(server.command({"ACL", "SETUSER", "nochan", "resetchannels"}).as_string(), "OK");
     fails_naming(label, "NOPERM", [&] { lock.unlock_checked(); });
     EXPECT_TRUE(exists(server, lock.name())) << label << ": the release deleted before failing";
     fails_naming(label + " force", "NOPERM", [&] { lock.force_unlock(); });
     EXPECT_TRUE(exists(server, lock.name())) << label << ": force release deleted before failing";
     server.command({"DEL", lock.name()});
+    ASSERT_EQ(server.command({"ACL", "SETUSER", "nochan", "&*"}).as_string(), "OK");
   };
   auto lock = client.lock(unique_name("lock:"));
   check("lock", lock);
@@ -78,6 +82,7 @@ TEST(AclUsers, NoChannelRightsReleaseRefusesBeforeDeletingTheLock) {
   check("read", read);
 
   // The spin lock needs no pub/sub: it works.
+  ASSERT_EQ(server.command({"ACL", "SETUSER", "nochan", "resetchannels"}).as_string(), "OK");
   auto spin = client.spin_lock(unique_name("spin:"));
   spin.lock(30s);
   EXPECT_EQ(spin.release().outcome, redisync::ReleaseOutcome::released);
@@ -170,12 +175,14 @@ TEST(AclUsers, ReadOnlyUserFailsCleanlyAndWritesNothing) {
   redisync::Client client(
       as_user(server, "reader", {"~*", "&*", "+@read", "+@connection", "+eval", "+evalsha",
                                  "+script"}));
+  // No PUBLISH either (not a @read command): the acquire's publish check refuses first
+  // (NoChannelRightsAcquireRefusesBeforeWriting); before it, the first write failed.
   auto lock = client.lock(unique_name("lock:"));
-  fails_naming("lock", "can't run this command", [&] { (void)lock.try_lock(); });
+  fails_naming("lock", "NOPERM", [&] { (void)lock.try_lock(); });
   auto fair = client.fair_lock(unique_name("fair:"));
-  fails_naming("fair", "can't run this command", [&] { (void)fair.try_lock_for(200ms); });
+  fails_naming("fair", "NOPERM", [&] { (void)fair.try_lock_for(200ms); });
   auto rw = client.read_write_lock(unique_name("rw:"));
-  fails_naming("read", "can't run this command", [&] { (void)rw.try_lock_shared(); });
+  fails_naming("read", "NOPERM", [&] { (void)rw.try_lock_shared(); });
   auto sem = client.semaphore(unique_name("sem:"));
   fails_naming("semaphore", "NOPERM", [&] { sem.release(); });
   EXPECT_EQ(server.command({"DBSIZE"}).as_integer(), 0);
@@ -207,4 +214,64 @@ TEST(AclUsers, FairReleaseAllowedOnlyItsOwnChannelDeletesThenFailsToWakeTheHead)
   server.command({"DEL", name});  // let the waiter in
   ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
   EXPECT_TRUE(waiting.get());
+}
+
+// Issue 17 item 4, the acquire side: a user who may write but not publish got the lock (or the
+// permits), and only its release failed; the lock then stayed taken until its lease ended and
+// its waiters were never woken. Every acquire whose release publishes now checks the right
+// to publish on the channel that release uses, before anything is written, and refuses naming
+// the command and the channel. The spin lock, whose release does not publish, still works.
+TEST(AclUsers, NoChannelRightsAcquireRefusesBeforeWriting) {
+  RedisServer server;
+  redisync::Client client(as_user(server, "nochan", {"~*", "resetchannels", "+@all"}));
+  const long long keys_before = server.command({"DBSIZE"}).as_integer();
+  auto refused = [&](const std::string& label, const std::string& channel, auto f) {
+    fails_naming(label, "NOPERM", f);
+    fails_naming(label, "PUBLISH", f);
+    fails_naming(label, channel, f);
+    EXPECT_EQ(server.command({"DBSIZE"}).as_integer(), keys_before) << label << ": wrote";
+  };
+  const std::string lock_name = unique_name("lock:");
+  auto lock = client.lock(lock_name);
+  const std::string lock_channel = "redisson_lock__channel:{" + lock_name + "}";
+  refused("lock try_lock", lock_channel, [&] { (void)lock.try_lock(); });
+  refused("lock lock(lease)", lock_channel, [&] { lock.lock(30s); });
+  refused("lock async", lock_channel, [&] {
+    lock.async_try_lock(redisync::Client::new_owner_id(), 0ms, 30s, asio::use_future).get();
+  });
+  auto nr = client.non_reentrant_lock(unique_name("nr:"));
+  refused("non-reentrant lock", "redisson_lock__channel:{" + nr.name() + "}",
+          [&] { (void)nr.try_lock(); });
+  auto fenced = client.fenced_lock(unique_name("fenced:"));
+  refused("fenced", "redisson_lock__channel:{" + fenced.name() + "}",
+          [&] { (void)fenced.try_lock(); });
+  auto fair = client.fair_lock(unique_name("fair:"));
+  refused("fair", "redisson_lock__channel:{" + fair.name() + "}:" + client.id(),
+          [&] { (void)fair.try_lock(); });
+  auto rw = client.read_write_lock(unique_name("rw:"));
+  auto write = rw.write_lock();
+  refused("write", "redisson_rwlock:{" + rw.name() + "}", [&] { (void)write.try_lock(); });
+  auto read = rw.read_lock();
+  refused("read", "redisson_rwlock:{" + rw.name() + "}", [&] { (void)read.try_lock(); });
+
+  // Semaphores: permits there to take; the count stays.
+  auto sem = client.semaphore(unique_name("sem:"));
+  server.command({"SET", sem.name(), "2"});
+  const long long with_sem = server.command({"DBSIZE"}).as_integer();
+  fails_naming("semaphore", "NOPERM", [&] { (void)sem.try_acquire(); });
+  fails_naming("semaphore", "redisson_sc:{" + sem.name() + "}", [&] { (void)sem.try_acquire(); });
+  EXPECT_EQ(server.command({"GET", sem.name()}).as_string(), "2");
+  EXPECT_EQ(server.command({"DBSIZE"}).as_integer(), with_sem) << "semaphore: wrote";
+  auto pes = client.permit_expirable_semaphore(unique_name("pes:"));
+  server.command({"SET", pes.name(), "2"});
+  const long long with_pes = server.command({"DBSIZE"}).as_integer();
+  fails_naming("pes", "NOPERM", [&] { (void)pes.try_acquire(); });
+  fails_naming("pes", "redisson_sc:{" + pes.name() + "}", [&] { (void)pes.try_acquire_for(0ms, 10s); });
+  EXPECT_EQ(server.command({"GET", pes.name()}).as_string(), "2");
+  EXPECT_EQ(server.command({"DBSIZE"}).as_integer(), with_pes) << "pes: wrote";
+
+  // The spin lock needs no pub/sub: it works.
+  auto spin = client.spin_lock(unique_name("spin:"));
+  ASSERT_TRUE(spin.try_lock());
+  EXPECT_EQ(spin.release().outcome, redisync::ReleaseOutcome::released);
 }

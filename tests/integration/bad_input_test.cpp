@@ -283,7 +283,12 @@ TEST(BadInput, MissingPasswordIsAnAuthError) {
     lock.lock();
     FAIL() << "expected AuthError";
   } catch (const redisync::AuthError& e) {
-    EXPECT_NE(std::string(e.what()).find("NOAUTH"), std::string::npos) << e.what();
+    // NOAUTH, or the protocol error Redis answers an unauthenticated request of more than 10
+    // arguments with (the acquire step with its publish guard arguments: executor.cpp).
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find("NOAUTH") != std::string::npos ||
+                what.find("unauthenticated") != std::string::npos)
+        << what;
   }
   EXPECT_THROW(client.execute({"PING"}), redisync::AuthError);
   EXPECT_TRUE(wait_until([&] { return no_channels(server); }, 5s));

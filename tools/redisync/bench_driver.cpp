@@ -18,6 +18,7 @@
 #include "redisync/lock.h"
 #include "redisync/read_write_lock.h"
 #include "redisync/spin_lock.h"
+#include "server_numbers.h"
 
 #ifndef REDISYNC_VERSION
 #define REDISYNC_VERSION "unknown"
@@ -59,7 +60,7 @@ void validate(const BenchDriverOptions& o) {
 // overlap between holders shows up as a lost increment.
 void increment_counter(Client& client, const std::string& key) {
   const Reply current = client.execute({"GET", key});
-  const long long value = current.is_nil() ? 0 : std::stoll(current.str);
+  const long long value = stored_integer(current, "the bench counter '" + key + "'");
   client.execute({"SET", key, std::to_string(value + 1)});
 }
 

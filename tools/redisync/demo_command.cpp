@@ -23,6 +23,7 @@
 #include "progress.h"
 #include "redis_option.h"
 #include "redisync/client.h"
+#include "server_numbers.h"
 
 namespace redisync::cli {
 namespace {
@@ -90,7 +91,7 @@ class WorkerSet {
 
 long long read_counter(Client& client, const DemoKeys& keys) {
   const Reply r = client.execute({"GET", keys.counter});
-  return r.is_nil() ? 0 : std::stoll(r.str);
+  return stored_integer(r, "the demo counter '" + keys.counter + "'");
 }
 
 // When to kill, counted from the start: midway, but early enough that the lock can recover

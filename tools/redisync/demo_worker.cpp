@@ -16,6 +16,7 @@
 #include "redisync/fenced_lock.h"
 #include "redisync/lock.h"
 #include "redisync/read_write_lock.h"
+#include "server_numbers.h"
 
 namespace redisync::cli {
 namespace {
@@ -67,7 +68,7 @@ class DemoWorker {
       s.t1 = monotonic_ns();
       const Reply values = client_.execute({"MGET", keys_.counter, keys_.victim});
       const long long counter =
-          values.elements.at(0).is_nil() ? 0 : std::stoll(values.elements[0].str);
+          stored_integer(values.elements.at(0), "the demo counter '" + keys_.counter + "'");
       const std::string& victim = values.elements.at(1).str;
       if (victim == kAnyVictim || victim == std::to_string(o_.worker_id)) stall_inside();
       std::this_thread::sleep_for(std::chrono::microseconds(work_us(rng_)));

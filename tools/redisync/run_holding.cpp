@@ -13,6 +13,7 @@
 #include "redisync/multi_lock.h"
 #include "redisync/permit_expirable_semaphore.h"
 #include "redisync/read_write_lock.h"
+#include "server_numbers.h"
 
 namespace redisync::cli {
 namespace {
@@ -216,13 +217,9 @@ class SemaphoreHolding : public Holding {
     std::string value;
   };
   static bool parse_integer(const std::string& text, long long* out) {
-    try {
-      std::size_t used = 0;
-      *out = std::stoll(text, &used);
-      return used == text.size();
-    } catch (const std::exception&) {
-      return false;
-    }
+    const auto value = integer_text(text);  // strict: no " 5", "+5" or "5abc"
+    if (value) *out = *value;
+    return value.has_value();
   }
   std::string permit_id() const {
     std::lock_guard guard(id_->mutex);

@@ -9,6 +9,7 @@
 #include "redis_option.h"
 #include "redisync/errors.h"
 #include "status_rate_limiter.h"
+#include "server_numbers.h"
 
 namespace redisync::cli {
 namespace {
@@ -16,22 +17,13 @@ namespace {
 // Redisson's "never expires" permit score (docs/wire-format.md §8).
 constexpr long long kNoExpiryScore = 922337203685477LL;
 
-std::optional<long long> to_integer(const std::string& text) {
-  long long value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
-}
+std::optional<long long> to_integer(const std::string& text) { return integer_text(text); }
 
-// Sorted-set scores come back as text and may be written as doubles ("1.7e12").
+// Sorted-set scores come back as text and may be written as doubles ("1.7e12"); read
+// strictly (server_numbers.h: no "nan", "inf" or trailing text).
 std::optional<long long> score_of(const Reply& reply) {
   if (!reply.is_string()) return std::nullopt;
-  if (auto exact = to_integer(reply.str)) return exact;
-  try {
-    return static_cast<long long>(std::stod(reply.str));
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  return score_text(reply.str);
 }
 
 long long epoch_ms_now() {

@@ -1,0 +1,73 @@
+// Issue 17 item 8 (review): the permit-expirable semaphore's scripts read the count N with
+// Lua's tonumber, which takes "0x10", " 5" and "1e3" for numbers, so a step went on and wrote
+// (reclaimed an expired permit, i.e. removed it from the set) before Redis's INCRBY refused
+// the value: a partial write, and an error that did not say what was wrong. Every step now
+// refuses a count that is not a whole decimal integer before anything is written, naming it,
+// as sync/counts.h does for the counts the client reads.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "redisync/redisync.h"
+#include "support/redis_server.h"
+#include "support/test_config.h"
+#include "support/test_util.h"
+
+using namespace std::chrono_literals;
+using redisync::test::RedisServer;
+using redisync::test::config_for;
+using redisync::test::unique_name;
+
+TEST(PermitStrictCount, MalformedCountIsRefusedBeforeAnyWrite) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  auto pes = client.permit_expirable_semaphore(unique_name("pes:"));
+  const std::string zset = "{" + pes.name() + "}:timeout";
+  const std::string expired(16, 'x');  // waits to be reclaimed: the first write of most steps
+  const std::string held_hex(32, 'a');
+  const std::string held(16, '\xaa');
+  const std::vector<std::pair<std::string, std::function<void()>>> steps{
+      {"try_acquire", [&] { (void)pes.try_acquire(); }},
+      {"try_acquire_for", [&] { (void)pes.try_acquire_for(50ms, 10s); }},
+      {"update_lease", [&] { (void)pes.update_lease(held_hex, 10s); }},
+      {"remaining_lease", [&] { (void)pes.remaining_lease(held_hex); }},
+      {"set_permits", [&] { pes.set_permits(5); }},
+      {"add_permits", [&] { pes.add_permits(1); }},
+      {"add_permits negative", [&] { pes.add_permits(-1); }},
+      {"release", [&] { pes.release(held_hex); }},
+      {"release several", [&] { pes.release(std::vector<std::string>{held_hex}); }},
+      {"available_permits", [&] { (void)pes.available_permits(); }},
+  };
+  for (const std::string bad : {"0x10", " 5", "1e3", "5 ", "abc", "-", "99999999999999999999"}) {
+    for (const auto& [label, step] : steps) {
+      const std::string what = label + " with N = '" + bad + "'";
+      server.command({"SET", pes.name(), bad});
+      server.command({"DEL", zset});
+      server.command({"ZADD", zset, "1", expired});
+      server.command({"ZADD", zset, "922337203685477", held});
+      try {
+        step();
+        ADD_FAILURE() << what << ": accepted";
+      } catch (const redisync::ServerError& e) {
+        EXPECT_NE(std::string(e.what()).find("not a count"), std::string::npos)
+            << what << ": " << e.what();
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << what << ": not a ServerError: " << e.what();
+      }
+      EXPECT_EQ(server.command({"GET", pes.name()}).as_string(), bad) << what;
+      EXPECT_EQ(server.command({"ZCARD", zset}).as_integer(), 2) << what << ": set changed";
+      EXPECT_FALSE(server.command({"ZSCORE", zset, expired}).is_nil())
+          << what << ": reclaimed before failing";
+    }
+  }
+  // A well-formed count still works (and "-3" is one: counts may be negative).
+  server.command({"DEL", zset});
+  server.command({"SET", pes.name(), "-3"});
+  EXPECT_EQ(pes.available_permits(), -3);
+  pes.add_permits(4);
+  EXPECT_TRUE(pes.try_acquire().has_value());
+}
