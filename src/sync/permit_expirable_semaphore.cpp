@@ -10,6 +10,7 @@
 #include "sync/client_core.h"
 #include "sync/counts.h"
 #include "sync/identity.h"
+#include "sync/metrics_report.h"
 #include "sync/permit_expirable_semaphore_ids.h"
 #include "sync/recorded_step.h"
 #include "sync/semaphore_gate.h"
@@ -122,12 +123,14 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
   for (std::int64_t i = 0; i < permits; ++i) raw_ids->push_back(sync::random_permit_id());
   asio::post(core->io(), [core, name, raw_ids, lease, wait, done = std::move(done)]() mutable {
     const auto deadline = sync::deadline_after(wait);
+    // Measured from here (the wait includes the local gate's), with a Metrics hook.
+    auto meter = start_acquire_meter(*core, "permit expirable semaphore", name);
     auto gate = sync::SemaphoreGate::of(core.get(), "permit_expirable_semaphore:" + name,
                                         core->io());
     gate->enqueue(
         static_cast<std::int64_t>(raw_ids->size()), deadline,
-        [core, name, raw_ids, lease](std::optional<sync::Clock::time_point> until,
-                                     sync::SemaphoreGate::Done finished) {
+        [core, name, raw_ids, lease, probe = probe_of(meter)](
+            std::optional<sync::Clock::time_point> until, sync::SemaphoreGate::Done finished) {
           const std::string what = "acquiring " + describe_pes(*core, name);
           sync::AcquireLoop::Params params;
           params.channel = sync::semaphore_channel(name);
@@ -183,9 +186,14 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
           };
           params.retry_attempts = core->config().retry_attempts;
           params.retry_interval = core->config().retry_interval;
+          params.probe = probe;
           sync::AcquireLoop::start(core->executor(), std::move(params), std::move(finished));
         },
-        [raw_ids, done](std::exception_ptr error, bool acquired) {
+        [core, name, lease, meter, raw_ids, done](std::exception_ptr error, bool acquired) {
+          if (meter) {
+            metrics_acquired(meter, error, acquired, nullptr);
+            if (!error && acquired) metered_permits_taken(*core, name, *raw_ids, lease);
+          }
           std::vector<std::string> ids;
           if (!error && acquired) {
             for (const auto& raw : *raw_ids) ids.push_back(sync::permit_id_to_hex(raw));
@@ -202,15 +210,17 @@ void release_one(const std::shared_ptr<ClientCore>& core, const std::string& nam
                  const std::string& raw, std::function<void(std::exception_ptr, bool)> done) {
   asio::post(core->io(), [core, name, raw, done = std::move(done)] {
     const std::string what = "releasing a permit of " + describe_pes(*core, name);
-    core->executor().eval(pes_script<lua::permit_expirable_semaphore_release>(), pes_keys(name),
-                          pes_args(*core, {raw}),
-                          [done, what](std::exception_ptr error, net::Reply reply) {
-                            if (!error && reply.is_error()) error = net::server_error(reply, what);
-                            // Not resent after a lost reply: a resend could not tell its own
-                            // release from an expired lease. The error says it may have run.
-                            error = sync::note_may_have_run(error, what);
-                            done(error, !error && reply.integer == 1);
-                          });
+    core->executor().eval(
+        pes_script<lua::permit_expirable_semaphore_release>(), pes_keys(name),
+        pes_args(*core, {raw}),
+        [core, name, raw, done, what](std::exception_ptr error, net::Reply reply) {
+          if (!error && reply.is_error()) error = net::server_error(reply, what);
+          // Not resent after a lost reply: a resend could not tell its own
+          // release from an expired lease. The error says it may have run.
+          error = sync::note_may_have_run(error, what);
+          if (!error) metered_permit_released(*core, name, raw, reply.integer == 1);
+          done(error, !error && reply.integer == 1);
+        });
   });
 }
 
@@ -301,6 +311,14 @@ void PermitExpirableSemaphore::release(const std::vector<std::string>& ids) {
   } catch (const Error&) {
     std::rethrow_exception(sync::note_may_have_run(std::current_exception(), what));
   }
+  if (core_->config().metrics) {
+    // Released all (hold times), or none: the one not held is lost.
+    const auto bad = reply.integer < 0 ? static_cast<std::size_t>(-reply.integer) - 1 : raws.size();
+    asio::post(core_->io(), [core = core_, name = name_, raws, bad] {
+      if (bad < raws.size()) return detail::metered_permit_released(*core, name, raws[bad], false);
+      for (const auto& raw : raws) detail::metered_permit_released(*core, name, raw, true);
+    });
+  }
   if (reply.integer < 0) {
     const auto bad = static_cast<std::size_t>(-reply.integer) - 1;
     const std::string& id = bad < ids.size() ? ids[bad] : ids.front();
@@ -314,10 +332,20 @@ void PermitExpirableSemaphore::release(const std::vector<std::string>& ids) {
 bool PermitExpirableSemaphore::update_lease(const std::string& id, Duration lease) {
   check_lease(name_, lease);
   const std::string raw = sync::permit_id_from_hex(id, name_);
-  return run_script(core_, pes_script<lua::permit_expirable_semaphore_update_lease>(), pes_keys(name_),
-                    [&](const detail::ClientCore& c) { return pes_args(c, {raw, lease_arg(lease)}); },
-                    "updating a lease of " + describe_pes(*core_, name_))
-             .integer == 1;
+  const bool updated =
+      run_script(
+          core_, pes_script<lua::permit_expirable_semaphore_update_lease>(), pes_keys(name_),
+          [&](const detail::ClientCore& c) {
+            return pes_args(c, {raw, lease_arg(lease)});
+          },
+          "updating a lease of " + describe_pes(*core_, name_))
+          .integer == 1;
+  if (updated && core_->config().metrics) {  // the remembered permit's lease ends later
+    asio::post(core_->io(), [core = core_, name = name_, raw, lease] {
+      detail::metered_permit_lease(*core, name, raw, lease);
+    });
+  }
+  return updated;
 }
 
 Duration PermitExpirableSemaphore::remaining_lease(const std::string& id) {
