@@ -24,12 +24,16 @@ namespace redisync {
 
 /// Event counts. The label `kind` is the primitive's kind (below); `name` its Redis name.
 enum class Counter {
-  acquires,          ///< successful acquisitions (a reentrant re-acquire counts too)
+  acquires,          ///< successful acquisitions (a reentrant re-acquire counts too; for a
+                     ///< latch: a wait that saw it open)
   timeouts,          ///< acquisitions that gave up: the wait ran out (try_lock_for, 0 wait)
-  wake_ups,          ///< release messages that woke a waiter of this process
+  wake_ups,          ///< release messages that woke a waiter of this process (rate limiter:
+                     ///< a release() on the same Client that cut a wait short)
   renewals,          ///< lease renewals the watchdog confirmed (kind "watchdog")
   renewal_failures,  ///< renewal calls that failed (server unreachable, error reply)
-  lost_locks,        ///< holds the watchdog found lost (key gone, or lease ran out unrenewed)
+  lost_locks,        ///< holds the watchdog found lost (key gone, or lease ran out unrenewed);
+                     ///< kinds without the watchdog: a release that found the hold gone (a
+                     ///< permit whose lease ran out, a multi-lock with a member lost)
   subscriptions,     ///< SUBSCRIBE/SSUBSCRIBE sent for a channel (kind "channel")
 };
 
@@ -43,12 +47,15 @@ enum class Histogram {
 
 /// What an event is about.
 struct MetricLabels {
-  /// "lock", "fair_lock", "read_lock", "write_lock", "fenced_lock", "spin_lock", ...;
-  /// "watchdog" for renewals (the watchdog renews every kind in batches), "channel" for
-  /// subscriptions. Valid during the call only.
+  /// "lock", "fair_lock", "read_lock", "write_lock", "fenced_lock", "spin_lock",
+  /// "semaphore", "permit_expirable_semaphore", "count_down_latch", "rate_limiter",
+  /// "multi_lock", "red_lock" (README "Metrics" lists what each reports); "watchdog" for
+  /// renewals (the watchdog renews every kind in batches), "channel" for subscriptions.
+  /// Valid during the call only.
   std::string_view kind;
-  /// The lock's name (the watchdog's: the hash key; subscriptions: the channel). Sinks that
-  /// aggregate per kind ignore it (names can be unbounded). Valid during the call only.
+  /// The lock's name (a multi-lock's: "multi[a, b]"; the watchdog's: the hash key;
+  /// subscriptions: the channel). Sinks that aggregate per kind ignore it (names can be
+  /// unbounded). Valid during the call only.
   std::string_view name;
 };
 

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include <asio/executor_work_guard.hpp>
@@ -91,6 +92,13 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   /// The AcquireProbe of the acquisition being started (Metrics hook): set by run_acquire
   /// around the kind's start_loop, taken by the waiting loop it starts.
   std::shared_ptr<sync::AcquireProbe> pending_probe;
+  /// Permits of permit-expirable semaphores this Client took while a Metrics hook is set, by
+  /// semaphore name + '\0' + permit id: when each was taken (hold time) and when its lease
+  /// ends (entries past it are swept; sync/metrics_report.h).
+  struct MeteredPermit {
+    std::chrono::steady_clock::time_point since, ends;
+  };
+  std::unordered_map<std::string, MeteredPermit> metered_permits;
   /// "PUBLISH" or "SPUBLISH" (sharded cluster), for scripts that publish.
   const std::string& publish_command() const { return publish_command_; }
   /// Milliseconds a release record lives (docs/wire-format.md §1.8).

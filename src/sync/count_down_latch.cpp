@@ -8,6 +8,7 @@
 #include "sync/client_core.h"
 #include "sync/counts.h"
 #include "sync/identity.h"
+#include "sync/metrics_report.h"
 #include "sync/recorded_step.h"
 
 namespace redisync {
@@ -73,9 +74,13 @@ void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string
     // Reading the count is idempotent: connection errors and timeouts are simply retried.
     params.retry_attempts = core->config().retry_attempts;
     params.retry_interval = core->config().retry_interval;
+    // With a Metrics hook, a wait that sees the latch open counts as an acquisition.
+    auto meter = start_acquire_meter(*core, "count down latch", name);
+    params.probe = probe_of(meter);
     sync::AcquireLoop::start(
         core->executor(), std::move(params),
-        [core, channel, done = std::move(done)](std::exception_ptr error, bool opened) {
+        [core, channel, meter, done = std::move(done)](std::exception_ptr error, bool opened) {
+          metrics_acquired(meter, error, opened, nullptr);
           core->executor().subscriber().leave(channel);
           done(std::move(error), opened);
         });

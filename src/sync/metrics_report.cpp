@@ -45,4 +45,60 @@ void report_release(Metrics& sink, std::string_view kind, const std::string& nam
                seconds(sync::Clock::now() - since));
 }
 
+void report_lost(Metrics& sink, std::string_view kind, const std::string& name) {
+  sink.increment(MetricLabels{kind, name}, Counter::lost_locks, 1);
+}
+
+namespace {
+
+constexpr std::string_view kPermitKind = "permit_expirable_semaphore";
+constexpr std::size_t kSweepAbove = 4096;  // remembered permits before a sweep of ended leases
+
+std::string permit_key(const std::string& name, const std::string& raw_id) {
+  std::string key = name;
+  key += '\0';
+  key += raw_id;
+  return key;
+}
+
+sync::Clock::time_point lease_end(sync::Clock::time_point from, Duration lease) {
+  if (lease < Duration{0} || lease > max_duration) return sync::Clock::time_point::max();
+  return from + lease;
+}
+
+}  // namespace
+
+void metered_permits_taken(ClientCore& core, const std::string& name,
+                           const std::vector<std::string>& raw_ids, Duration lease) {
+  if (!core.config().metrics) return;
+  auto& permits = core.metered_permits;
+  const auto now = sync::Clock::now();
+  if (permits.size() > kSweepAbove) {
+    std::erase_if(permits, [now](const auto& entry) { return entry.second.ends < now; });
+  }
+  for (const auto& raw : raw_ids) {
+    permits[permit_key(name, raw)] = ClientCore::MeteredPermit{now, lease_end(now, lease)};
+  }
+}
+
+void metered_permit_lease(ClientCore& core, const std::string& name, const std::string& raw_id,
+                          Duration lease) {
+  auto it = core.metered_permits.find(permit_key(name, raw_id));
+  if (it != core.metered_permits.end()) it->second.ends = lease_end(sync::Clock::now(), lease);
+}
+
+void metered_permit_released(ClientCore& core, const std::string& name, const std::string& raw_id,
+                             bool held) {
+  if (!core.config().metrics) return;
+  auto it = core.metered_permits.find(permit_key(name, raw_id));
+  if (it == core.metered_permits.end()) return;
+  const auto since = it->second.since;
+  core.metered_permits.erase(it);
+  if (held) {
+    report_release(*core.config().metrics, kPermitKind, name, since);
+  } else {
+    report_lost(*core.config().metrics, kPermitKind, name);
+  }
+}
+
 }  // namespace redisync::detail

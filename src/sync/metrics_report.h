@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "redisync/metrics.h"
 #include "sync/acquire_loop.h"
@@ -38,6 +39,12 @@ inline std::shared_ptr<AcquireMeter> start_acquire_meter(const ClientCore& core,
                                                      std::make_shared<sync::AcquireProbe>()});
 }
 
+/// The probe an acquire loop fills for `meter` (AcquireLoop::Params::probe); nullptr without
+/// a hook.
+inline std::shared_ptr<sync::AcquireProbe> probe_of(const std::shared_ptr<AcquireMeter>& meter) {
+  return meter ? meter->probe : nullptr;
+}
+
 /// Reports the end of an acquisition: acquires, wait, attempts, wake-ups, handoff latency, or
 /// a timeout. `held`: the hold just counted (its first hold starts the hold time).
 void report_acquire(const AcquireMeter& meter, std::exception_ptr error, bool acquired,
@@ -54,5 +61,22 @@ inline void metrics_released(const ClientCore& core, std::string_view kind, cons
                              const Hold* hold) {
   if (core.config().metrics && hold) report_release(*core.config().metrics, kind, name, hold->since);
 }
+
+/// Reports a hold that its release found lost (a permit whose lease ran out, a multi-lock
+/// whose member was lost): lost_locks under the primitive's own kind.
+void report_lost(Metrics& sink, std::string_view kind, const std::string& name);
+
+/// Permit-expirable semaphores (their permits are held by id, with a lease), with a hook set.
+/// I/O thread. Remembers the permits (raw ids) an acquisition took and when their lease ends
+/// (lease < 0: never), sweeping remembered permits whose lease has ended.
+void metered_permits_taken(ClientCore& core, const std::string& name,
+                           const std::vector<std::string>& raw_ids, Duration lease);
+/// A remembered permit's lease was updated.
+void metered_permit_lease(ClientCore& core, const std::string& name, const std::string& raw_id,
+                          Duration lease);
+/// A release of the permit found it (`held`: hold time) or not (its lease ran out: lost).
+/// Permits this Client did not take, or took without a hook, report nothing.
+void metered_permit_released(ClientCore& core, const std::string& name, const std::string& raw_id,
+                             bool held);
 
 }  // namespace redisync::detail

@@ -103,13 +103,7 @@ MultiLock::MultiLock(std::vector<AnyLock> members, MultiLockOptions options,
   state_->policy = policy;
 }
 
-std::string MultiLock::name() const {
-  std::string out = "multi[";
-  for (std::size_t i = 0; i < state_->members.size(); ++i) {
-    out += (i ? ", " : "") + state_->members[i]->name();
-  }
-  return out + "]";
-}
+std::string MultiLock::name() const { return state_->name(); }
 
 std::size_t MultiLock::size() const { return state_->members.size(); }
 

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
+#include <optional>
 #include <random>
 
 #include "sync/client_core.h"
+#include "sync/metrics_report.h"
 
 namespace redisync::detail {
 
@@ -420,7 +422,11 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     {
       std::lock_guard lock(state_->mutex);
       state_->last = report;
-      if (acquired) state_->holds[owner_].push_back(acquired_);
+      if (acquired) {
+        auto& holds = state_->holds[owner_];
+        if (holds.empty()) state_->held_since[owner_] = Clock::now();
+        holds.push_back(acquired_);
+      }
     }
     after_ = [done = std::move(done_), report = std::move(report)] { done(nullptr, report); };
   }
@@ -456,12 +462,27 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   bool finished_ = false;
 };
 
+void run_multi_try(const std::shared_ptr<MultiLockState>& state, std::int64_t owner, Duration wait,
+                   Duration lease, AttemptDone done) {
+  std::make_shared<Attempt>(state, owner, wait, lease, std::move(done))->begin();
+}
+
+// A meter of one acquisition of the multi-lock as a whole (nullptr without a hook).
+std::shared_ptr<AcquireMeter> multi_meter(const MultiLockState& state) {
+  if (!state.metrics()) return nullptr;
+  return start_acquire_meter(*state.members.front()->core(), state.metrics_kind(), state.name());
+}
+
 // Blocking "lock" (docs/wire-format.md §6): tries with an internal wait until acquired.
 class LockLoop : public std::enable_shared_from_this<LockLoop> {
  public:
   LockLoop(std::shared_ptr<MultiLockState> state, std::int64_t owner, Duration lease,
-           std::function<void(std::exception_ptr)> done)
-      : state_(std::move(state)), owner_(owner), lease_(lease), done_(std::move(done)) {}
+           std::function<void(std::exception_ptr)> done, std::shared_ptr<sync::AcquireProbe> probe)
+      : state_(std::move(state)),
+        owner_(owner),
+        lease_(lease),
+        done_(std::move(done)),
+        probe_(std::move(probe)) {}
 
   void run() {
     const long long base = static_cast<long long>(state_->members.size()) * 1500;
@@ -470,15 +491,16 @@ class LockLoop : public std::enable_shared_from_this<LockLoop> {
     if (lease > 0)
       wait = lease <= base ? random_between(lease / 2, lease) : random_between(base, lease);
     auto self = shared_from_this();
-    start_multi_try(state_, owner_, Duration{std::max(wait, 1LL)}, lease_,
-                    [self](std::exception_ptr error, AttemptReport report) {
-                      if (error) return self->done_(error);
-                      if (report.acquired) return self->done_(nullptr);
-                      if (report.failed() > self->state_->policy.tolerated_failures) {
-                        return self->done_(std::make_exception_ptr(self->error(report)));
-                      }
-                      self->run();
-                    });
+    run_multi_try(state_, owner_, Duration{std::max(wait, 1LL)}, lease_,
+                  [self](std::exception_ptr error, AttemptReport report) {
+                    if (self->probe_) self->probe_->attempts += report.passes;
+                    if (error) return self->done_(error);
+                    if (report.acquired) return self->done_(nullptr);
+                    if (report.failed() > self->state_->policy.tolerated_failures) {
+                      return self->done_(std::make_exception_ptr(self->error(report)));
+                    }
+                    self->run();
+                  });
   }
 
  private:
@@ -496,6 +518,7 @@ class LockLoop : public std::enable_shared_from_this<LockLoop> {
   std::int64_t owner_;
   Duration lease_;
   std::function<void(std::exception_ptr)> done_;
+  std::shared_ptr<sync::AcquireProbe> probe_;  // counts walks, with a Metrics hook
 };
 
 // Collects the answers of several member operations; calls `finish` once, without its mutex.
@@ -574,34 +597,66 @@ std::string error_text(std::exception_ptr error) {
 
 }  // namespace
 
+std::string MultiLockState::name() const {
+  std::string out = "multi[";
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    out += (i ? ", " : "") + members[i]->name();
+  }
+  return out + "]";
+}
+
+Metrics* MultiLockState::metrics() const { return members.front()->core()->config().metrics.get(); }
+
 void start_multi_try(const std::shared_ptr<MultiLockState>& state, std::int64_t owner,
                      Duration wait, Duration lease, AttemptDone done) {
-  std::make_shared<Attempt>(state, owner, wait, lease, std::move(done))->begin();
+  if (auto meter = multi_meter(*state)) {
+    done = [meter, done = std::move(done)](std::exception_ptr error, AttemptReport report) {
+      meter->probe->attempts = static_cast<std::uint64_t>(report.passes);
+      metrics_acquired(meter, error, report.acquired, nullptr);
+      done(std::move(error), std::move(report));
+    };
+  }
+  run_multi_try(state, owner, wait, lease, std::move(done));
 }
 
 void start_multi_lock(const std::shared_ptr<MultiLockState>& state, std::int64_t owner,
                       Duration lease, std::function<void(std::exception_ptr)> done) {
-  std::make_shared<LockLoop>(state, owner, lease, std::move(done))->run();
+  auto meter = multi_meter(*state);
+  if (meter) {
+    done = [meter, done = std::move(done)](std::exception_ptr error) {
+      metrics_acquired(meter, error, !error, nullptr);
+      done(std::move(error));
+    };
+  }
+  std::make_shared<LockLoop>(state, owner, lease, std::move(done), probe_of(meter))->run();
 }
 
 void start_multi_unlock(const std::shared_ptr<MultiLockState>& state, std::int64_t owner,
                         std::function<void(ReleaseResult, std::exception_ptr)> done) {
   std::vector<std::size_t> subset;
+  std::optional<Clock::time_point> since;  // set when this release ends the outermost hold
   {
     std::lock_guard lock(state->mutex);
     auto it = state->holds.find(owner);
     if (it != state->holds.end() && !it->second.empty()) {
       subset = std::move(it->second.back());
       it->second.pop_back();
-      if (it->second.empty()) state->holds.erase(it);
+      if (it->second.empty()) {
+        state->holds.erase(it);
+        if (auto s = state->held_since.find(owner); s != state->held_since.end()) {
+          since = s->second;
+          state->held_since.erase(s);
+        }
+      }
     }
   }
   if (subset.empty()) {
     for (std::size_t i = 0; i < state->members.size(); ++i) subset.push_back(i);
   }
   const bool tolerant = state->policy.tolerant;
-  auto finish = [state, subset, tolerant, owner, done](std::vector<ReleaseOutcome>& outcomes,
-                                                       std::vector<std::exception_ptr>& errors) {
+  auto finish = [state, subset, tolerant, owner, since, done](
+                    std::vector<ReleaseOutcome>& outcomes,
+                    std::vector<std::exception_ptr>& errors) {
     std::string problems;
     bool all_released = true, any_still = false, any_lost = false, any_not_held = false;
     std::size_t considered = 0;
@@ -639,6 +694,13 @@ void start_multi_unlock(const std::shared_ptr<MultiLockState>& state, std::int64
       error = std::make_exception_ptr(NotOwnerError(what));
     } else if (!all_released && any_still) {
       result = {ReleaseOutcome::still_held, {}};
+    }
+    if (Metrics* sink = state->metrics(); sink && since) {
+      if (result.outcome == ReleaseOutcome::released) {
+        report_release(*sink, state->metrics_kind(), state->name(), *since);
+      } else if (result.outcome == ReleaseOutcome::lost) {
+        report_lost(*sink, state->metrics_kind(), state->name());
+      }
     }
     done(result, error);
   };

@@ -14,8 +14,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "redisync/metrics.h"
 #include "redisync/multi_lock.h"
 #include "sync/multi_lock_member.h"
 
@@ -32,7 +35,16 @@ struct MultiLockState {
   std::mutex mutex;  // guards what follows
   /// Per owner, the members each of its (reentrant) acquisitions took, newest last.
   std::map<std::int64_t, std::vector<std::vector<std::size_t>>> holds;
+  /// Per owner holding it, when its first (outermost) hold was taken: the hold time.
+  std::map<std::int64_t, std::chrono::steady_clock::time_point> held_since;
   AttemptReport last;
+
+  /// "multi[a, b]": the name errors and metrics give it.
+  std::string name() const;
+  /// The Metrics hook of the first member's Client (nullptr: none), and the kind it reports
+  /// under: "red_lock" (tolerant policy) or "multi_lock".
+  Metrics* metrics() const;
+  std::string_view metrics_kind() const { return policy.tolerant ? "red_lock" : "multi_lock"; }
 
   std::size_t required() const {
     return members.size() - static_cast<std::size_t>(policy.tolerated_failures);

@@ -11,6 +11,7 @@
 #include "sync/client_core.h"
 #include "sync/counts.h"
 #include "sync/identity.h"
+#include "sync/metrics_report.h"
 #include "sync/permit_expirable_semaphore_ids.h"
 #include "sync/recorded_step.h"
 #include "sync/semaphore_gate.h"
@@ -162,12 +163,14 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
   asio::post(core->io(), [core, name, raw_ids, lease, wait, sent,
                           done = std::move(done)]() mutable {
     const auto deadline = sync::deadline_after(wait);
+    // Measured from here (the wait includes the local gate's), with a Metrics hook.
+    auto meter = start_acquire_meter(*core, "permit expirable semaphore", name);
     auto gate = sync::SemaphoreGate::of(core.get(), "permit_expirable_semaphore:" + name,
                                         core->io());
     gate->enqueue(
         static_cast<std::int64_t>(raw_ids->size()), deadline,
-        [core, name, raw_ids, lease, sent](std::optional<sync::Clock::time_point> until,
-                                           sync::SemaphoreGate::Done finished) {
+        [core, name, raw_ids, lease, sent, probe = probe_of(meter)](
+            std::optional<sync::Clock::time_point> until, sync::SemaphoreGate::Done finished) {
           const std::string what = "acquiring " + describe_pes(*core, name);
           sync::AcquireLoop::Params params;
           params.channel = sync::semaphore_channel(name);
@@ -202,6 +205,7 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
           sync::check_by_acquire_record(core, params, record, record_ttl);
           params.retry_attempts = core->config().retry_attempts;
           params.retry_interval = core->config().retry_interval;
+          params.probe = probe;
           sync::AcquireLoop::start(
               core->executor(), std::move(params),
               [sent, finished = std::move(finished)](std::exception_ptr error, bool acquired) {
@@ -209,7 +213,11 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
                 finished(error, acquired);
               });
         },
-        [core, name, raw_ids, lease, sent, done](std::exception_ptr error, bool acquired) {
+        [core, name, raw_ids, lease, sent, meter, done](std::exception_ptr error, bool acquired) {
+          if (meter) {
+            metrics_acquired(meter, error, acquired, nullptr);
+            if (!error && acquired) metered_permits_taken(*core, name, *raw_ids, lease);
+          }
           std::vector<std::string> ids;
           if (!error && acquired) {
             const auto at = sent->value_or(sync::Clock::now());
@@ -244,6 +252,7 @@ void release_one(const std::shared_ptr<ClientCore>& core, const std::string& nam
           error = sync::note_may_have_run(error, what);
           if (error) return done(error, PermitRelease::unknown);
           const bool released = reply.integer == 1;
+          metered_permit_released(*core, name, raw, released);
           const bool lost = settle_permit(*core, name, raw, released);
           done(nullptr, released ? PermitRelease::released
                                  : (lost ? PermitRelease::lost : PermitRelease::unknown));
@@ -354,10 +363,16 @@ void PermitExpirableSemaphore::release(const std::vector<std::string>& ids) {
             if (error) return done(error, Answer{});
             bool lost = false;
             if (reply.integer >= 0) {  // all released
-              for (const auto& raw : raws) settle_permit(*core, name, raw, true);
+              for (const auto& raw : raws) {
+                detail::metered_permit_released(*core, name, raw, true);
+                settle_permit(*core, name, raw, true);
+              }
             } else {  // none released; the first bad one is not held
               const auto bad = static_cast<std::size_t>(-reply.integer) - 1;
-              if (bad < raws.size()) lost = settle_permit(*core, name, raws[bad], false);
+              if (bad < raws.size()) {
+                detail::metered_permit_released(*core, name, raws[bad], false);
+                lost = settle_permit(*core, name, raws[bad], false);
+              }
             }
             done(nullptr, Answer{std::move(reply), lost});
           });
@@ -394,6 +409,7 @@ bool PermitExpirableSemaphore::update_lease(const std::string& id, Duration leas
           const bool held = reply.integer == 1;
           if (held) {
             watch_permit(*core, name, raw, lease, sent);  // the new lease's deadline
+            detail::metered_permit_lease(*core, name, raw, lease);  // its hold ends later
           } else {
             settle_permit(*core, name, raw, false);
           }

@@ -15,6 +15,7 @@
 #include "sync/acquire_loop.h"  // deadline_after
 #include "sync/client_core.h"
 #include "sync/identity.h"
+#include "sync/metrics_report.h"
 #include "sync/permit_expirable_semaphore_ids.h"  // random_permit_id: 16 random bytes
 #include "sync/rate_limiter_plan.h"
 
@@ -109,7 +110,11 @@ class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
     if (sleeping_) Sleepers::instance().remove(sleeper_key_, this);
   }
 
+  /// Counts attempts and wake-ups (with a Metrics hook).
+  void set_probe(std::shared_ptr<sync::AcquireProbe> probe) { probe_ = std::move(probe); }
+
   void attempt() {
+    if (probe_) ++probe_->attempts;
     // A fresh grant id per attempt: a member of the window's sorted set per grant.
     core_->executor().eval(
         with_window<lua::rate_limiter_acquire>(), keys_, {permits_, sync::random_permit_id()},
@@ -156,6 +161,10 @@ class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
   // Cuts the current sleep short (a release() on this Client): the next attempt runs now.
   void wake() {
     if (!sleeping_) return;
+    if (probe_) {
+      ++probe_->wake_ups;
+      probe_->last_wake = sync::Clock::now();
+    }
     woken_ = true;
     timer_.cancel();
   }
@@ -173,6 +182,7 @@ class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
   Sleepers::Key sleeper_key_;
   bool sleeping_ = false;  // a sleep is under way (registered in Sleepers)
   bool woken_ = false;     // wake() cancelled it
+  std::shared_ptr<sync::AcquireProbe> probe_;
 };
 
 // Runs a script and hands its reply (error replies mapped) to `done`; I/O thread.
@@ -234,9 +244,17 @@ void start_rate_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
                         std::int64_t permits, Duration wait,
                         std::function<void(std::exception_ptr, bool)> done) {
   asio::post(core->io(), [core, name, permits, wait, done = std::move(done)]() mutable {
-    std::make_shared<RateAcquire>(core, name, permits, sync::deadline_after(wait),
-                                  std::move(done))
-        ->attempt();
+    auto meter = start_acquire_meter(*core, "rate limiter", name);
+    if (meter) {
+      done = [meter, done = std::move(done)](std::exception_ptr error, bool acquired) {
+        metrics_acquired(meter, error, acquired, nullptr);
+        done(std::move(error), acquired);
+      };
+    }
+    auto acquire = std::make_shared<RateAcquire>(core, name, permits, sync::deadline_after(wait),
+                                                 std::move(done));
+    acquire->set_probe(probe_of(meter));
+    acquire->attempt();
   });
 }
 

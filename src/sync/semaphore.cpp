@@ -10,6 +10,7 @@
 #include "sync/counts.h"
 #include "sync/durations.h"
 #include "sync/identity.h"
+#include "sync/metrics_report.h"
 #include "sync/recorded_step.h"
 #include "sync/semaphore_gate.h"
 
@@ -75,11 +76,19 @@ void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std:
   asio::post(core->io(), [core, name, permits, wait, done = std::move(done)]() mutable {
     if (permits == 0) return done(nullptr, true);  // acquire(0): no server call
     const auto deadline = sync::deadline_after(wait);
+    // Measured from here (the wait includes the local gate's), with a Metrics hook.
+    auto meter = start_acquire_meter(*core, "semaphore", name);
+    if (meter) {
+      done = [meter, done = std::move(done)](std::exception_ptr error, bool acquired) {
+        metrics_acquired(meter, error, acquired, nullptr);
+        done(std::move(error), acquired);
+      };
+    }
     auto gate = sync::SemaphoreGate::of(core.get(), "semaphore:" + name, core->io());
     gate->enqueue(
         permits, deadline,
-        [core, name, permits](std::optional<sync::Clock::time_point> until,
-                              sync::SemaphoreGate::Done finished) {
+        [core, name, permits, probe = probe_of(meter)](std::optional<sync::Clock::time_point> until,
+                                                       sync::SemaphoreGate::Done finished) {
           const std::string what = "acquiring " + describe_semaphore(*core, name);
           sync::AcquireLoop::Params params;
           params.channel = sync::semaphore_channel(name);
@@ -108,6 +117,7 @@ void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std:
           sync::check_by_acquire_record(core, params, record, record_ttl);
           params.retry_attempts = core->config().retry_attempts;
           params.retry_interval = core->config().retry_interval;
+          params.probe = probe;
           sync::AcquireLoop::start(core->executor(), std::move(params), std::move(finished));
         },
         std::move(done));

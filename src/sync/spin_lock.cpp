@@ -136,13 +136,20 @@ class SpinKind final : public detail::LockKind {
                   std::optional<sync::Clock::time_point> deadline,
                   detail::AcquireDone done) const override {
     // The acquire step of the reentrant lock (§2.2); the returned PTTL is not used to wait.
+    auto attempt = detail::script_attempt(
+        core, lua::lock_acquire, {name},
+        detail::fixed_args({std::to_string(effective_lease.count()), core->owner_field(owner)}),
+        describe(*core, name));
+    // With a Metrics hook, the acquisition's probe (run_acquire) counts the attempts.
+    if (auto probe = std::move(core->pending_probe)) {
+      attempt = [probe, attempt = std::move(attempt)](sync::AcquireLoop::AttemptDone cb) {
+        ++probe->attempts;
+        attempt(std::move(cb));
+      };
+    }
     sync::SpinLoop::start(
-        core->io(), deadline,
-        detail::script_attempt(
-            core, lua::lock_acquire, {name},
-            detail::fixed_args({std::to_string(effective_lease.count()), core->owner_field(owner)}),
-            describe(*core, name)),
-        sync::BackoffSequence(backoff_, random_seed()), std::move(done),
+        core->io(), deadline, std::move(attempt), sync::BackoffSequence(backoff_, random_seed()),
+        std::move(done),
         {detail::hold_count_check(core, shared_from_this(), name, owner),
          std::max(core->config().retry_attempts, 1), core->config().retry_interval});
   }

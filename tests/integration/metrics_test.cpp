@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "redisync/redisync.h"
+#include "support/recording_metrics.h"
 #include "support/redis_server.h"
 #include "support/test_config.h"
 #include "support/test_util.h"
@@ -17,49 +18,13 @@
 using namespace std::chrono_literals;
 using redisync::Counter;
 using redisync::Histogram;
+using redisync::test::RecordingMetrics;
 using redisync::test::RedisServer;
 using redisync::test::config_for;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
 
 namespace {
-
-// Records every event; thread-safe (calls come from the I/O thread and callers' threads).
-class RecordingMetrics : public redisync::Metrics {
- public:
-  void increment(const redisync::MetricLabels& l, Counter c, std::uint64_t n) noexcept override {
-    std::lock_guard guard(mutex_);
-    counters_[{std::string(l.kind), std::string(l.name), c}] += n;
-  }
-  void observe(const redisync::MetricLabels& l, Histogram h, double value) noexcept override {
-    std::lock_guard guard(mutex_);
-    observations_[{std::string(l.kind), std::string(l.name), h}].push_back(value);
-  }
-  std::uint64_t count(const std::string& kind, const std::string& name, Counter c) {
-    std::lock_guard guard(mutex_);
-    auto it = counters_.find({kind, name, c});
-    return it == counters_.end() ? 0 : it->second;
-  }
-  /// Summed over names.
-  std::uint64_t count(const std::string& kind, Counter c) {
-    std::lock_guard guard(mutex_);
-    std::uint64_t n = 0;
-    for (const auto& [key, value] : counters_) {
-      if (std::get<0>(key) == kind && std::get<2>(key) == c) n += value;
-    }
-    return n;
-  }
-  std::vector<double> values(const std::string& kind, const std::string& name, Histogram h) {
-    std::lock_guard guard(mutex_);
-    auto it = observations_.find({kind, name, h});
-    return it == observations_.end() ? std::vector<double>{} : it->second;
-  }
-
- private:
-  std::mutex mutex_;
-  std::map<std::tuple<std::string, std::string, Counter>, std::uint64_t> counters_;
-  std::map<std::tuple<std::string, std::string, Histogram>, std::vector<double>> observations_;
-};
 
 redisync::Config config_with_metrics(const RedisServer& server,
                                      const std::shared_ptr<RecordingMetrics>& metrics) {

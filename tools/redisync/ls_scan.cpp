@@ -7,6 +7,7 @@
 
 #include "json_writer.h"
 #include "redis_option.h"
+#include "status_rate_limiter.h"
 #include "unlock_kinds.h"
 
 namespace redisync::cli {
@@ -109,6 +110,32 @@ std::string type_of(Client& client, const std::string& key) {
   return client.execute({"TYPE", key}).str;
 }
 
+// A rate limiter's configuration and, for an overall one, the permits the next acquire could
+// take: the stored value does not count grants that left the window since the last acquire
+// (status_rate_limiter.cpp reads the window as the acquire step does).
+void describe_rate_limiter(Client& client, const Reply& hash, LsEntry& e) {
+  std::vector<std::pair<std::string, std::string>> fields;
+  for (std::size_t i = 0; i + 1 < hash.elements.size(); i += 2) {
+    fields.emplace_back(hash.elements[i].str, hash.elements[i + 1].str);
+  }
+  if (!is_rate_limiter(fields)) return;  // a configuration being written: no figures yet
+  StatusReport report;
+  report.name = e.name;
+  inspect_rate_limiter(client, fields, report);
+  const auto& status = *report.rate_limiter;
+  e.rate = status.rate;
+  e.interval_ms = status.interval_ms;
+  e.rate_type = status.type;
+  if (status.type == "overall" && status.windows.size() == 1) {
+    e.permits = status.windows.front().available;
+  }
+}
+
+// "3600s", "200ms".
+std::string interval_text(long long ms) {
+  return ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms";
+}
+
 std::optional<LsEntry> classify(Client& client, const std::string& name) {
   LsEntry e;
   e.name = name;
@@ -144,8 +171,7 @@ std::optional<LsEntry> classify(Client& client, const std::string& name) {
     if (rate_limiter) {
       e.kind = "rate-limiter";
       e.holders.clear();
-      const Reply value = client.execute({"GET", tag + ":value"});
-      if (auto v = integer_of(value.str); value.is_string() && v) e.permits = v;
+      describe_rate_limiter(client, all, e);
     } else if (!owners_only) {
       return std::nullopt;  // a user's hash
     } else if (!e.mode.empty()) {
@@ -235,6 +261,10 @@ std::string render_ls_text(const std::vector<LsEntry>& entries) {
     if (e.token) detail = "token " + *e.token;
     if (e.held) detail = std::to_string(*e.held) + " held";
     if (e.kind == "semaphore") detail = "or a latch's count";
+    if (e.rate && e.interval_ms) {
+      detail = "rate " + std::to_string(*e.rate) + "/" + interval_text(*e.interval_ms) + " " +
+               e.rate_type;
+    }
     const bool lockish = e.kind.find("lock") != std::string::npos;
     rows.push_back({e.kind, e.name, lockish ? holders : "-", lease_cell(e.lease_ms),
                     cell(e.waiters), cell(e.permits), detail});
@@ -275,6 +305,9 @@ std::string render_ls_json(const std::vector<LsEntry>& entries) {
     if (e.permits) w.field("permits", *e.permits);
     if (e.held) w.field("held", *e.held);
     if (e.token) w.field("token", *e.token);
+    if (e.rate) w.field("rate", *e.rate);
+    if (e.interval_ms) w.field("interval_ms", *e.interval_ms);
+    if (!e.rate_type.empty()) w.field("type", e.rate_type);
     w.end_object();
   }
   w.end_array();

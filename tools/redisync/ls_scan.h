@@ -25,6 +25,12 @@ struct LsEntry {
   std::optional<long long> permits;  ///< semaphores: available permits (or the count)
   std::optional<long long> held;     ///< expirable semaphore: permits held
   std::optional<std::string> token;  ///< fenced lock: the latest fencing token
+  /// Rate limiter: its configuration. `permits` is then what the next acquire could take
+  /// (expired grants counted back), for an overall limiter only: a per-client one has a
+  /// window per client (`redisync status NAME` lists them).
+  std::optional<long long> rate;
+  std::optional<long long> interval_ms;
+  std::string rate_type;  ///< "overall" or "per-client"
 };
 
 /// Scans every master for keys matching `pattern` (Redis glob; "*" for all) and returns the

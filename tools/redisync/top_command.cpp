@@ -66,7 +66,9 @@ CLI::App* add_top_command(CLI::App& app, TopOptions& o) {
       "A live view of `redisync ls PATTERN`, refreshed every --interval (default 1s): holders,\n"
       "queue, lease countdown, and CHANGES: how often the holder changed since top started\n"
       "(a '*' marks a change seen at the last refresh). Press q to quit (stdin in raw mode,\n"
-      "restored on exit and on SIGINT/SIGTERM/SIGHUP). Exit 0; 69 Redis unreachable.");
+      "restored on exit and on SIGINT/SIGTERM/SIGHUP). Needs a terminal on stdin and stdout\n"
+      "(for scripts: `redisync ls [--json]`). Exit 0; 64 bad arguments or no terminal; 69 Redis\n"
+      "unreachable, also when the server goes away while top runs.");
   add_redis_option(*top, o.redis_url);
   top->add_option("--interval", o.interval, "Refresh period (default 1s; at least 100ms)");
   top->add_option("--count", o.count, "SCAN COUNT hint per call (default 100)");
@@ -81,8 +83,21 @@ int top_command(const TopOptions& o) {
   if (interval < Duration{100}) {
     throw UsageError("--interval must be at least 100ms (got '" + o.interval + "')");
   }
+  const Config config = config_from_url(o.redis_url);
+  // A live screen needs a terminal both ways: one to redraw, one to read q from. Without,
+  // top would write escape codes into a file or pipe, or run until killed.
+  if (::isatty(1) == 0) {
+    throw UsageError(
+        "top: stdout is not a terminal (top redraws a screen; for scripts use "
+        "`redisync ls [--json]`)");
+  }
+  if (::isatty(0) == 0) {
+    throw UsageError(
+        "top: stdin is not a terminal (top quits on the q key; for scripts use "
+        "`redisync ls [--json]`)");
+  }
   SignalFd signals({SIGINT, SIGTERM, SIGHUP});  // before the Client's thread starts
-  Client client(config_from_url(o.redis_url));
+  Client client(config);
   RawTerminal raw;
   std::map<std::string, std::string> last_holders;
   std::map<std::string, long long> changes;
