@@ -147,4 +147,28 @@ AcquireAction AcquireFsm::settle_answered(Clock::time_point, std::optional<bool>
   return wait(Phase::settle_pause, AcquireAction::pause, s_.retry_interval);
 }
 
+AcquireAction AcquireFsm::grant_heard(Clock::time_point now, GrantNews news,
+                                      Duration grant_lease) {
+  if (phase_ == Phase::done || phase_ == Phase::idle) return {};
+  switch (news) {
+    case GrantNews::for_me:
+      // The release made us the holder: whatever we were doing (sleeping, an attempt in
+      // flight, a retry pause, settling an uncertain attempt) is moot. An attempt in flight
+      // that reaches the server after the grant takes the grant, it never counts a re-entry.
+      return finish(AcquireAction::succeed, AcquireAction::Error::none);
+    case GrantNews::for_other: {
+      if (phase_ != Phase::sleeping) return {};
+      // If the grantee is dead, the lock frees when the grant lease ends, and nobody
+      // announces that: be there soon after.
+      Duration bound = grant_lease + Duration{grant_lease.count() / 10 + 1};
+      if (s_.deadline) bound = std::min(bound, std::chrono::ceil<Duration>(*s_.deadline - now));
+      return wait(Phase::sleeping, AcquireAction::sleep, std::max(bound, Duration{0}));
+    }
+    case GrantNews::maybe_stale:
+      if (phase_ != Phase::sleeping) return {};  // an attempt in flight or due will tell
+      return next_attempt();
+  }
+  return {};
+}
+
 }  // namespace redisync::sync

@@ -63,6 +63,15 @@ NextStep decide_next_step(const AttemptResult& result, Clock::time_point now,
                           std::optional<Clock::time_point> deadline, bool subscribed,
                           bool wakeup_pending);
 
+/// A grant message on the lock's grant channel, as it concerns one waiting acquisition
+/// (sync/grant.h decides which).
+enum class GrantNews {
+  for_me,       ///< the lock was granted to this acquisition: it holds it
+  for_other,    ///< granted to someone else: if that one is dead, the lock frees by itself
+                ///< after the grant lease, with no message; sleep no longer than that
+  maybe_stale,  ///< names this acquisition's owner but may be an earlier grant's: attempt
+};
+
 class AcquireFsm {
  public:
   struct Settings {
@@ -90,10 +99,15 @@ class AcquireFsm {
   AcquireAction timer_fired(Clock::time_point now);
   /// The settle step answered: whether the attempt acquired, or nullopt when it could not tell.
   AcquireAction settle_answered(Clock::time_point now, std::optional<bool> acquired);
+  /// A grant message concerning this acquisition (grant mode). `grant_lease`: the lease a
+  /// grant starts with.
+  AcquireAction grant_heard(Clock::time_point now, GrantNews news, Duration grant_lease);
 
   bool done() const { return phase_ == Phase::done; }
   /// True once a subscription failed: the loop polls instead of waiting for messages.
   bool polling() const { return polling_; }
+  /// True while asleep on the channel (until a message or the bound).
+  bool sleeping() const { return phase_ == Phase::sleeping; }
 
  private:
   enum class Phase { idle, attempting, subscribing, sleeping, pausing, settling, settle_pause,

@@ -10,6 +10,7 @@ namespace redisync::sync {
 
 namespace {
 thread_local std::optional<Clock::time_point> deciding_sent;  // see deciding_attempt_sent()
+thread_local bool deciding_by_grant = false;                   // see deciding_grant()
 }  // namespace
 
 std::optional<Clock::time_point> deadline_after(Duration wait) {
@@ -88,6 +89,11 @@ void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
   // attempt runs is seen here as a wake-up to take. A failed first attempt can then go
   // straight to sleep, instead of subscribing and asking the server once more.
   loop->channel_ = executor.subscriber().join_if_subscribed(loop->params_.channel);
+  if (auto& g = loop->params_.grant) {
+    // Listed first, then subscribed: no attempt registers before both hold (registration_arg).
+    g->listed = g->registry->add(g->channel, g->field, loop.get());
+    if (g->listed) g->joined = executor.subscriber().join(g->channel, g->registry->policy());
+  }
   loop->apply(loop->fsm_.start());
 }
 
@@ -200,6 +206,21 @@ void AcquireLoop::wake() {
   apply(fsm_.woken(Clock::now()));
 }
 
+void AcquireLoop::grant_news(GrantNews news, const std::string& rest) {
+  if (finished_) return;
+  auto action = fsm_.grant_heard(Clock::now(), news, params_.grant->grant_lease);
+  if (action.kind == AcquireAction::none) return;
+  if (action.kind != AcquireAction::sleep) {
+    timer_.cancel();
+    if (channel_) channel_->cancel(this);
+  }
+  if (news == GrantNews::for_me) {
+    by_grant_ = true;
+    if (params_.grant->on_grant) params_.grant->on_grant(rest);
+  }
+  apply(action);
+}
+
 void AcquireLoop::leave_channel() {
   if (!channel_) return;
   channel_->cancel(this);
@@ -212,12 +233,33 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   finished_ = true;
   timer_.cancel();
   leave_channel();
+  auto sent = attempt_sent_;
+  if (auto& g = params_.grant; g && g->listed) {
+    // A give-up's step (the kind's on_give_up, sent already) answers the registry later.
+    if (acquired) {
+      g->registry->acquired(g->channel, g->field, !by_grant_ && g->took_grant);
+    } else {
+      g->registry->giving_up(g->channel, g->field);
+    }
+    // A grant came after the first registering attempt was sent: the hold's lease on the
+    // server counts from no earlier than that.
+    if (by_grant_ && g->first_registered) sent = *g->first_registered;
+  }
+  if (params_.grant && params_.grant->joined) {
+    executor_.subscriber().leave(params_.grant->joined);
+    params_.grant->joined.reset();
+  }
   auto done = std::move(done_);
   auto keep = std::move(self_);  // released when this function returns
   // Visible to the completion only (I/O thread), restored however it ends.
-  const DecidingAttempt deciding(attempt_sent_);
+  const DecidingAttempt deciding(sent);
+  const bool earlier_grant = deciding_by_grant;
+  deciding_by_grant = acquired && by_grant_;
   done(error, acquired);
+  deciding_by_grant = earlier_grant;
 }
+
+bool deciding_grant() { return deciding_by_grant; }
 
 std::optional<Clock::time_point> deciding_attempt_sent() { return deciding_sent; }
 
