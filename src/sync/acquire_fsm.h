@@ -100,8 +100,13 @@ class AcquireFsm {
   /// The settle step answered: whether the attempt acquired, or nullopt when it could not tell.
   AcquireAction settle_answered(Clock::time_point now, std::optional<bool> acquired);
   /// A grant message concerning this acquisition (grant mode). `grant_lease`: the lease a
-  /// grant starts with.
-  AcquireAction grant_heard(Clock::time_point now, GrantNews news, Duration grant_lease);
+  /// grant starts with. `registered_sent`: send time of the last attempt that answered (and
+  /// so registered, or refreshed the registration): the grant came after it, so the granted
+  /// hold lasts on the server at least until registered_sent + grant_lease. A grant for me is
+  /// taken at once only while at least a third of that is left (time for the extension to
+  /// land); otherwise the acquisition attempts, which takes the grant with the normal lease.
+  AcquireAction grant_heard(Clock::time_point now, GrantNews news, Duration grant_lease,
+                            std::optional<Clock::time_point> registered_sent);
 
   bool done() const { return phase_ == Phase::done; }
   /// True once a subscription failed: the loop polls instead of waiting for messages.
@@ -116,6 +121,7 @@ class AcquireFsm {
   AcquireAction give_up(AcquireAction::Error error);
   AcquireAction finish(AcquireAction::Kind kind, AcquireAction::Error error);
   AcquireAction wait(Phase phase, AcquireAction::Kind kind, Duration bound);
+  AcquireAction sleep_from(Clock::time_point now, Duration bound);
   bool past_deadline(Clock::time_point now) const { return s_.deadline && now >= *s_.deadline; }
 
   Settings s_;
@@ -123,6 +129,7 @@ class AcquireFsm {
   int failures_ = 0;                // retryable errors in a row
   bool uncertain_ = false;          // the last failed attempt may have run on the server
   bool polling_ = false;
+  std::optional<Clock::time_point> sleep_end_;  // when the current sleep's bound ends
   int settle_tries_left_ = 0;
   AcquireAction::Error settle_error_ = AcquireAction::Error::none;  // reported if settled "no"
 };

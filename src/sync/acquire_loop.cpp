@@ -158,6 +158,7 @@ void AcquireLoop::send(AcquireAction::Kind kind) {
       self->last_error_ = error;
       return self->apply(self->fsm_.attempt_failed(now, classify(error)));
     }
+    self->answered_sent_ = self->attempt_sent_;
     auto& ch = self->channel_;
     const bool subscribed = ch && ch->subscribed() && !self->subscribing_;
     const bool wakeup = subscribed && ch->take_wakeup();
@@ -208,7 +209,9 @@ void AcquireLoop::wake() {
 
 void AcquireLoop::grant_news(GrantNews news, const std::string& rest) {
   if (finished_) return;
-  auto action = fsm_.grant_heard(Clock::now(), news, params_.grant->grant_lease);
+  auto action =
+      fsm_.grant_heard(Clock::now(), news, params_.grant->grant_lease, answered_sent_);
+  if (news == GrantNews::for_me) grant_heard_ = true;
   if (action.kind == AcquireAction::none) return;
   if (action.kind != AcquireAction::sleep) {
     timer_.cancel();
@@ -237,13 +240,13 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   if (auto& g = params_.grant; g && g->listed) {
     // A give-up's step (the kind's on_give_up, sent already) answers the registry later.
     if (acquired) {
-      g->registry->acquired(g->channel, g->field, !by_grant_ && g->took_grant);
+      g->registry->acquired(g->channel, g->field, !by_grant_ && !grant_heard_ && g->took_grant);
     } else {
       g->registry->giving_up(g->channel, g->field);
     }
-    // A grant came after the first registering attempt was sent: the hold's lease on the
-    // server counts from no earlier than that.
-    if (by_grant_ && g->first_registered) sent = *g->first_registered;
+    // The grant came after the last answered attempt ran: the grant lease on the server
+    // counts from no earlier than that attempt's send time.
+    if (by_grant_ && answered_sent_) sent = *answered_sent_;
   }
   if (params_.grant && params_.grant->joined) {
     executor_.subscriber().leave(params_.grant->joined);

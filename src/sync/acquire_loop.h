@@ -126,6 +126,8 @@ class AcquireLoop : public net::Waiter,
   bool subscribing_ = false;
   bool finished_ = false;
   bool by_grant_ = false;  // completed by a grant message
+  bool grant_heard_ = false;  // a grant message for this acquisition was consumed
+  std::optional<Clock::time_point> answered_sent_;  // send time of the last answered attempt
   std::exception_ptr last_error_;     // the last attempt's error, if it failed
   Clock::time_point attempt_sent_{};  // send time of the last attempt (not of a recheck)
   std::uint64_t round_ = 0;  // invalidates timer callbacks of earlier sleeps

@@ -107,7 +107,6 @@ void GrantRegistry::on_message(const std::string& channel, const std::string& pa
 std::string GrantLink::registration_arg(std::optional<Clock::time_point> deadline) {
   if (!listed || !joined || !joined->subscribed()) return "0";
   const auto now = Clock::now();
-  if (!first_registered) first_registered = now;
   Duration period = kGrantRegistration;
   if (deadline) {
     period = std::min(period, std::chrono::ceil<Duration>(*deadline - now));
@@ -117,7 +116,9 @@ std::string GrantLink::registration_arg(std::optional<Clock::time_point> deadlin
 
 long long GrantLink::cap_wait(long long ttl_ms) const {
   if (!listed) return ttl_ms;
-  const long long refresh = kGrantRegistration.count() / 2;
+  // Refreshed every third of the grant lease: a grant is then taken at once (the granted
+  // hold's lease is known to last long enough, AcquireFsm::grant_heard).
+  const long long refresh = std::max<long long>(grant_lease.count() / 3, 1);
   return ttl_ms < 0 ? refresh : std::min(ttl_ms, refresh);
 }
 

@@ -33,7 +33,7 @@
 namespace redisync::sync {
 
 /// How long one registration lives when not refreshed (a waiter refreshes it with every
-/// attempt and attempts at least every half of it while registered).
+/// attempt, and attempts at least every third of the grant lease while registered).
 inline constexpr Duration kGrantRegistration{10000};
 
 /// "redisync_lock_grant:TAG(N)": the registrations (sorted set, member = owner field,
@@ -100,14 +100,11 @@ struct GrantLink {
   GrantRegistry* registry = nullptr;
   std::shared_ptr<net::Channel> joined;  ///< the grant channel, joined by the loop
   bool listed = false;                   ///< in the registry
-  /// Send time of the first attempt that registered: before any grant to this acquisition.
-  std::optional<Clock::time_point> first_registered;
   bool took_grant = false;  ///< the attempt that acquired took a grant (reply -3)
   /// Runs with what a grant message carries after the field (FencedLock: reads the token).
   std::function<void(const std::string&)> on_grant;
 
-  /// The registration argument of the next attempt (ms; "0": do not register), and notes
-  /// the first registering attempt.
+  /// The registration argument of the next attempt (ms; "0": do not register).
   std::string registration_arg(std::optional<Clock::time_point> deadline);
   /// A failed attempt's wait bound, capped so the registration is refreshed in time.
   long long cap_wait(long long ttl_ms) const;

@@ -1,6 +1,7 @@
 #include "sync/lock_kind.h"
 
 #include <asio/post.hpp>
+#include <asio/steady_timer.hpp>
 #include <algorithm>
 #include <charconv>
 #include <iostream>
@@ -302,36 +303,55 @@ void HashLockKind::force_step(const std::shared_ptr<ClientCore>& core, const std
 
 namespace {
 
-// Sets the granted hold's normal lease (the watchdog renewal step, one key), pipelined: the
-// waiting lock() has returned already. Renewed: the hold's local deadline counts the normal
-// lease (renewed by the watchdog, or fixed) from the extension's send time. Gone (the grant
-// lease ended first): the hold is lost. An error leaves the grant lease's local deadline,
-// which reports the hold lost unless the release comes first.
+// Sets the granted hold's normal lease (the watchdog renewal step, one key). Sent when a
+// third of the grant lease has passed since `registered` (the send time of the last attempt
+// before the grant), or at once when that is past: a hold released sooner (a short section)
+// never needs it, which keeps a tight loop at two scripts per section. Until it answers, the
+// hold's local deadline is the grant lease from `registered`. Renewed: the hold's local
+// deadline counts the normal lease (renewed by the watchdog, or fixed) from the extension's
+// send time. Gone (the grant lease ended first): the hold is lost. An error leaves the grant
+// lease's local deadline, which reports the hold lost unless the release comes first.
 void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref, Duration lease,
-                  bool watchdog, std::uint64_t grant_id) {
-  const auto sent = sync::Clock::now();
-  core->executor().eval(
-      lua::lock_renew, {ref.renewal.key}, {std::to_string(lease.count()), ref.field},
-      [core, ref, lease, watchdog, grant_id, sent](std::exception_ptr error, net::Reply reply) {
-        auto it = core->holds().find({ref.hold_key, ref.owner});
-        if (it == core->holds().end() || it->second.lost || it->second.grant_id != grant_id) {
-          return;  // released (or lost) meanwhile
-        }
-        if (error || !reply.is_array() || reply.elements.empty()) return;
-        if (reply.elements[0].integer == 1) {
-          core->watchdog().remove(ref.renewal);
-          if (watchdog) {
-            core->watchdog().add(ref.renewal, ref.report, sent);
-          } else {
-            core->watchdog().watch(ref.renewal, ref.report, lease, sent);
+                  bool watchdog, std::uint64_t grant_id, sync::Clock::time_point registered) {
+  std::weak_ptr<ClientCore> weak = core;
+  auto send = [weak, ref, lease, watchdog, grant_id] {
+    auto live = weak.lock();
+    if (!live) return;
+    auto held = live->holds().find({ref.hold_key, ref.owner});
+    if (held == live->holds().end() || held->second.lost || held->second.grant_id != grant_id) {
+      return;  // released (or lost) already
+    }
+    const auto sent = sync::Clock::now();
+    live->executor().eval(
+        lua::lock_renew, {ref.renewal.key}, {std::to_string(lease.count()), ref.field},
+        [core = live, ref, lease, watchdog, grant_id, sent](std::exception_ptr error,
+                                                            net::Reply reply) {
+          auto it = core->holds().find({ref.hold_key, ref.owner});
+          if (it == core->holds().end() || it->second.lost || it->second.grant_id != grant_id) {
+            return;  // released (or lost) meanwhile
           }
-          return;
-        }
-        core->watchdog().forget(ref.renewal);
-        core->report_lost(ref.hold_key, ref.owner,
-                          "granted, but the grant lease ended before the hold was extended");
-      },
-      net::Retry::always);
+          if (error || !reply.is_array() || reply.elements.empty()) return;
+          if (reply.elements[0].integer == 1) {
+            core->watchdog().remove(ref.renewal);
+            if (watchdog) {
+              core->watchdog().add(ref.renewal, ref.report, sent);
+            } else {
+              core->watchdog().watch(ref.renewal, ref.report, lease, sent);
+            }
+            return;
+          }
+          core->watchdog().forget(ref.renewal);
+          core->report_lost(ref.hold_key, ref.owner,
+                            "granted, but the grant lease ended before the hold was extended");
+        },
+        net::Retry::always);
+  };
+  const auto due = registered + core->config().grant_lease / 3;
+  if (due <= sync::Clock::now()) return send();
+  auto timer = std::make_shared<asio::steady_timer>(core->io(), due);
+  timer->async_wait([timer, send](std::error_code ec) {
+    if (!ec) send();
+  });
 }
 
 }  // namespace
@@ -430,7 +450,7 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
           // our extension lands; until it answers, that is the local deadline.
           core->watchdog().watch(ref.renewal, ref.report, core->config().grant_lease, sent);
           hold.grant_id = core->next_grant_id();
-          extend_grant(core, ref, effective, watchdog, hold.grant_id);
+          extend_grant(core, ref, effective, watchdog, hold.grant_id, sent);
         } else if (watchdog) {
           core->watchdog().add(ref.renewal, ref.report, sent);
         } else {

@@ -70,9 +70,11 @@ struct Counts : redisync::Metrics {
 TEST(GrantTest, ReleaseGrantsTheLockToARegisteredWaiter) {
   RedisServer server;
   auto counts = std::make_shared<Counts>();
-  auto waiter_cfg = grant_config(server);
+  // A long grant lease: the waiter refreshes its registration every third of it, so within
+  // this test it attempts exactly twice (before and after subscribing) and never again.
+  auto waiter_cfg = grant_config(server, 60000ms);
   waiter_cfg.metrics = counts;
-  redisync::Client holder(grant_config(server)), waiter(waiter_cfg);
+  redisync::Client holder(grant_config(server, 60000ms)), waiter(waiter_cfg);
   const auto name = unique_name("grant:");
   auto held = holder.lock(name);
   held.lock();
@@ -85,8 +87,8 @@ TEST(GrantTest, ReleaseGrantsTheLockToARegisteredWaiter) {
     if (got) {
       auto r = server.command({"HGET", name, waiter_field});
       in_hash = r.is_nil() ? "" : r.as_string();
-      // The extension to the normal lease (the watchdog's) lands soon after.
-      wait_until([&] { return server.command({"PTTL", name}).as_integer() > 2000; }, 5s);
+      // The extension to the normal lease (the watchdog's 30 s) is sent after a third of the
+      // grant lease (20 s): before it, the hold has the grant lease.
     }
     const long long pttl = server.command({"PTTL", name}).as_integer();
     if (got) lock.unlock();
@@ -99,13 +101,42 @@ TEST(GrantTest, ReleaseGrantsTheLockToARegisteredWaiter) {
   auto [got, in_hash, pttl] = done.get();
   EXPECT_TRUE(got);
   EXPECT_EQ(in_hash, "1");
-  EXPECT_GT(pttl, 2000);  // extended from the grant lease to the watchdog lease
+  EXPECT_GT(pttl, 30000);  // the grant lease (60 s), not yet extended
   // No attempt after the registering one, and no wake-up: the grant completed the wait.
   std::lock_guard g(counts->m);
   ASSERT_EQ(counts->attempts.size(), 1u);
   EXPECT_EQ(counts->attempts[0], 2.0);
   EXPECT_EQ(counts->wake_ups, 0);
   EXPECT_EQ(server.command({"EXISTS", grant_key(name)}).as_integer(), 0);
+}
+
+TEST(GrantTest, AGrantedHoldIsExtendedToItsLeaseAndNotReportedLost) {
+  RedisServer server;
+  redisync::Client holder(grant_config(server, 300ms)), waiter(grant_config(server, 300ms));
+  std::atomic<int> lost{0};
+  waiter.on_lock_lost([&](const redisync::LockLostEvent&) { ++lost; });
+  const auto name = unique_name("grant:");
+  auto held = holder.lock(name);
+  held.lock();
+  std::string waiter_field;
+  auto done = std::async(std::launch::async, [&] {
+    auto lock = waiter.lock(name);
+    waiter_field = field_of(waiter);
+    const bool got = lock.try_lock_for(20s, 20s);  // fixed lease 20 s
+    // Extended from the 300 ms grant lease to 20 s, then still ours after several grant leases.
+    const bool extended =
+        got && wait_until([&] { return server.command({"PTTL", name}).as_integer() > 5000; }, 5s);
+    std::this_thread::sleep_for(1s);
+    const bool still = got && lock.is_held_by_current_thread();
+    if (got) lock.unlock_checked();
+    return got && extended && still;
+  });
+  ASSERT_TRUE(wait_until([&] { return !waiter_field.empty(); }, 5s));
+  ASSERT_TRUE(registered(server, name, waiter_field));
+  held.unlock();
+  ASSERT_EQ(done.wait_for(15s), std::future_status::ready);
+  EXPECT_TRUE(done.get());
+  EXPECT_EQ(lost.load(), 0);
 }
 
 TEST(GrantTest, WakeModeNeitherRegistersNorGrants) {

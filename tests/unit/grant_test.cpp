@@ -57,14 +57,14 @@ const std::string ch = "redisync_grant__channel:{n}";
 
 TEST(GrantFsm, AGrantForMeCompletesASleepingWaiter) {
   auto fsm = asleep();
-  EXPECT_EQ(fsm.grant_heard(t0 + 1ms, GrantNews::for_me, kGrantLease).kind, Kind::succeed);
+  EXPECT_EQ(fsm.grant_heard(t0 + 1ms, GrantNews::for_me, kGrantLease, t0).kind, Kind::succeed);
   EXPECT_TRUE(fsm.done());
 }
 
 TEST(GrantFsm, AGrantForMeWinsOverAnAttemptInFlight) {
   AcquireFsm fsm = asleep();
   EXPECT_EQ(fsm.woken(t0).kind, Kind::attempt);  // a wake-up sent an attempt
-  EXPECT_EQ(fsm.grant_heard(t0, GrantNews::for_me, kGrantLease).kind, Kind::succeed);
+  EXPECT_EQ(fsm.grant_heard(t0, GrantNews::for_me, kGrantLease, t0).kind, Kind::succeed);
   // The attempt's late reply changes nothing.
   EXPECT_EQ(fsm.attempt_answered(t0, kHeld, true, false).kind, Kind::none);
 }
@@ -73,34 +73,52 @@ TEST(GrantFsm, AGrantAfterTheWaitEndedIsIgnored) {
   AcquireFsm fsm(settings(10ms));
   EXPECT_EQ(fsm.start().kind, Kind::attempt);
   EXPECT_EQ(fsm.attempt_answered(t0 + 20ms, kHeld, true, false).kind, Kind::fail);
-  EXPECT_EQ(fsm.grant_heard(t0 + 21ms, GrantNews::for_me, kGrantLease).kind, Kind::none);
+  EXPECT_EQ(fsm.grant_heard(t0 + 21ms, GrantNews::for_me, kGrantLease, t0).kind, Kind::none);
 }
 
 TEST(GrantFsm, AGrantToAnotherRearmsTheSleepToAboutTheGrantLease) {
   auto fsm = asleep();
-  const auto a = fsm.grant_heard(t0, GrantNews::for_other, kGrantLease);
+  const auto a = fsm.grant_heard(t0, GrantNews::for_other, kGrantLease, t0);
   EXPECT_EQ(a.kind, Kind::sleep);
   EXPECT_GE(a.bound, kGrantLease);
   EXPECT_LE(a.bound, kGrantLease + kGrantLease / 5);
   EXPECT_FALSE(fsm.done());
-  // ... bounded by the waiter's own deadline.
+  // ... never later than the sleep was to end (a stream of grants to others must not keep
+  // a waiter from ever attempting).
+  EXPECT_EQ(fsm.grant_heard(t0 + 10ms, GrantNews::for_other, kGrantLease, t0).kind, Kind::none);
   auto short_wait = asleep(settings(500ms));
-  EXPECT_EQ(short_wait.grant_heard(t0 + 100ms, GrantNews::for_other, kGrantLease).bound, 400ms);
+  EXPECT_EQ(short_wait.grant_heard(t0 + 100ms, GrantNews::for_other, kGrantLease, t0).kind,
+            Kind::none);
+}
+
+TEST(GrantFsm, AGrantForMeTooLongAfterTheRegistrationIsTakenByAnAttempt) {
+  // Only registered_sent + grant lease is known of the granted hold's lease: with less than a
+  // third of it left, the waiter attempts (the attempt takes the grant with the full lease).
+  auto fsm = asleep();
+  EXPECT_EQ(fsm.grant_heard(t0 + 1400ms, GrantNews::for_me, kGrantLease, t0).kind, Kind::attempt);
+  EXPECT_FALSE(fsm.done());
+  // While that attempt is in flight, another message changes nothing.
+  EXPECT_EQ(fsm.grant_heard(t0 + 1400ms, GrantNews::for_me, kGrantLease, t0).kind, Kind::none);
+  EXPECT_EQ(fsm.attempt_answered(t0 + 1401ms, {true, 0}, true, false).kind, Kind::succeed);
+  // Never registered: the same.
+  auto unregistered = asleep();
+  EXPECT_EQ(unregistered.grant_heard(t0, GrantNews::for_me, kGrantLease, std::nullopt).kind,
+            Kind::attempt);
 }
 
 TEST(GrantFsm, AGrantToAnotherLeavesAnAttemptInFlightAlone) {
   AcquireFsm fsm = asleep();
   EXPECT_EQ(fsm.woken(t0).kind, Kind::attempt);
-  EXPECT_EQ(fsm.grant_heard(t0, GrantNews::for_other, kGrantLease).kind, Kind::none);
+  EXPECT_EQ(fsm.grant_heard(t0, GrantNews::for_other, kGrantLease, t0).kind, Kind::none);
   EXPECT_EQ(fsm.attempt_answered(t0, kHeld, true, false).kind, Kind::sleep);
 }
 
 TEST(GrantFsm, AMaybeStaleGrantMakesASleeperAttempt) {
   auto fsm = asleep();
-  EXPECT_EQ(fsm.grant_heard(t0, GrantNews::maybe_stale, kGrantLease).kind, Kind::attempt);
+  EXPECT_EQ(fsm.grant_heard(t0, GrantNews::maybe_stale, kGrantLease, t0).kind, Kind::attempt);
   EXPECT_FALSE(fsm.done());
   // While an attempt is in flight, that attempt tells.
-  EXPECT_EQ(fsm.grant_heard(t0, GrantNews::maybe_stale, kGrantLease).kind, Kind::none);
+  EXPECT_EQ(fsm.grant_heard(t0, GrantNews::maybe_stale, kGrantLease, t0).kind, Kind::none);
 }
 
 TEST(GrantRoute, Decisions) {
