@@ -66,6 +66,10 @@ AcquireAction AcquireFsm::attempt_answered(Clock::time_point now, AttemptResult 
   if (phase_ != Phase::attempting) return {};
   failures_ = 0;
   if (result.acquired) return finish(AcquireAction::succeed, AcquireAction::Error::none);
+  if (grant_pending_ && !past_deadline(now)) {
+    grant_pending_ = false;  // the attempt ran before the grant: the next one takes it
+    return next_attempt();
+  }
   if (polling_) {
     if (past_deadline(now)) return finish(AcquireAction::fail, AcquireAction::Error::none);
     Duration bound = s_.poll_interval;
@@ -167,6 +171,7 @@ AcquireAction AcquireFsm::grant_heard(Clock::time_point now, GrantNews news,
       }
       // Too little of the grant lease is known to be left: ask (the attempt takes it).
       if (phase_ == Phase::sleeping || phase_ == Phase::pausing) return next_attempt();
+      if (phase_ == Phase::attempting) grant_pending_ = true;
       return {};
     case GrantNews::for_other: {
       if (phase_ != Phase::sleeping) return {};
@@ -179,6 +184,7 @@ AcquireAction AcquireFsm::grant_heard(Clock::time_point now, GrantNews news,
       return sleep_from(now, bound);
     }
     case GrantNews::maybe_stale:
+      if (phase_ == Phase::attempting) grant_pending_ = true;
       if (phase_ != Phase::sleeping) return {};  // an attempt in flight or due will tell
       return next_attempt();
   }

@@ -130,6 +130,9 @@ class AcquireFsm {
   bool uncertain_ = false;          // the last failed attempt may have run on the server
   bool polling_ = false;
   std::optional<Clock::time_point> sleep_end_;  // when the current sleep's bound ends
+  // A grant message for this acquisition came while an attempt was in flight and could not
+  // be taken at once: if that attempt ran before the grant, attempt again at once.
+  bool grant_pending_ = false;
   int settle_tries_left_ = 0;
   AcquireAction::Error settle_error_ = AcquireAction::Error::none;  // reported if settled "no"
 };

@@ -211,7 +211,9 @@ void AcquireLoop::grant_news(GrantNews news, const std::string& rest) {
   if (finished_) return;
   auto action =
       fsm_.grant_heard(Clock::now(), news, params_.grant->grant_lease, answered_sent_);
-  if (news == GrantNews::for_me) grant_heard_ = true;
+  // A message naming us was consumed here: an attempt that then takes a grant (-3) took
+  // the one it announced, and no message is left to expect.
+  if (news != GrantNews::for_other) grant_heard_ = true;
   if (action.kind == AcquireAction::none) return;
   if (action.kind != AcquireAction::sleep) {
     timer_.cancel();
