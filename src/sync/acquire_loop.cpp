@@ -91,8 +91,10 @@ void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
   loop->channel_ = executor.subscriber().join_if_subscribed(loop->params_.channel);
   if (auto& g = loop->params_.grant) {
     // Listed first, then subscribed: no attempt registers before both hold (registration_arg).
+    // Joined now only if subscribed already (lingering); otherwise with the lock channel
+    // (subscribe()), so an acquire that finds the lock free subscribes to nothing.
     g->listed = g->registry->add(g->channel, g->field, loop.get());
-    if (g->listed) g->joined = executor.subscriber().join(g->channel, g->registry->policy());
+    if (g->listed) g->joined = executor.subscriber().join_if_subscribed(g->channel);
   }
   loop->apply(loop->fsm_.start());
 }
@@ -167,21 +169,36 @@ void AcquireLoop::send(AcquireAction::Kind kind) {
 }
 
 void AcquireLoop::subscribe(Duration limit) {
+  if (auto& g = params_.grant; g && g->listed && !g->joined) {
+    g->joined = executor_.subscriber().join(g->channel, g->registry->policy());
+  }
   if (!channel_) channel_ = executor_.subscriber().join(params_.channel, params_.policy);
   subscribing_ = true;
   auto self = shared_from_this();
   // Attempt again once the subscription is confirmed: a release published between the
   // first attempt and the subscription would otherwise be missed.
+  auto proceed = [self](std::exception_ptr sub_error) {
+    if (self->finished_) return;
+    self->subscribing_ = false;
+    auto action = self->fsm_.subscription_done(Clock::now(), !sub_error);
+    if (self->fsm_.polling()) {
+      warn_polling_once(self->params_.channel, sub_error);
+      self->leave_channel();
+    }
+    self->apply(action);
+  };
   channel_->when_subscribed(
-      [self](std::exception_ptr sub_error) {
+      [self, proceed, limit](std::exception_ptr sub_error) {
         if (self->finished_) return;
-        self->subscribing_ = false;
-        auto action = self->fsm_.subscription_done(Clock::now(), !sub_error);
-        if (self->fsm_.polling()) {
-          warn_polling_once(self->params_.channel, sub_error);
-          self->leave_channel();
+        // Grant mode: the attempt that follows registers only once the grant channel is
+        // confirmed too (the two confirmations come in either order). Its failure only
+        // means no grants for this acquisition: the lock channel's result decides.
+        auto& g = self->params_.grant;
+        if (!sub_error && g && g->joined && !g->joined->subscribed()) {
+          return g->joined->when_subscribed(
+              [proceed](std::exception_ptr) { proceed(nullptr); }, limit);
         }
-        self->apply(action);
+        proceed(sub_error);
       },
       limit);
 }

@@ -225,7 +225,7 @@ TEST_F(ClusterTest, GrantModeHandsTheLockOverOnTheLocksSlot) {
     ASSERT_TRUE(wait_until(
         [&] { return !master.command({"ZSCORE", registrations, field}).is_nil(); }, 10s))
         << "round " << r;
-    EXPECT_EQ(shard_subscribers(master, grants), 1);
+    EXPECT_GE(shard_subscribers(master, grants), 1);  // the waiter (the holder's may linger)
     la.unlock();
     ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
     EXPECT_TRUE(waiter.get()) << "round " << r;
