@@ -241,6 +241,16 @@ void apply_option(const std::string& name, const std::string& value, Config& con
     config.busy_poll = parse_micros(value, name);
   } else if (name == "starvation_guard") {
     config.starvation_guard = parse_duration(value, name);
+  } else if (name == "handoff") {
+    if (value == "wake") {
+      config.handoff = Handoff::wake;
+    } else if (value == "grant") {
+      config.handoff = Handoff::grant;
+    } else {
+      fail("option handoff must be wake or grant (got '" + value + "')");
+    }
+  } else if (name == "grant_lease") {
+    config.grant_lease = parse_duration(value, name);
   } else if (name == "verify_peer") {
     if (value == "1" || value == "true") {
       config.tls_options.verify_peer = true;
@@ -504,6 +514,9 @@ void Config::validate() const {
   }
   check_non_negative(slaves_sync_timeout, "slaves_sync_timeout");
   check_non_negative(starvation_guard, "starvation_guard");
+  if (grant_lease < Duration{100} || grant_lease > Duration{60000}) {
+    fail("grant_lease must be in 100ms..60s (got " + ms_text(grant_lease) + ")");
+  }
   check_positive(reconnection_delay_max, "reconnection_delay_max");
   // A release record lives (timeout + retry_interval) * retry_attempts (docs/wire-format.md §1.8).
   const double record_ms = (static_cast<double>(timeout.count()) + retry_interval.count()) *

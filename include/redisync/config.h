@@ -59,6 +59,12 @@ enum class Topology {
   cluster,   ///< servers are cluster seed nodes
 };
 
+/// How a release hands a lock to the next waiter (docs/wire-format.md "Direct handoff").
+enum class Handoff {
+  wake,   ///< Redisson's protocol: the release wakes waiters, who then ask again
+  grant,  ///< redisync only: the release gives the lock to a registered redisync waiter
+};
+
 /// One host:port pair, for sentinel and cluster seed lists.
 struct Endpoint {
   std::string host;
@@ -111,6 +117,17 @@ struct Config {
   /// Not used in a cluster (the acquire would become a multi-key script, which Redis
   /// refuses while the lock's slot migrates).
   Duration starvation_guard{20};
+  /// `wake` (default): Redisson's protocol, unchanged. `grant`: waiters of Lock, FencedLock
+  /// and FairLock register beside the lock, and a release by a client in grant mode gives the
+  /// lock to a registered waiter inside the release script (FairLock: to the queue head
+  /// only); the waiter's lock() returns when it hears of it, with no round trip of its own.
+  /// Java (Redisson) waiters are never granted; an unfair Lock then favours registered
+  /// redisync waiters over them. See docs/wire-format.md "Direct handoff".
+  Handoff handoff = Handoff::wake;
+  /// The lease a grant starts with, until the granted waiter's client extends it to the
+  /// normal lease (at once, when it hears of the grant): a grant to a waiter that died or
+  /// left frees the lock within it. 100 ms..60 s.
+  Duration grant_lease{2000};
   bool check_lock_synced_slaves = true;       ///< checkLockSyncedSlaves: WAIT for a replica ack
   Duration slaves_sync_timeout{1000};         ///< slavesSyncTimeout: the WAIT timeout
 
@@ -126,7 +143,8 @@ struct Config {
   ///   redis-sentinel://[[user]:password@]h1:26379,h2:26379/master_name[/db]
   ///   redis-cluster://[[user]:password@]h1:7000,h2:7001
   /// Query options: timeout, connect_timeout, retry_attempts, retry_interval, client_name,
-  /// lock_watchdog_timeout, subscription_linger, busy_poll (e.g. 200us, 0 = off), starvation_guard, sentinel_user, sentinel_password, verify_peer (0/1), ca_file, cert_file, key_file,
+  /// lock_watchdog_timeout, subscription_linger, busy_poll (e.g. 200us, 0 = off), starvation_guard,
+  /// handoff (wake or grant), grant_lease, sentinel_user, sentinel_password, verify_peer (0/1), ca_file, cert_file, key_file,
   /// db, user, password. Durations are integer milliseconds or take a unit: 250ms, 3s, 1m.
   /// User and password are percent-decoded.
   /// Throws ConfigError naming the offending part.

@@ -33,6 +33,12 @@ extern const Script rwlock_force_release;
 extern const Script rwlock_is_locked;
 extern const Script rwlock_read_renew;
 extern const Script fenced_lock_acquire;
+// Direct handoff (grant mode, sync/grant.h): grant_pass_on is the shared sub-step the grant
+// release and give-up scripts are sent with.
+extern const Script grant_pass_on;
+extern const Script lock_grant_acquire;
+extern const Script lock_grant_release;
+extern const Script lock_grant_give_up;
 
 // Shared sub-step "may this user publish?", sent in front of the scripts that write, then
 // publish (lua/with_preludes.h).

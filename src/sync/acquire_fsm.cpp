@@ -43,6 +43,12 @@ AcquireAction AcquireFsm::wait(Phase phase, AcquireAction::Kind kind, Duration b
   return {kind, bound};
 }
 
+AcquireAction AcquireFsm::sleep_from(Clock::time_point now, Duration bound) {
+  sleep_end_.reset();
+  if (bound != Duration::max()) sleep_end_ = now + bound;
+  return wait(Phase::sleeping, AcquireAction::sleep, bound);
+}
+
 AcquireAction AcquireFsm::give_up(AcquireAction::Error error) {
   if (uncertain_ && s_.can_settle) {
     // The caller's deadline is past or retries are spent, but the last attempt may have
@@ -60,6 +66,10 @@ AcquireAction AcquireFsm::attempt_answered(Clock::time_point now, AttemptResult 
   if (phase_ != Phase::attempting) return {};
   failures_ = 0;
   if (result.acquired) return finish(AcquireAction::succeed, AcquireAction::Error::none);
+  if (grant_pending_ && !past_deadline(now)) {
+    grant_pending_ = false;  // the attempt ran before the grant: the next one takes it
+    return next_attempt();
+  }
   if (polling_) {
     if (past_deadline(now)) return finish(AcquireAction::fail, AcquireAction::Error::none);
     Duration bound = s_.poll_interval;
@@ -79,7 +89,7 @@ AcquireAction AcquireFsm::attempt_answered(Clock::time_point now, AttemptResult 
       return wait(Phase::subscribing, AcquireAction::subscribe, std::max(limit, Duration{1}));
     }
     case NextStep::sleep:
-      return wait(Phase::sleeping, AcquireAction::sleep, step.sleep_for);
+      return sleep_from(now, step.sleep_for);
   }
   return {};
 }
@@ -145,6 +155,40 @@ AcquireAction AcquireFsm::settle_answered(Clock::time_point, std::optional<bool>
   if (settle_tries_left_ <= 1) return finish(AcquireAction::fail, AcquireAction::Error::unknown);
   --settle_tries_left_;
   return wait(Phase::settle_pause, AcquireAction::pause, s_.retry_interval);
+}
+
+AcquireAction AcquireFsm::grant_heard(Clock::time_point now, GrantNews news,
+                                      Duration grant_lease,
+                                      std::optional<Clock::time_point> registered_sent) {
+  if (phase_ == Phase::done || phase_ == Phase::idle) return {};
+  switch (news) {
+    case GrantNews::for_me:
+      if (registered_sent && now < *registered_sent + grant_lease * 2 / 3) {
+        // The release made us the holder: whatever we were doing (sleeping, an attempt in
+        // flight, a retry pause, settling an uncertain attempt) is moot. An attempt in
+        // flight that reaches the server after the grant takes the grant, never a re-entry.
+        return finish(AcquireAction::succeed, AcquireAction::Error::none);
+      }
+      // Too little of the grant lease is known to be left: ask (the attempt takes it).
+      if (phase_ == Phase::sleeping || phase_ == Phase::pausing) return next_attempt();
+      if (phase_ == Phase::attempting) grant_pending_ = true;
+      return {};
+    case GrantNews::for_other: {
+      if (phase_ != Phase::sleeping) return {};
+      // If the grantee is dead, the lock frees when the grant lease ends, and nobody
+      // announces that: be there soon after. Never later than the sleep was to end.
+      Duration bound = grant_lease + Duration{grant_lease.count() / 10 + 1};
+      if (s_.deadline) bound = std::min(bound, std::chrono::ceil<Duration>(*s_.deadline - now));
+      bound = std::max(bound, Duration{0});
+      if (sleep_end_ && *sleep_end_ <= now + bound) return {};
+      return sleep_from(now, bound);
+    }
+    case GrantNews::maybe_stale:
+      if (phase_ == Phase::attempting) grant_pending_ = true;
+      if (phase_ != Phase::sleeping) return {};  // an attempt in flight or due will tell
+      return next_attempt();
+  }
+  return {};
 }
 
 }  // namespace redisync::sync

@@ -63,6 +63,15 @@ NextStep decide_next_step(const AttemptResult& result, Clock::time_point now,
                           std::optional<Clock::time_point> deadline, bool subscribed,
                           bool wakeup_pending);
 
+/// A grant message on the lock's grant channel, as it concerns one waiting acquisition
+/// (sync/grant.h decides which).
+enum class GrantNews {
+  for_me,       ///< the lock was granted to this acquisition: it holds it
+  for_other,    ///< granted to someone else: if that one is dead, the lock frees by itself
+                ///< after the grant lease, with no message; sleep no longer than that
+  maybe_stale,  ///< names this acquisition's owner but may be an earlier grant's: attempt
+};
+
 class AcquireFsm {
  public:
   struct Settings {
@@ -90,10 +99,20 @@ class AcquireFsm {
   AcquireAction timer_fired(Clock::time_point now);
   /// The settle step answered: whether the attempt acquired, or nullopt when it could not tell.
   AcquireAction settle_answered(Clock::time_point now, std::optional<bool> acquired);
+  /// A grant message concerning this acquisition (grant mode). `grant_lease`: the lease a
+  /// grant starts with. `registered_sent`: send time of the last attempt that answered (and
+  /// so registered, or refreshed the registration): the grant came after it, so the granted
+  /// hold lasts on the server at least until registered_sent + grant_lease. A grant for me is
+  /// taken at once only while at least a third of that is left (time for the extension to
+  /// land); otherwise the acquisition attempts, which takes the grant with the normal lease.
+  AcquireAction grant_heard(Clock::time_point now, GrantNews news, Duration grant_lease,
+                            std::optional<Clock::time_point> registered_sent);
 
   bool done() const { return phase_ == Phase::done; }
   /// True once a subscription failed: the loop polls instead of waiting for messages.
   bool polling() const { return polling_; }
+  /// True while asleep on the channel (until a message or the bound).
+  bool sleeping() const { return phase_ == Phase::sleeping; }
 
  private:
   enum class Phase { idle, attempting, subscribing, sleeping, pausing, settling, settle_pause,
@@ -102,6 +121,7 @@ class AcquireFsm {
   AcquireAction give_up(AcquireAction::Error error);
   AcquireAction finish(AcquireAction::Kind kind, AcquireAction::Error error);
   AcquireAction wait(Phase phase, AcquireAction::Kind kind, Duration bound);
+  AcquireAction sleep_from(Clock::time_point now, Duration bound);
   bool past_deadline(Clock::time_point now) const { return s_.deadline && now >= *s_.deadline; }
 
   Settings s_;
@@ -109,6 +129,10 @@ class AcquireFsm {
   int failures_ = 0;                // retryable errors in a row
   bool uncertain_ = false;          // the last failed attempt may have run on the server
   bool polling_ = false;
+  std::optional<Clock::time_point> sleep_end_;  // when the current sleep's bound ends
+  // A grant message for this acquisition came while an attempt was in flight and could not
+  // be taken at once: if that attempt ran before the grant, attempt again at once.
+  bool grant_pending_ = false;
   int settle_tries_left_ = 0;
   AcquireAction::Error settle_error_ = AcquireAction::Error::none;  // reported if settled "no"
 };

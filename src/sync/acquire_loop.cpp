@@ -10,6 +10,7 @@ namespace redisync::sync {
 
 namespace {
 thread_local std::optional<Clock::time_point> deciding_sent;  // see deciding_attempt_sent()
+thread_local bool deciding_by_grant = false;                   // see deciding_grant()
 }  // namespace
 
 std::optional<Clock::time_point> deadline_after(Duration wait) {
@@ -88,6 +89,13 @@ void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
   // attempt runs is seen here as a wake-up to take. A failed first attempt can then go
   // straight to sleep, instead of subscribing and asking the server once more.
   loop->channel_ = executor.subscriber().join_if_subscribed(loop->params_.channel);
+  if (auto& g = loop->params_.grant) {
+    // Listed first, then subscribed: no attempt registers before both hold (registration_arg).
+    // Joined now only if subscribed already (lingering); otherwise with the lock channel
+    // (subscribe()), so an acquire that finds the lock free subscribes to nothing.
+    g->listed = g->registry->add(g->channel, g->field, loop.get());
+    if (g->listed) g->joined = executor.subscriber().join_if_subscribed(g->channel);
+  }
   loop->apply(loop->fsm_.start());
 }
 
@@ -152,6 +160,7 @@ void AcquireLoop::send(AcquireAction::Kind kind) {
       self->last_error_ = error;
       return self->apply(self->fsm_.attempt_failed(now, classify(error)));
     }
+    self->answered_sent_ = self->attempt_sent_;
     auto& ch = self->channel_;
     const bool subscribed = ch && ch->subscribed() && !self->subscribing_;
     const bool wakeup = subscribed && ch->take_wakeup();
@@ -160,21 +169,36 @@ void AcquireLoop::send(AcquireAction::Kind kind) {
 }
 
 void AcquireLoop::subscribe(Duration limit) {
+  if (auto& g = params_.grant; g && g->listed && !g->joined) {
+    g->joined = executor_.subscriber().join(g->channel, g->registry->policy());
+  }
   if (!channel_) channel_ = executor_.subscriber().join(params_.channel, params_.policy);
   subscribing_ = true;
   auto self = shared_from_this();
   // Attempt again once the subscription is confirmed: a release published between the
   // first attempt and the subscription would otherwise be missed.
+  auto proceed = [self](std::exception_ptr sub_error) {
+    if (self->finished_) return;
+    self->subscribing_ = false;
+    auto action = self->fsm_.subscription_done(Clock::now(), !sub_error);
+    if (self->fsm_.polling()) {
+      warn_polling_once(self->params_.channel, sub_error);
+      self->leave_channel();
+    }
+    self->apply(action);
+  };
   channel_->when_subscribed(
-      [self](std::exception_ptr sub_error) {
+      [self, proceed, limit](std::exception_ptr sub_error) {
         if (self->finished_) return;
-        self->subscribing_ = false;
-        auto action = self->fsm_.subscription_done(Clock::now(), !sub_error);
-        if (self->fsm_.polling()) {
-          warn_polling_once(self->params_.channel, sub_error);
-          self->leave_channel();
+        // Grant mode: the attempt that follows registers only once the grant channel is
+        // confirmed too (the two confirmations come in either order). Its failure only
+        // means no grants for this acquisition: the lock channel's result decides.
+        auto& g = self->params_.grant;
+        if (!sub_error && g && g->joined && !g->joined->subscribed()) {
+          return g->joined->when_subscribed(
+              [proceed](std::exception_ptr) { proceed(nullptr); }, limit);
         }
-        self->apply(action);
+        proceed(sub_error);
       },
       limit);
 }
@@ -200,6 +224,25 @@ void AcquireLoop::wake() {
   apply(fsm_.woken(Clock::now()));
 }
 
+void AcquireLoop::grant_news(GrantNews news, const std::string& rest) {
+  if (finished_) return;
+  auto action =
+      fsm_.grant_heard(Clock::now(), news, params_.grant->grant_lease, answered_sent_);
+  // A message naming us was consumed here: an attempt that then takes a grant (-3) took
+  // the one it announced, and no message is left to expect.
+  if (news != GrantNews::for_other) grant_heard_ = true;
+  if (action.kind == AcquireAction::none) return;
+  if (action.kind != AcquireAction::sleep) {
+    timer_.cancel();
+    if (channel_) channel_->cancel(this);
+  }
+  if (news == GrantNews::for_me) {
+    by_grant_ = true;
+    if (params_.grant->on_grant) params_.grant->on_grant(rest);
+  }
+  apply(action);
+}
+
 void AcquireLoop::leave_channel() {
   if (!channel_) return;
   channel_->cancel(this);
@@ -212,12 +255,33 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   finished_ = true;
   timer_.cancel();
   leave_channel();
+  auto sent = attempt_sent_;
+  if (auto& g = params_.grant; g && g->listed) {
+    // A give-up's step (the kind's on_give_up, sent already) answers the registry later.
+    if (acquired) {
+      g->registry->acquired(g->channel, g->field, !by_grant_ && !grant_heard_ && g->took_grant);
+    } else {
+      g->registry->giving_up(g->channel, g->field);
+    }
+    // The grant came after the last answered attempt ran: the grant lease on the server
+    // counts from no earlier than that attempt's send time.
+    if (by_grant_ && answered_sent_) sent = *answered_sent_;
+  }
+  if (params_.grant && params_.grant->joined) {
+    executor_.subscriber().leave(params_.grant->joined);
+    params_.grant->joined.reset();
+  }
   auto done = std::move(done_);
   auto keep = std::move(self_);  // released when this function returns
   // Visible to the completion only (I/O thread), restored however it ends.
-  const DecidingAttempt deciding(attempt_sent_);
+  const DecidingAttempt deciding(sent);
+  const bool earlier_grant = deciding_by_grant;
+  deciding_by_grant = acquired && by_grant_;
   done(error, acquired);
+  deciding_by_grant = earlier_grant;
 }
+
+bool deciding_grant() { return deciding_by_grant; }
 
 std::optional<Clock::time_point> deciding_attempt_sent() { return deciding_sent; }
 

@@ -21,6 +21,7 @@
 #include "net/executor.h"
 #include "net/subscriber.h"
 #include "sync/acquire_fsm.h"
+#include "sync/grant.h"
 
 namespace redisync::sync {
 
@@ -62,8 +63,14 @@ class DecidingAttempt {
   std::optional<Clock::time_point> earlier_;
 };
 
+/// While an AcquireLoop's completion runs (I/O thread): true when a grant (not an attempt)
+/// completed it (sync/grant.h); the hold then starts on the grant lease until extended.
+bool deciding_grant();
+
 /// One acquisition in progress. Lives on the I/O thread; owns itself until done.
-class AcquireLoop : public net::Waiter, public std::enable_shared_from_this<AcquireLoop> {
+class AcquireLoop : public net::Waiter,
+                    public sync::GrantWaiter,
+                    public std::enable_shared_from_this<AcquireLoop> {
  public:
   using AttemptDone = std::function<void(std::exception_ptr, AttemptResult)>;
   using AttemptFn = std::function<void(AttemptDone)>;
@@ -90,11 +97,15 @@ class AcquireLoop : public net::Waiter, public std::enable_shared_from_this<Acqu
     Duration retry_interval{1500};
     /// Optional: counts attempts and wake-ups (set when a Metrics hook is).
     std::shared_ptr<AcquireProbe> probe;
+    /// Grant mode (sync/grant.h): the loop joins the grant channel and lists itself in the
+    /// registry; the kind's attempt registers on the server through the same link.
+    std::shared_ptr<GrantLink> grant;
   };
 
   static void start(net::Executor& executor, Params params, Done done);
 
   void wake() override;
+  void grant_news(GrantNews news, const std::string& rest) override;
 
  private:
   AcquireLoop(net::Executor& executor, Params params, Done done);
@@ -114,6 +125,9 @@ class AcquireLoop : public net::Waiter, public std::enable_shared_from_this<Acqu
   asio::steady_timer timer_;
   bool subscribing_ = false;
   bool finished_ = false;
+  bool by_grant_ = false;  // completed by a grant message
+  bool grant_heard_ = false;  // a grant message for this acquisition was consumed
+  std::optional<Clock::time_point> answered_sent_;  // send time of the last answered attempt
   std::exception_ptr last_error_;     // the last attempt's error, if it failed
   Clock::time_point attempt_sent_{};  // send time of the last attempt (not of a recheck)
   std::uint64_t round_ = 0;  // invalidates timer callbacks of earlier sleeps

@@ -24,6 +24,7 @@
 #include "redisync/client.h"
 #include "redisync/errors.h"
 #include "sync/blocking_result.h"
+#include "sync/grant.h"
 #include "sync/release_records.h"
 #include "sync/watchdog.h"
 
@@ -53,6 +54,9 @@ struct Hold {
     Duration lease{0};
   };
   std::vector<Lease> leases;
+  /// Set when a grant (Config::handoff = grant) took it: tells the extension of that grant
+  /// from a later hold's.
+  std::uint64_t grant_id = 0;
 };
 
 class ClientCore : public std::enable_shared_from_this<ClientCore> {
@@ -77,6 +81,9 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
     net::assert_io_thread(io_);
     return holds_;
   }
+  /// The grant-capable acquisitions waiting now (sync/grant.h).
+  sync::GrantRegistry& grants() { return grants_; }
+  std::uint64_t next_grant_id() { return ++grant_ids_; }
   /// Marks the hold lost and tells the user's handler.
   void report_lost(const std::string& key, std::int64_t owner, const std::string& reason);
   /// A PermitExpirableSemaphore permit (semaphore `name`, hex id) whose lease ran out before
@@ -142,6 +149,8 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::string id_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
+  sync::GrantRegistry grants_;  // outlives the executor (its grant channels route here)
+  std::uint64_t grant_ids_ = 0;
   std::unique_ptr<net::Executor> executor_;
   std::unique_ptr<sync::Watchdog> watchdog_;
   std::unique_ptr<sync::ReleaseRecordSweeper> release_records_;

@@ -42,13 +42,44 @@ class FencedKind final : public detail::HashLockKind {
       };
     }
     const auto self = shared_from_this();
+    auto link = detail::grant_link(core, *this, name, owner);
+    if (link) {
+      // Grant mode (sync/grant.h): -3 / {-3, token} = took a grant (token issued at it).
+      parse = [link, token, plain = detail::grant_parse(link)](const net::Reply& reply) {
+        if (!token) return plain(reply);
+        if (!reply.is_array() || reply.elements.size() != 2) {
+          throw ServerError("unexpected reply " + reply.to_string(), reply.to_string());
+        }
+        const long long code = reply.elements[0].integer;
+        if (code == -1 || code == -3) {
+          link->took_grant = link->took_grant || code == -3;
+          *token = static_cast<std::uint64_t>(reply.elements[1].integer);
+          return sync::AttemptResult{true, 0};
+        }
+        return sync::AttemptResult{false, link->cap_wait(code)};
+      };
+      if (token) {
+        link->on_grant = [token](const std::string& rest) {
+          *token = std::strtoull(rest.c_str(), nullptr, 10);
+        };
+      }
+    }
+    const std::string field = core->owner_field(owner);
+    const std::string lease = std::to_string(effective_lease.count());
+    const std::string with_token = token ? "1" : "0";
+    detail::ArgsFn args =
+        link ? detail::ArgsFn([link, lease, field, with_token, deadline] {
+          return std::vector<std::string>{lease, field, "1", link->registration_arg(deadline),
+                                          with_token};
+        })
+             : detail::fixed_args({lease, field, with_token});
     auto attempt = detail::script_attempt(
-        core, lua::with_publish_guard(lua::fenced_lock_acquire), {name, token_key(name)},
-        detail::publish_guarded_args(
-            *core,
-            detail::fixed_args({std::to_string(effective_lease.count()), core->owner_field(owner),
-                                token ? "1" : "0"}),
-            detail::lock_channel(name)),
+        core,
+        lua::with_publish_guard(link ? lua::lock_grant_acquire : lua::fenced_lock_acquire),
+        link ? std::vector<std::string>{name, sync::grant_key(name), token_key(name)}
+             : std::vector<std::string>{name, token_key(name)},
+        // Refused before any write when this user may not publish the release's message.
+        detail::publish_guarded_args(*core, std::move(args), detail::lock_channel(name)),
         describe(*core, name), std::move(parse),
         detail::release_undo(core, self, name, owner, effective_lease));
     // An acquisition found by the recheck got the token the counter holds now: nobody else
@@ -73,9 +104,21 @@ class FencedKind final : public detail::HashLockKind {
       };
     }
     auto recheck = detail::hold_count_recheck(core, self, name, owner, attempt, read_token);
+    std::function<void()> give_up;
+    if (link) give_up = detail::grant_give_up(core, link, name, token_key(name));
     detail::start_pubsub_loop(core, detail::lock_channel(name), deadline, std::move(attempt),
-                              std::move(done), nullptr, std::move(recheck),
-                              detail::hold_count_check(core, self, name, owner, read_token));
+                              std::move(done), std::move(give_up), std::move(recheck),
+                              detail::hold_count_check(core, self, name, owner, read_token), link);
+  }
+
+  void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                    const detail::HoldRef& hold, Duration lease, const std::string& record,
+                    net::ReplyHandler handler) const override {
+    if (core->config().handoff != Handoff::grant) {
+      return HashLockKind::release_step(core, name, hold, lease, record, std::move(handler));
+    }
+    detail::grant_release_step(core, name, hold, lease, record, token_key(name),
+                               std::move(handler));
   }
 
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,

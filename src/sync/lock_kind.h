@@ -234,7 +234,29 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
                        sync::AcquireLoop::AttemptFn attempt, AcquireDone done,
                        std::function<void()> on_give_up = nullptr,
                        sync::AcquireLoop::AttemptFn recheck = nullptr,
-                       sync::AcquireLoop::AttemptFn settle = nullptr);
+                       sync::AcquireLoop::AttemptFn settle = nullptr,
+                       std::shared_ptr<sync::GrantLink> grant = nullptr);
+
+// --- Direct handoff (Config::handoff = grant; sync/grant.h) ---
+
+/// The grant link of one acquisition of `name` by `owner`, or nullptr when the client is in
+/// wake mode or the owner holds the lock already (a re-entry never waits for a grant).
+std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& core,
+                                            const LockKind& kind, const std::string& name,
+                                            std::int64_t owner);
+/// The give-up of a grant-capable acquisition (lock_grant_give_up.lua): leaves the
+/// registrations, releases and passes on a grant it finds, and answers the registry.
+/// `token_key`: FencedLock's counter (a grant passed on issues a token), else empty.
+std::function<void()> grant_give_up(const std::shared_ptr<ClientCore>& core,
+                                    std::shared_ptr<sync::GrantLink> link,
+                                    const std::string& name, const std::string& token_key);
+/// The release of Lock and FencedLock in grant mode (lock_grant_release.lua).
+void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                        const HoldRef& hold, Duration lease, const std::string& record,
+                        const std::string& token_key, net::ReplyHandler handler);
+/// The acquire reply of lock_grant_acquire.lua without token: nil acquired, -3 took a grant
+/// (noted in `link`), else the PTTL (capped by the link's registration refresh).
+ReplyParser grant_parse(std::shared_ptr<sync::GrantLink> link);
 
 /// Runs a release step (idempotent: it carries its release record, docs/wire-format.md §1.8) followed by WAIT
 /// when the master has replicas (docs/wire-format.md §1.7). A release no replica acknowledged is resent with

@@ -303,7 +303,7 @@ Verdict ChaosRun::verdict(const std::string& label, const std::string& faults) {
   Expectations expect;
   expect.workers = params_.workers;
   expect.counter = value.is_nil() ? 0 : std::stoll(value.as_string());
-  expect.tokens = params_.kind == "fenced";
+  expect.tokens = params_.kind == "fenced" || params_.kind == "fenced-grant";
   expect.wait_ns = params_.wait_ms * 1000000LL;
   expect.hang_slack_ns = params_.hang_slack_ms * 1000000LL;
   expect.killed = killed_;

@@ -78,7 +78,7 @@ TEST_P(KillHolder, LockRecoveredWithinLeaseAndExclusionHolds) {
 
 INSTANTIATE_TEST_SUITE_P(Kinds, KillHolder,
                          ::testing::Values("lock", "fair", "fenced", "rw-write", "multi", "rw-mix",
-                                           "broken-ignore"));
+                                           "broken-ignore", "lock-grant", "fenced-grant"));
 
 // --- (2) SIGSTOP of a holder past its lease, then SIGCONT: the holder is told. ---
 // A PermitExpirableSemaphore holder (pes, 2 permits, lease 1 s) is told by nobody: it knows
@@ -118,7 +118,7 @@ TEST_P(StopHolder, StaleHolderIsToldAndFencingRejectsItsWrite) {
   const auto callbacks = h.lost_callbacks.find(held->worker);
   EXPECT_TRUE(callbacks != h.lost_callbacks.end() && callbacks->second >= 1)
       << "the lost-lock callback did not run in the paused holder";
-  if (kind == "fenced") {
+  if (kind.starts_with("fenced")) {
     EXPECT_EQ(stale->wrote, 'r') << "the stale holder's write was not rejected by its token";
     EXPECT_EQ(v.lost_updates, 0);
   }
@@ -126,7 +126,8 @@ TEST_P(StopHolder, StaleHolderIsToldAndFencingRejectsItsWrite) {
 
 INSTANTIATE_TEST_SUITE_P(Kinds, StopHolder,
                          ::testing::Values("lock", "fair", "fenced", "rw-write", "multi", "rw-mix",
-                                           "pes", "broken-ignore"));
+                                           "pes", "broken-ignore", "lock-grant",
+                                           "fenced-grant"));
 
 // --- (2b) SIGKILL of a permit holder: never more than N permits in use. A Semaphore permit
 // has no lease: the killed holder's permit is lost for good, so one is killed and the others

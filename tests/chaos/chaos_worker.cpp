@@ -84,7 +84,11 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 1
 )lua";
 
-int run(const Options& o) {
+int run(const Options& given) {
+  // "<kind>-grant" (lock-grant, fenced-grant): the kind with Config::handoff = grant.
+  Options o = given;
+  const bool grant = o.kind.size() > 6 && o.kind.ends_with("-grant");
+  if (grant) o.kind.resize(o.kind.size() - 6);
   const HistoryFile history(o.history);
   std::atomic<bool> told{false};  // the lost-lock callback ran since the last acquire
   std::vector<std::unique_ptr<redisync::Client>> lock_clients;
@@ -96,6 +100,7 @@ int run(const Options& o) {
     cfg.retry_interval = Duration{200};
     cfg.reconnection_delay_max = Duration{200};
     cfg.check_lock_synced_slaves = o.replica_ack != 0;
+    if (grant) cfg.handoff = redisync::Handoff::grant;
     lock_clients.push_back(std::make_unique<redisync::Client>(cfg));
     // The broken-norenew control is deaf to the notice: a lock that neither renews nor tells.
     const bool deaf = o.kind == "broken-norenew";

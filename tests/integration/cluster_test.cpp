@@ -195,6 +195,43 @@ TEST_F(ClusterTest, WakeUpsUseShardedPubSubAndFewAttempts) {
   EXPECT_LE(total_attempts, 2 * rounds);
 }
 
+// Direct handoff in a cluster: the registrations and the grant channel share the lock's slot,
+// waiters hear grants with SSUBSCRIBE on its master, and the release hands the lock over.
+TEST_F(ClusterTest, GrantModeHandsTheLockOverOnTheLocksSlot) {
+  auto cfg = config();
+  cfg.handoff = redisync::Handoff::grant;
+  redisync::Client a(cfg), b(cfg);
+  const std::string name = unique_name("grant:");
+  const std::string registrations = "redisync_lock_grant:{" + name + "}";
+  const std::string grants = "redisync_grant__channel:{" + name + "}";
+  ASSERT_EQ(cluster_->key_slot(registrations), cluster_->key_slot(name));
+  ASSERT_EQ(cluster_->key_slot(grants), cluster_->key_slot(name));
+  auto la = a.lock(name);
+  RedisServer& master = master_of(name);
+  for (int r = 0; r < 5; ++r) {
+    la.lock(10s);
+    std::string field;
+    std::atomic<bool> known{false};
+    auto waiter = std::async(std::launch::async, [&] {
+      auto lb = b.lock(name);
+      field = b.id() + ":" + std::to_string(redisync::Client::current_thread_id());
+      known = true;
+      const bool got = lb.try_lock_for(10s);
+      auto in_hash = master.command({"HGET", name, field});
+      if (got) lb.unlock();
+      return got && !in_hash.is_nil() && in_hash.as_string() == "1";
+    });
+    ASSERT_TRUE(wait_until([&] { return known.load(); }, 10s));
+    ASSERT_TRUE(wait_until(
+        [&] { return !master.command({"ZSCORE", registrations, field}).is_nil(); }, 10s))
+        << "round " << r;
+    EXPECT_GE(shard_subscribers(master, grants), 1);  // the waiter (the holder's may linger)
+    la.unlock();
+    ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
+    EXPECT_TRUE(waiter.get()) << "round " << r;
+  }
+}
+
 TEST_F(ClusterTest, ReshardingAHeldLocksSlotIsFollowed) {
   auto cfg = config();
   // Renewals every second run into the move; the local lease deadline (lease - lease/10

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 
 #include "redisync/config.h"
@@ -10,9 +11,13 @@
 namespace redisync::test {
 
 /// For a test server: short subscription linger and reconnection delays (a restarted server is
-/// found quickly), Redisson's defaults otherwise.
+/// found quickly), Redisson's defaults otherwise. REDISYNC_TEST_HANDOFF=grant runs the tests
+/// that use it with Config::handoff = grant (e.g. the interop tests).
 inline Config config_for(const RedisServer& server) {
   auto cfg = Config::from_url(server.url());
+  if (const char* h = std::getenv("REDISYNC_TEST_HANDOFF"); h && std::string(h) == "grant") {
+    cfg.handoff = Handoff::grant;
+  }
   cfg.subscription_linger = std::chrono::milliseconds(100);
   cfg.reconnection_delay_min = std::chrono::milliseconds(20);
   cfg.reconnection_delay_max = std::chrono::milliseconds(200);

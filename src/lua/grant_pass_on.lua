@@ -1,0 +1,44 @@
+-- Direct handoff (redisync only, docs/wire-format.md "Direct handoff"). Not a script on its
+-- own: the scripts that free a lock in grant mode are sent with this text in front.
+-- grant_now(): the server's clock in epoch ms (registration deadlines are server times).
+-- pass_on(...): after the lock hash was deleted, gives the lock to the registered waiter with
+-- the earliest deadline that has not passed (an ordinary hold: field -> 1 with the short
+-- grant lease, which the waiter's client extends when it hears of it) and announces it on the
+-- grant channel ("<field>" or, with a token counter, "<field> <token>"). With no live
+-- registration it publishes Redisson's "0" on the lock channel, exactly as a plain release.
+-- Returns the granted field, or false.
+local function grant_now()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function pass_on(lock, registrations, grant_channel, lock_channel, token_key, grant_lease,
+                       publish)
+  redis.call('zremrangebyscore', registrations, '-inf', grant_now())
+  local first = redis.call('zrange', registrations, 0, 0)[1]
+  if first then
+    redis.call('zrem', registrations, first)
+    redis.call('hset', lock, first, 1)
+    redis.call('pexpire', lock, grant_lease)
+    local message = first
+    if token_key then
+      message = message .. ' ' .. redis.call('incr', token_key)
+    end
+    redis.call(publish, grant_channel, message)
+    return first
+  end
+  redis.call(publish, lock_channel, '0')
+  return false
+end
+-- The ACL check of a script that may publish on both channels (see publish_check.lua).
+local function grant_publish_refused(publish, lock_channel, grant_channel)
+  if redis.acl_check_cmd then
+    for _, channel in ipairs({lock_channel, grant_channel}) do
+      if not redis.acl_check_cmd(publish, channel, '0') then
+        return redis.error_reply('NOPERM this user may not ' .. publish .. ' to channel ' ..
+          channel .. ' (redisync wakes waiters with it; grant it with ACL SETUSER <user>' ..
+          ' &<channel pattern>); nothing was changed')
+      end
+    end
+  end
+  return nil
+end

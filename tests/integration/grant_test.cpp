@@ -1,0 +1,319 @@
+// Direct handoff (Config::handoff = grant, src/sync/grant.h, docs/wire-format.md "Direct
+// handoff") against a real server: the release gives the lock to a registered waiter, whose
+// lock() returns without an attempt of its own; a grant to a dead waiter frees within the
+// grant lease; a waiter giving up as it is granted never leaves the lock held by nobody;
+// Redisson-layout waiters are never granted; FencedLock issues a token per grant.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "redisync/metrics.h"
+#include "redisync/redisync.h"
+#include "support/java_layout.h"
+#include "support/redis_server.h"
+#include "support/test_config.h"
+#include "support/test_util.h"
+
+using namespace std::chrono_literals;
+using redisync::test::JavaLayoutClient;
+using redisync::test::RedisServer;
+using redisync::test::config_for;
+using redisync::test::unique_name;
+using redisync::test::wait_until;
+
+namespace {
+
+redisync::Config grant_config(const RedisServer& server, std::chrono::milliseconds lease = 2000ms) {
+  auto cfg = config_for(server);
+  cfg.handoff = redisync::Handoff::grant;
+  cfg.grant_lease = lease;
+  return cfg;
+}
+
+std::string grant_key(const std::string& name) { return "redisync_lock_grant:{" + name + "}"; }
+
+std::string field_of(const redisync::Client& c) {
+  return c.id() + ":" + std::to_string(redisync::Client::current_thread_id());
+}
+
+// True once `field` is registered for a grant of `name`.
+bool registered(RedisServer& server, const std::string& name, const std::string& field) {
+  return wait_until(
+      [&] { return !server.command({"ZSCORE", grant_key(name), field}).is_nil(); }, 5s);
+}
+
+long long server_ms(RedisServer& server) {
+  auto t = server.command({"TIME"});
+  return std::stoll(t.elements[0].as_string()) * 1000 + std::stoll(t.elements[1].as_string()) / 1000;
+}
+
+// Counts what the Metrics hook reports: acquire attempts and wake-ups.
+struct Counts : redisync::Metrics {
+  std::mutex m;
+  std::vector<double> attempts;
+  long long wake_ups = 0;
+  void increment(const redisync::MetricLabels&, redisync::Counter c, std::uint64_t n) noexcept override {
+    std::lock_guard g(m);
+    if (c == redisync::Counter::wake_ups) wake_ups += static_cast<long long>(n);
+  }
+  void observe(const redisync::MetricLabels&, redisync::Histogram h, double v) noexcept override {
+    std::lock_guard g(m);
+    if (h == redisync::Histogram::attempts_per_acquire) attempts.push_back(v);
+  }
+};
+
+}  // namespace
+
+TEST(GrantTest, ReleaseGrantsTheLockToARegisteredWaiter) {
+  RedisServer server;
+  auto counts = std::make_shared<Counts>();
+  // A long grant lease: the waiter refreshes its registration every third of it, so within
+  // this test it attempts exactly twice (before and after subscribing) and never again.
+  auto waiter_cfg = grant_config(server, 60000ms);
+  waiter_cfg.metrics = counts;
+  redisync::Client holder(grant_config(server, 60000ms)), waiter(waiter_cfg);
+  const auto name = unique_name("grant:");
+  auto held = holder.lock(name);
+  held.lock();
+  std::string waiter_field;
+  std::atomic<bool> known{false};
+  auto done = std::async(std::launch::async, [&] {
+    auto lock = waiter.lock(name);
+    waiter_field = field_of(waiter);
+    known = true;
+    const bool got = lock.try_lock_for(20s);
+    std::string in_hash;
+    if (got) {
+      auto r = server.command({"HGET", name, waiter_field});
+      in_hash = r.is_nil() ? "" : r.as_string();
+      // The extension to the normal lease (the watchdog's 30 s) is sent after a third of the
+      // grant lease (20 s): before it, the hold has the grant lease.
+    }
+    const long long pttl = server.command({"PTTL", name}).as_integer();
+    if (got) lock.unlock();
+    return std::make_tuple(got, in_hash, pttl);
+  });
+  ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
+  ASSERT_TRUE(registered(server, name, waiter_field));
+  held.unlock();
+  ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
+  auto [got, in_hash, pttl] = done.get();
+  EXPECT_TRUE(got);
+  EXPECT_EQ(in_hash, "1");
+  EXPECT_GT(pttl, 30000);  // the grant lease (60 s), not yet extended
+  // No attempt after the registering one, and no wake-up: the grant completed the wait.
+  std::lock_guard g(counts->m);
+  ASSERT_EQ(counts->attempts.size(), 1u);
+  EXPECT_EQ(counts->attempts[0], 2.0);
+  EXPECT_EQ(counts->wake_ups, 0);
+  EXPECT_EQ(server.command({"EXISTS", grant_key(name)}).as_integer(), 0);
+}
+
+TEST(GrantTest, AGrantedHoldIsExtendedToItsLeaseAndNotReportedLost) {
+  RedisServer server;
+  redisync::Client holder(grant_config(server, 300ms)), waiter(grant_config(server, 300ms));
+  std::atomic<int> lost{0};
+  waiter.on_lock_lost([&](const redisync::LockLostEvent&) { ++lost; });
+  const auto name = unique_name("grant:");
+  auto held = holder.lock(name);
+  held.lock();
+  std::string waiter_field;
+  std::atomic<bool> known{false};
+  auto done = std::async(std::launch::async, [&] {
+    auto lock = waiter.lock(name);
+    waiter_field = field_of(waiter);
+    known = true;
+    const bool got = lock.try_lock_for(20s, 20s);  // fixed lease 20 s
+    // Extended from the 300 ms grant lease to 20 s, then still ours after several grant leases.
+    const bool extended =
+        got && wait_until([&] { return server.command({"PTTL", name}).as_integer() > 5000; }, 5s);
+    std::this_thread::sleep_for(1s);
+    const bool still = got && lock.is_held_by_current_thread();
+    if (got) lock.unlock_checked();
+    return got && extended && still;
+  });
+  ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
+  ASSERT_TRUE(registered(server, name, waiter_field));
+  held.unlock();
+  ASSERT_EQ(done.wait_for(15s), std::future_status::ready);
+  EXPECT_TRUE(done.get());
+  EXPECT_EQ(lost.load(), 0);
+}
+
+TEST(GrantTest, WakeModeNeitherRegistersNorGrants) {
+  RedisServer server;
+  redisync::Client holder(config_for(server)), waiter(config_for(server));
+  const auto name = unique_name("grant:");
+  auto held = holder.lock(name);
+  held.lock();
+  auto done = std::async(std::launch::async, [&] {
+    auto lock = waiter.lock(name);
+    const bool got = lock.try_lock_for(20s);
+    if (got) lock.unlock();
+    return got;
+  });
+  ASSERT_TRUE(redisync::test::wait_until(
+      [&] {
+        auto r = server.command({"PUBSUB", "NUMSUB", "redisson_lock__channel:{" + name + "}"});
+        return r.elements[1].as_integer() == 1;
+      },
+      5s));
+  EXPECT_EQ(server.command({"EXISTS", grant_key(name)}).as_integer(), 0);
+  held.unlock();
+  EXPECT_TRUE(done.get());
+}
+
+TEST(GrantTest, AGrantToADeadWaiterFreesWithinTheGrantLease) {
+  RedisServer server;
+  redisync::Client holder(grant_config(server, 300ms)), waiter(grant_config(server, 300ms));
+  const auto name = unique_name("grant:");
+  auto held = holder.lock(name);
+  held.lock();
+  std::string waiter_field;
+  std::atomic<bool> known{false};
+  auto done = std::async(std::launch::async, [&] {
+    auto lock = waiter.lock(name);
+    waiter_field = field_of(waiter);
+    known = true;
+    const bool got = lock.try_lock_for(20s);
+    const bool mine = got && server.command({"HGET", name, waiter_field}).as_string() == "1";
+    if (got) lock.unlock();
+    return mine;
+  });
+  ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
+  ASSERT_TRUE(registered(server, name, waiter_field));
+  // A registration of a waiter that is gone, due before the live one's.
+  const std::string dead = "0123dead-0000-0000-0000-000000000000:7";
+  server.command({"ZADD", grant_key(name), std::to_string(server_ms(server) + 5000), dead});
+  held.unlock();
+  // The dead waiter was granted: an ordinary hold on the short grant lease.
+  EXPECT_EQ(server.command({"HGET", name, dead}).as_string(), "1");
+  EXPECT_LE(server.command({"PTTL", name}).as_integer(), 300);
+  ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(done.get());
+}
+
+TEST(GrantTest, AWaiterGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
+  // The waiter's wait ends about when the release grants it the lock. Whichever comes first,
+  // the lock is then either the waiter's (it said so) or passed on at once: with a 5 s grant
+  // lease, a grant left behind would keep the lock for 5 s.
+  RedisServer server;
+  redisync::Client holder(grant_config(server, 5000ms)), waiter(grant_config(server, 5000ms));
+  const auto name = unique_name("grant:");
+  auto held = holder.lock(name);
+  int got_count = 0, gave_up = 0;
+  for (int round = 0; round < redisync::test::load_count(40); ++round) {
+    held.lock();
+    std::string waiter_field;
+    std::atomic<bool> known{false};
+    const auto wait = std::chrono::milliseconds(20 + round % 7);
+    auto done = std::async(std::launch::async, [&] {
+      auto lock = waiter.lock(name);
+      waiter_field = field_of(waiter);
+      known = true;
+      const bool got = lock.try_lock_for(wait);
+      if (got) lock.unlock();
+      return got;
+    });
+    ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
+    // Release about as the wait ends: right after the registration plus a varying delay.
+    wait_until([&] { return !server.command({"ZSCORE", grant_key(name), waiter_field}).is_nil(); },
+               1s, 1ms);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 + (round * 3) % 15));
+    held.unlock();
+    ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
+    (done.get() ? got_count : gave_up)++;
+    // Nobody holds it now (the waiter released or gave up): it must be free well within
+    // the 5 s grant lease.
+    ASSERT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; },
+                           1500ms))
+        << "round " << round << ": the lock stayed held by "
+        << server.command({"HGETALL", name}).debug_string();
+  }
+  std::cout << "[ info ] granted " << got_count << ", gave up " << gave_up << "\n";
+}
+
+TEST(GrantTest, RedissonLayoutWaitersAreNeverGrantedAndStillGetTheLock) {
+  RedisServer server;
+  redisync::Client holder(grant_config(server)), waiter(grant_config(server));
+  JavaLayoutClient java(server);
+  const auto name = unique_name("grant:");
+  auto held = holder.lock(name);
+  held.lock();
+  // A Java waiter: it attempted (PTTL) and listens on Redisson's channel.
+  redisync::test::ChannelListener java_ear(server, JavaLayoutClient::lock_channel(name));
+  ASSERT_FALSE(java.lock_acquire(name, 30000, 5).is_nil());
+  std::string waiter_field;
+  std::atomic<bool> known{false};
+  std::promise<void> release_ours;
+  auto ours = std::async(std::launch::async, [&] {
+    auto lock = waiter.lock(name);
+    waiter_field = field_of(waiter);
+    known = true;
+    const bool got = lock.try_lock_for(20s);
+    release_ours.get_future().wait();
+    if (got) lock.unlock();
+    return got;
+  });
+  ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
+  ASSERT_TRUE(registered(server, name, waiter_field));
+  held.unlock();
+  ASSERT_TRUE(wait_until([&] { return server.command({"HGET", name, waiter_field}).kind == redisync::test::Reply::Kind::string; }, 5s));
+  EXPECT_TRUE(server.command({"HGET", name, java.owner(5)}).is_nil());
+  // Java still excluded, and it heard no foreign message on its channel.
+  EXPECT_FALSE(java.lock_acquire(name, 30000, 5).is_nil());
+  release_ours.set_value();
+  EXPECT_TRUE(ours.get());
+  // Nobody registered: the release published Redisson's "0", and Java gets the lock.
+  EXPECT_EQ(java_ear.next_message(5s), "0");
+  EXPECT_TRUE(java.lock_acquire(name, 30000, 5).is_nil());
+  EXPECT_EQ(java.lock_release(name, 5, 30000).as_integer(), 1);
+}
+
+TEST(GrantTest, FencedLockIssuesAGreaterTokenAtEachGrant) {
+  RedisServer server;
+  redisync::Client a(grant_config(server)), b(grant_config(server));
+  const auto name = unique_name("grant-fenced:");
+  auto fa = a.fenced_lock(name);
+  const auto first = fa.lock_and_get_token();
+  std::string b_field;
+  std::atomic<bool> known{false};
+  auto other = std::async(std::launch::async, [&] {
+    auto fb = b.fenced_lock(name);
+    b_field = field_of(b);
+    known = true;
+    auto token = fb.try_lock_and_get_token_for(20s);
+    if (token) fb.unlock();
+    return token;
+  });
+  ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
+  ASSERT_TRUE(registered(server, name, b_field));
+  fa.unlock();
+  auto second = other.get();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_GT(*second, first);
+  EXPECT_EQ(fa.token(), *second);  // issued at the grant, not again at the take
+  const auto third = fa.lock_and_get_token();
+  EXPECT_GT(third, *second);
+  fa.unlock();
+}
+
+TEST(GrantTest, BadHandoffSettingIsAConfigError) {
+  try {
+    redisync::Config::from_url("redis://127.0.0.1:6379?handoff=push");
+    FAIL() << "no ConfigError";
+  } catch (const redisync::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("handoff"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("push"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(redisync::Config::from_url("redis://127.0.0.1:6379?handoff=grant&grant_lease=10ms"),
+               redisync::ConfigError);
+  const auto cfg =
+      redisync::Config::from_url("redis://127.0.0.1:6379?handoff=grant&grant_lease=500ms");
+  EXPECT_EQ(cfg.handoff, redisync::Handoff::grant);
+  EXPECT_EQ(cfg.grant_lease.count(), 500);
+  EXPECT_EQ(redisync::Config::from_url("redis://127.0.0.1:6379").handoff, redisync::Handoff::wake);
+}

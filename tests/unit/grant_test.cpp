@@ -1,0 +1,199 @@
+// Direct handoff (src/sync/grant.h): what a grant message means for a waiting acquisition
+// (AcquireFsm::grant_heard) and how the registry routes it (route_grant, GrantRegistry), on a
+// fake clock, without a server.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sync/acquire_fsm.h"
+#include "sync/grant.h"
+
+using namespace std::chrono_literals;
+using redisync::Duration;
+using redisync::sync::AcquireAction;
+using redisync::sync::AcquireFsm;
+using redisync::sync::AttemptResult;
+using redisync::sync::Clock;
+using redisync::sync::GrantNews;
+using redisync::sync::GrantRegistry;
+using redisync::sync::GrantRoute;
+
+namespace {
+
+using Kind = AcquireAction::Kind;
+const Clock::time_point t0 = Clock::time_point{} + 1000s;
+constexpr AttemptResult kHeld{false, 5000};
+constexpr Duration kGrantLease{2000};
+
+AcquireFsm::Settings settings(std::optional<Duration> wait = std::nullopt) {
+  AcquireFsm::Settings s;
+  s.retry_attempts = 3;
+  s.can_recheck = true;
+  s.can_settle = true;
+  if (wait) s.deadline = t0 + *wait;
+  return s;
+}
+
+AcquireFsm asleep(AcquireFsm::Settings s = settings()) {
+  AcquireFsm fsm(s);
+  EXPECT_EQ(fsm.start().kind, Kind::attempt);
+  EXPECT_EQ(fsm.attempt_answered(t0, kHeld, false, false).kind, Kind::subscribe);
+  EXPECT_EQ(fsm.subscription_done(t0, true).kind, Kind::attempt);
+  EXPECT_EQ(fsm.attempt_answered(t0, kHeld, true, false).kind, Kind::sleep);
+  return fsm;
+}
+
+struct Recorder : redisync::sync::GrantWaiter {
+  std::vector<std::pair<GrantNews, std::string>> heard;
+  void grant_news(GrantNews news, const std::string& rest) override {
+    heard.emplace_back(news, rest);
+  }
+};
+
+const std::string ch = "redisync_grant__channel:{n}";
+
+}  // namespace
+
+TEST(GrantFsm, AGrantForMeCompletesASleepingWaiter) {
+  auto fsm = asleep();
+  EXPECT_EQ(fsm.grant_heard(t0 + 1ms, GrantNews::for_me, kGrantLease, t0).kind, Kind::succeed);
+  EXPECT_TRUE(fsm.done());
+}
+
+TEST(GrantFsm, AGrantForMeWinsOverAnAttemptInFlight) {
+  AcquireFsm fsm = asleep();
+  EXPECT_EQ(fsm.woken(t0).kind, Kind::attempt);  // a wake-up sent an attempt
+  EXPECT_EQ(fsm.grant_heard(t0, GrantNews::for_me, kGrantLease, t0).kind, Kind::succeed);
+  // The attempt's late reply changes nothing.
+  EXPECT_EQ(fsm.attempt_answered(t0, kHeld, true, false).kind, Kind::none);
+}
+
+TEST(GrantFsm, AGrantAfterTheWaitEndedIsIgnored) {
+  AcquireFsm fsm(settings(10ms));
+  EXPECT_EQ(fsm.start().kind, Kind::attempt);
+  EXPECT_EQ(fsm.attempt_answered(t0 + 20ms, kHeld, true, false).kind, Kind::fail);
+  EXPECT_EQ(fsm.grant_heard(t0 + 21ms, GrantNews::for_me, kGrantLease, t0).kind, Kind::none);
+}
+
+TEST(GrantFsm, AGrantToAnotherRearmsTheSleepToAboutTheGrantLease) {
+  auto fsm = asleep();
+  const auto a = fsm.grant_heard(t0, GrantNews::for_other, kGrantLease, t0);
+  EXPECT_EQ(a.kind, Kind::sleep);
+  EXPECT_GE(a.bound, kGrantLease);
+  EXPECT_LE(a.bound, kGrantLease + kGrantLease / 5);
+  EXPECT_FALSE(fsm.done());
+  // ... never later than the sleep was to end (a stream of grants to others must not keep
+  // a waiter from ever attempting).
+  EXPECT_EQ(fsm.grant_heard(t0 + 10ms, GrantNews::for_other, kGrantLease, t0).kind, Kind::none);
+  auto short_wait = asleep(settings(500ms));
+  EXPECT_EQ(short_wait.grant_heard(t0 + 100ms, GrantNews::for_other, kGrantLease, t0).kind,
+            Kind::none);
+}
+
+TEST(GrantFsm, AGrantForMeTooLongAfterTheRegistrationIsTakenByAnAttempt) {
+  // Only registered_sent + grant lease is known of the granted hold's lease: with less than a
+  // third of it left, the waiter attempts (the attempt takes the grant with the full lease).
+  auto fsm = asleep();
+  EXPECT_EQ(fsm.grant_heard(t0 + 1400ms, GrantNews::for_me, kGrantLease, t0).kind, Kind::attempt);
+  EXPECT_FALSE(fsm.done());
+  // While that attempt is in flight, another message changes nothing.
+  EXPECT_EQ(fsm.grant_heard(t0 + 1400ms, GrantNews::for_me, kGrantLease, t0).kind, Kind::none);
+  // ... except that an attempt that ran before the grant is followed by another at once.
+  EXPECT_EQ(fsm.attempt_answered(t0 + 1401ms, kHeld, true, false).kind, Kind::attempt);
+  EXPECT_EQ(fsm.attempt_answered(t0 + 1402ms, {true, 0}, true, false).kind, Kind::succeed);
+  // Never registered: the same.
+  auto unregistered = asleep();
+  EXPECT_EQ(unregistered.grant_heard(t0, GrantNews::for_me, kGrantLease, std::nullopt).kind,
+            Kind::attempt);
+}
+
+TEST(GrantFsm, AGrantToAnotherLeavesAnAttemptInFlightAlone) {
+  AcquireFsm fsm = asleep();
+  EXPECT_EQ(fsm.woken(t0).kind, Kind::attempt);
+  EXPECT_EQ(fsm.grant_heard(t0, GrantNews::for_other, kGrantLease, t0).kind, Kind::none);
+  EXPECT_EQ(fsm.attempt_answered(t0, kHeld, true, false).kind, Kind::sleep);
+}
+
+TEST(GrantFsm, AMaybeStaleGrantMakesASleeperAttempt) {
+  auto fsm = asleep();
+  EXPECT_EQ(fsm.grant_heard(t0, GrantNews::maybe_stale, kGrantLease, t0).kind, Kind::attempt);
+  EXPECT_FALSE(fsm.done());
+  // While an attempt is in flight, that attempt tells.
+  EXPECT_EQ(fsm.grant_heard(t0, GrantNews::maybe_stale, kGrantLease, t0).kind, Kind::none);
+}
+
+TEST(GrantRoute, Decisions) {
+  EXPECT_EQ(redisync::sync::route_grant(true, false, 0), GrantRoute::take);
+  EXPECT_EQ(redisync::sync::route_grant(true, false, 1), GrantRoute::verify);
+  EXPECT_EQ(redisync::sync::route_grant(false, true, 0), GrantRoute::note);
+  EXPECT_EQ(redisync::sync::route_grant(false, true, 2), GrantRoute::note);
+  EXPECT_EQ(redisync::sync::route_grant(false, false, 1), GrantRoute::swallow);
+  EXPECT_EQ(redisync::sync::route_grant(false, false, 0), GrantRoute::ignore);
+}
+
+TEST(GrantRegistry, AGrantGoesToTheNamedWaiterAndTheOthersHearOfIt) {
+  GrantRegistry reg;
+  Recorder a, b, other_lock;
+  ASSERT_TRUE(reg.add(ch, "c:1", &a));
+  ASSERT_TRUE(reg.add(ch, "c:2", &b));
+  ASSERT_TRUE(reg.add("redisync_grant__channel:{m}", "c:1", &other_lock));
+  EXPECT_FALSE(reg.add(ch, "c:1", &b));  // one acquisition per owner and lock
+  reg.on_message(ch, "c:1 42");
+  ASSERT_EQ(a.heard.size(), 1u);
+  EXPECT_EQ(a.heard[0].first, GrantNews::for_me);
+  EXPECT_EQ(a.heard[0].second, "42");
+  ASSERT_EQ(b.heard.size(), 1u);
+  EXPECT_EQ(b.heard[0].first, GrantNews::for_other);
+  EXPECT_TRUE(other_lock.heard.empty());
+}
+
+TEST(GrantRegistry, AGrantTakenByAnAttemptIsSwallowedThenVerified) {
+  GrantRegistry reg;
+  Recorder a, next;
+  ASSERT_TRUE(reg.add(ch, "c:1", &a));
+  reg.acquired(ch, "c:1", /*took_grant=*/true);  // the attempt found the grant first
+  EXPECT_EQ(reg.expected(ch, "c:1"), 1);
+  // The same owner waits again before the old grant's message came: it must not take it.
+  ASSERT_TRUE(reg.add(ch, "c:1", &next));
+  reg.on_message(ch, "c:1");
+  ASSERT_EQ(next.heard.size(), 1u);
+  EXPECT_EQ(next.heard[0].first, GrantNews::maybe_stale);
+  EXPECT_EQ(reg.expected(ch, "c:1"), 0);
+  reg.on_message(ch, "c:1");  // a later grant is taken
+  ASSERT_EQ(next.heard.size(), 2u);
+  EXPECT_EQ(next.heard[1].first, GrantNews::for_me);
+}
+
+TEST(GrantRegistry, AGrantRacingAGiveUp) {
+  GrantRegistry reg;
+  Recorder a;
+  // The message comes while the give-up step is on its way: nothing is expected after it.
+  ASSERT_TRUE(reg.add(ch, "c:1", &a));
+  reg.giving_up(ch, "c:1");
+  reg.on_message(ch, "c:1");
+  reg.gave_up(ch, "c:1", /*released_grant=*/true);
+  EXPECT_EQ(reg.expected(ch, "c:1"), 0);
+  EXPECT_EQ(reg.size(), 0u);
+  EXPECT_TRUE(a.heard.empty());
+  // The give-up released a grant whose message is still to come: swallowed when it comes.
+  ASSERT_TRUE(reg.add(ch, "c:1", &a));
+  reg.giving_up(ch, "c:1");
+  reg.gave_up(ch, "c:1", true);
+  EXPECT_EQ(reg.expected(ch, "c:1"), 1);
+  reg.on_message(ch, "c:1");
+  EXPECT_EQ(reg.expected(ch, "c:1"), 0);
+  EXPECT_TRUE(a.heard.empty());
+  // A give-up that found no grant expects nothing.
+  ASSERT_TRUE(reg.add(ch, "c:1", &a));
+  reg.giving_up(ch, "c:1");
+  reg.gave_up(ch, "c:1", false);
+  EXPECT_EQ(reg.expected(ch, "c:1"), 0);
+}
+
+TEST(GrantRegistry, SomeoneElsesGrantIsIgnored) {
+  GrantRegistry reg;
+  reg.on_message(ch, "java:1");
+  EXPECT_EQ(reg.size(), 0u);
+  EXPECT_EQ(reg.expected(ch, "java:1"), 0);
+}
