@@ -591,9 +591,15 @@ void Connection::dispatch(Reply reply) {
     return lost(std::make_exception_ptr(ProtocolError(
         "redis " + options_.describe() + ": unexpected reply " + reply.to_string())));
   }
+  // Redis answers a protocol error (such as a request too long for a connection that has not
+  // authenticated) and then closes the connection without reading on. Start over at once, so
+  // that the next request does not go out on a connection the server is closing.
+  const bool server_closes = reply.is_error() && reply.str.rfind("ERR Protocol error", 0) == 0;
+  const std::string closing_reason = server_closes ? reply.str : std::string();
   Pending p = std::move(inflight_.front());
   inflight_.pop_front();
   if (!p.done && p.handler) p.handler(nullptr, std::move(reply));
+  if (server_closes) drop("the server closes the connection after replying " + closing_reason);
 }
 
 void Connection::arm_timeout_timer() {
