@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's demo command: installs what is missing, builds, and runs `redisync demo`:
 # 8 processes contend for one lock on a private redis-server, one holder is SIGKILLed
-# mid-hold, and the summary shows 0 lost updates and the handoff latency.
+# mid-hold, and the summary shows 0 lost updates and the handoff to a waiting process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh

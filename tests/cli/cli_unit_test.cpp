@@ -130,8 +130,21 @@ std::vector<SectionTimes> back_to_back(std::int64_t start, int n, std::int64_t g
   return out;
 }
 
+// Sections handed over to a waiter: each next acquire is called 500 ns into the previous hold,
+// the hold ends with a release call 1000 ns after its acquire returned, and the waiter's acquire
+// returns `handoff` ns after that call (the release returns 100 ns after its call).
+std::vector<SectionTimes> handed_over(std::int64_t start, int n, std::int64_t handoff) {
+  std::vector<SectionTimes> out;
+  std::int64_t t1 = start;
+  for (int i = 0; i < n; ++i) {
+    out.push_back({i == 0 ? t1 - 100 : out.back().t1 + 500, t1, t1 + 1000, t1 + 1100});
+    t1 = t1 + 1000 + handoff;
+  }
+  return out;
+}
+
 TEST(CliDemoReportTest, CleanRunHasNoLostUpdates) {
-  auto all = back_to_back(0, 10, 400);
+  auto all = handed_over(0, 10, 300);
   WorkerOutcome a{0, 1, {}, false, 0};
   WorkerOutcome b{1, 2, {}, false, 0};
   for (std::size_t i = 0; i < all.size(); ++i) (i % 2 == 0 ? a : b).sections.push_back(all[i]);
@@ -141,9 +154,24 @@ TEST(CliDemoReportTest, CleanRunHasNoLostUpdates) {
   EXPECT_EQ(st.unexplained_increments, 0);
   EXPECT_EQ(st.overlaps, 0);
   ASSERT_TRUE(st.handoff_p50_us);
-  EXPECT_DOUBLE_EQ(*st.handoff_p50_us, 0.5);  // t1 - previous t3 = 100 + 400 ns
+  EXPECT_DOUBLE_EQ(*st.handoff_p50_us, 0.3);  // t1' - previous t2, not t1' - t3 (0.2)
   EXPECT_FALSE(st.recovery_ms);
   EXPECT_DOUBLE_EQ(st.share_percent[0], 50.0);
+}
+
+// A section whose acquire was called after the previous release call never waited for it: its
+// gap is not a handoff (with back-to-back sections nobody waits, so there is no figure at all).
+TEST(CliDemoReportTest, HandoffCountsOnlyHoldersThatWaited) {
+  WorkerOutcome a{0, 1, back_to_back(0, 10, 400), false, 0};
+  EXPECT_FALSE(analyze_demo({a}, 10, std::nullopt).handoff_p50_us);
+
+  WorkerOutcome waiter{0, 1, {{0, 100, 1100, 1200}}, false, 0};
+  waiter.sections.push_back({600, 1400, 2400, 2500});   // waited from 600: handoff 300 ns
+  waiter.sections.push_back({2450, 2600, 3600, 3700});  // called after the 2400 release call
+  const DemoStats st = analyze_demo({waiter}, 3, std::nullopt);
+  ASSERT_TRUE(st.handoff_p50_us);
+  EXPECT_DOUBLE_EQ(*st.handoff_p50_us, 0.3);
+  EXPECT_DOUBLE_EQ(*st.handoff_p99_us, 0.3);
 }
 
 TEST(CliDemoReportTest, MissingIncrementsAreLostUpdates) {
@@ -153,10 +181,14 @@ TEST(CliDemoReportTest, MissingIncrementsAreLostUpdates) {
 }
 
 TEST(CliDemoReportTest, KilledWorkersUnfinishedSectionMayCountOnce) {
-  WorkerOutcome a{0, 1, back_to_back(0, 5, 400), false, 0};
+  WorkerOutcome a{0, 1, handed_over(0, 5, 300), false, 0};
   WorkerOutcome killed{1, 2, {}, true, 137};
   const std::int64_t kill = 10'000;
-  for (auto s : back_to_back(kill + 2'000'000, 5, 400)) a.sections.push_back(s);
+  // The first section after the kill was called before the last release call: without the
+  // kill rule its 2 ms gap would count as a handoff.
+  auto after = handed_over(kill + 2'000'000, 5, 300);
+  after.front().t0 = a.sections.back().t2 - 1;
+  for (auto s : after) a.sections.push_back(s);
 
   DemoStats st = analyze_demo({a, killed}, 10, kill);  // its SET never happened
   EXPECT_EQ(st.lost_updates, 0);
@@ -164,6 +196,7 @@ TEST(CliDemoReportTest, KilledWorkersUnfinishedSectionMayCountOnce) {
   EXPECT_EQ(st.unexplained_increments, 0);
   ASSERT_TRUE(st.recovery_ms);
   EXPECT_NEAR(*st.recovery_ms, 2.0, 0.001);
+  ASSERT_TRUE(st.handoff_p99_us);
   EXPECT_LT(*st.handoff_p99_us, 1.0);  // the gap across the kill is recovery, not handoff
 
   st = analyze_demo({a, killed}, 11, kill);  // it wrote before dying

@@ -311,9 +311,9 @@ class Demo {
       rows.emplace_back("unexplained increments", std::to_string(st.unexplained_increments) +
                                                       " (did something else write the counter?)");
     }
-    rows.emplace_back("handoff latency p50",
+    rows.emplace_back("handoff to a waiter p50",
                       st.handoff_p50_us ? fixed(*st.handoff_p50_us, 0) + " µs" : "-");
-    rows.emplace_back("handoff latency p99",
+    rows.emplace_back("handoff to a waiter p99",
                       st.handoff_p99_us ? fixed(*st.handoff_p99_us, 0) + " µs" : "-");
     if (kill_ns_) {
       rows.emplace_back("recovery after kill",

@@ -46,11 +46,18 @@ DemoStats analyze_demo(const std::vector<WorkerOutcome>& workers, long long coun
   std::int64_t latest_release_call = 0;
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (i > 0) {
+      const SectionTimes& prev = all[i - 1];
+      const SectionTimes& next = all[i];
       // Causality: the next holder's acquire returns only after the server ran the previous
       // release, which was called at t2. Returning earlier means two holders at once.
-      if (all[i].t1 < latest_release_call) ++st.overlaps;
-      const bool spans_kill = kill_ns && all[i - 1].t3 <= *kill_ns && all[i].t1 > *kill_ns;
-      if (!spans_kill) gaps.push_back(all[i].t1 - all[i - 1].t3);
+      if (next.t1 < latest_release_call) ++st.overlaps;
+      // The handoff a waiter experiences: the previous release called (t2) -> its own acquire
+      // returned (t1'), counted only for a holder already waiting when that release was called
+      // (t0' < t2). Not t1' - t3: that subtracts the releaser's own return delay, which
+      // depends on which process the scheduler runs first, and can read below one round trip.
+      const bool waited = next.t0 < prev.t2 && next.t1 >= prev.t2;
+      const bool spans_kill = kill_ns && prev.t3 <= *kill_ns && next.t1 > *kill_ns;
+      if (waited && !spans_kill) gaps.push_back(next.t1 - prev.t2);
     }
     latest_release_call = std::max(latest_release_call, all[i].t2);
   }

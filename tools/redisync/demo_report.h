@@ -34,8 +34,10 @@ struct DemoStats {
   /// Sections whose acquire returned before the previous holder's release was called: two
   /// holders at once. Must be 0.
   std::int64_t overlaps = 0;
-  /// Gaps between one section's release return (t3) and the next section's acquire return
-  /// (t1), sections ordered by t1; the gap across the kill is recovery, not handoff.
+  /// Handoff to a waiting holder: one section's release called (t2) -> the next section's
+  /// acquire returned (t1'), sections ordered by t1, counting only next holders that were
+  /// already waiting when that release was called (t0' < t2); the gap across the kill is
+  /// recovery, not handoff. Empty when no holder waited.
   std::optional<double> handoff_p50_us;
   std::optional<double> handoff_p99_us;
   /// First acquire return after the kill, minus the kill instant.
