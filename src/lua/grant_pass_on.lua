@@ -4,12 +4,17 @@
 -- pass_on(...): after the lock hash was deleted, gives the lock to the registered waiter with
 -- the earliest deadline that has not passed (an ordinary hold: field -> 1 with the short
 -- grant lease, which the waiter's client extends when it hears of it) and announces it on the
--- grant channel ("<field>" or, with a token counter, "<field> <token>"). With no live
--- registration it publishes Redisson's "0" on the lock channel, exactly as a plain release.
+-- grantee's client's grant channel, "<grant channel prefix>:<client id>" ("<field>" or, with a
+-- token counter, "<field> <token>"): only that process wakes. With no live registration it
+-- publishes Redisson's "0" on the lock channel, exactly as a plain release.
 -- Returns the granted field, or false.
 local function grant_now()
   local t = redis.call('time')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The grant channel of the client that owns `field` ("<client id>:<thread id>").
+local function grantee_channel(grant_channel, field)
+  return grant_channel .. ':' .. (string.match(field, '^(.+):[^:]*$') or field)
 end
 local function pass_on(lock, registrations, grant_channel, lock_channel, token_key, grant_lease,
                        publish)
@@ -23,16 +28,22 @@ local function pass_on(lock, registrations, grant_channel, lock_channel, token_k
     if token_key then
       message = message .. ' ' .. redis.call('incr', token_key)
     end
-    redis.call(publish, grant_channel, message)
+    redis.call(publish, grantee_channel(grant_channel, first), message)
     return first
   end
   redis.call(publish, lock_channel, '0')
   return false
 end
--- The ACL check of a script that may publish on both channels (see publish_check.lua).
-local function grant_publish_refused(publish, lock_channel, grant_channel)
+-- The ACL check of a script that may publish on the lock channel or, when a live registration
+-- exists, on the grant channel of the earliest one (see publish_check.lua). Reads only.
+local function grant_publish_refused(publish, lock_channel, grant_channel, registrations)
   if redis.acl_check_cmd then
-    for _, channel in ipairs({lock_channel, grant_channel}) do
+    local channels = {lock_channel}
+    local first = redis.call('zrangebyscore', registrations, grant_now(), '+inf', 'limit', 0, 1)[1]
+    if first then
+      table.insert(channels, grantee_channel(grant_channel, first))
+    end
+    for _, channel in ipairs(channels) do
       if not redis.acl_check_cmd(publish, channel, '0') then
         return redis.error_reply('NOPERM this user may not ' .. publish .. ' to channel ' ..
           channel .. ' (redisync wakes waiters with it; grant it with ACL SETUSER <user>' ..

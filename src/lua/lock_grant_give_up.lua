@@ -1,11 +1,11 @@
 -- Lock and FencedLock in grant mode: a registered waiter gives up (its wait ran out, or an
 -- error ended it). It leaves the registrations; a grant it was given meanwhile (its field is
 -- in N although it never acquired) is released and passed on, never left to its short lease.
--- KEYS[1] lock hash N; KEYS[2] lock channel; KEYS[3] registrations; KEYS[4] grant channel;
+-- KEYS[1] lock hash N; KEYS[2] lock channel; KEYS[3] registrations; KEYS[4] grant channel prefix;
 -- KEYS[5] (FencedLock only) token counter.
 -- ARGV[1] the waiter's owner field; ARGV[2] publish command; ARGV[3] grant lease (ms).
 -- Returns 1 when it released a grant, else 0. Sent after grant_pass_on.lua.
-local refused = grant_publish_refused(ARGV[2], KEYS[2], KEYS[4])
+local refused = grant_publish_refused(ARGV[2], KEYS[2], KEYS[4], KEYS[3])
 if refused then
   return refused
 end

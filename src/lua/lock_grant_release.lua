@@ -1,13 +1,13 @@
 -- Lock and FencedLock release in grant mode (docs/wire-format.md §2.3 and "Direct handoff"):
 -- the plain release, and the freed lock goes to a registered waiter (grant_pass_on.lua).
 -- KEYS[1] lock hash N; KEYS[2] lock channel; KEYS[3] release record; KEYS[4] registrations
--- "redisync_lock_grant:TAG(N)"; KEYS[5] grant channel "redisync_grant__channel:TAG(N)";
+-- "redisync_lock_grant:TAG(N)"; KEYS[5] grant channel prefix "redisync_grant__channel:TAG(N)";
 -- KEYS[6] (FencedLock only) token counter: a grant issues the next token.
 -- ARGV[1] message "0"; ARGV[2] lease for the remaining holds (ms); ARGV[3] owner field;
 -- ARGV[4] release record expiry (ms); ARGV[5] publish command; ARGV[6] grant lease (ms).
 -- Returns nil: caller is not the owner; 0: still held (reentrant); 1: released.
 -- Sent after grant_pass_on.lua.
-local refused = grant_publish_refused(ARGV[5], KEYS[2], KEYS[5])
+local refused = grant_publish_refused(ARGV[5], KEYS[2], KEYS[5], KEYS[4])
 if refused then
   return refused
 end

@@ -9,8 +9,12 @@ namespace redisync::sync {
 
 std::string grant_key(const std::string& name) { return "redisync_lock_grant:" + hash_tag(name); }
 
-std::string grant_channel(const std::string& name) {
+std::string grant_channel_prefix(const std::string& name) {
   return "redisync_grant__channel:" + hash_tag(name);
+}
+
+std::string grant_channel(const std::string& name, const std::string& client_id) {
+  return grant_channel_prefix(name) + ":" + client_id;
 }
 
 GrantRoute route_grant(bool waiting, bool giving_up, int expected) {

@@ -39,8 +39,14 @@ inline constexpr Duration kGrantRegistration{10000};
 /// "redisync_lock_grant:TAG(N)": the registrations (sorted set, member = owner field,
 /// score = deadline in the server's epoch ms).
 std::string grant_key(const std::string& name);
-/// "redisync_grant__channel:TAG(N)": where grants are announced ("<field>[ <token>]").
-std::string grant_channel(const std::string& name);
+/// "redisync_grant__channel:TAG(N)": the prefix of the grant channels; the scripts that grant
+/// get it and append the grantee's client id.
+std::string grant_channel_prefix(const std::string& name);
+/// "redisync_grant__channel:TAG(N):<client id>": where grants to the waiters of one Client are
+/// announced ("<field>[ <token>]"). One channel per Client, not one per lock: a grant wakes
+/// only the process it is for (a shared channel woke every waiting process, and on a busy CPU
+/// the grantee then ran after the others: the handoff gained nothing over wake-and-retry).
+std::string grant_channel(const std::string& name, const std::string& client_id);
 
 /// What the registry does with a grant message naming a field of one of its entries.
 enum class GrantRoute {

@@ -375,7 +375,7 @@ std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& c
   auto it = core->holds().find({ref.hold_key, owner});
   if (it != core->holds().end() && it->second.count > 0 && !it->second.lost) return nullptr;
   auto link = std::make_shared<sync::GrantLink>();
-  link->channel = sync::grant_channel(name);
+  link->channel = sync::grant_channel(name, core->id());
   link->field = ref.field;
   link->grant_lease = core->config().grant_lease;
   link->registry = &core->grants();
@@ -388,7 +388,7 @@ std::function<void()> grant_give_up(const std::shared_ptr<ClientCore>& core,
   return [core, link = std::move(link), name, token_key] {
     if (!link->listed) return;
     std::vector<std::string> keys{name, lock_channel(name), sync::grant_key(name),
-                                  sync::grant_channel(name)};
+                                  sync::grant_channel_prefix(name)};
     if (!token_key.empty()) keys.push_back(token_key);
     core->executor().eval(
         lua::with_preludes<lua::lock_grant_give_up, lua::grant_pass_on>(), std::move(keys),
@@ -406,7 +406,7 @@ void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::stri
                         const HoldRef& hold, Duration lease, const std::string& record,
                         const std::string& token_key, net::ReplyHandler handler) {
   std::vector<std::string> keys{name, lock_channel(name), record, sync::grant_key(name),
-                                sync::grant_channel(name)};
+                                sync::grant_channel_prefix(name)};
   if (!token_key.empty()) keys.push_back(token_key);
   acked_release(core, hold, lua::with_preludes<lua::lock_grant_release, lua::grant_pass_on>(),
                 std::move(keys),

@@ -203,7 +203,7 @@ TEST_F(ClusterTest, GrantModeHandsTheLockOverOnTheLocksSlot) {
   redisync::Client a(cfg), b(cfg);
   const std::string name = unique_name("grant:");
   const std::string registrations = "redisync_lock_grant:{" + name + "}";
-  const std::string grants = "redisync_grant__channel:{" + name + "}";
+  const std::string grants = "redisync_grant__channel:{" + name + "}:" + b.id();
   ASSERT_EQ(cluster_->key_slot(registrations), cluster_->key_slot(name));
   ASSERT_EQ(cluster_->key_slot(grants), cluster_->key_slot(name));
   auto la = a.lock(name);

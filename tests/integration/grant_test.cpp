@@ -112,6 +112,57 @@ TEST(GrantTest, ReleaseGrantsTheLockToARegisteredWaiter) {
   EXPECT_EQ(server.command({"EXISTS", grant_key(name)}).as_integer(), 0);
 }
 
+// A grant wakes only the process it is for: it is published on the grantee Client's own grant
+// channel, never on one every waiting Client listens to (with 8 waiting processes on one CPU,
+// a broadcast grant ran the grantee after the others had handled the message: the handoff then
+// took as long as wake-and-retry).
+TEST(GrantTest, AGrantIsAnnouncedOnlyToTheGranteesClient) {
+  RedisServer server;
+  redisync::Client holder(grant_config(server, 60000ms)), first(grant_config(server, 60000ms)),
+      second(grant_config(server, 60000ms));
+  const auto name = unique_name("grant:");
+  const std::string prefix = "redisync_grant__channel:{" + name + "}";
+  redisync::test::ChannelListener shared(server, prefix);
+  redisync::test::ChannelListener to_first(server, prefix + ":" + first.id());
+  redisync::test::ChannelListener to_second(server, prefix + ":" + second.id());
+  auto held = holder.lock(name);
+  held.lock();
+  auto wait_in = [&](redisync::Client& c, std::string& field, std::atomic<bool>& known,
+                     std::atomic<bool>& release) {
+    auto lock = c.lock(name);
+    field = field_of(c);
+    known = true;
+    const bool got = lock.try_lock_for(20s);
+    for (int i = 0; i < 2000 && !release; ++i) std::this_thread::sleep_for(5ms);  // <= 10 s
+    if (got) lock.unlock();
+    return got;
+  };
+  std::string first_field, second_field;
+  std::atomic<bool> first_known{false}, second_known{false}, release_first{false},
+      release_second{false};
+  auto a = std::async(std::launch::async, [&] {
+    return wait_in(first, first_field, first_known, release_first);
+  });
+  ASSERT_TRUE(wait_until([&] { return first_known.load(); }, 5s));
+  ASSERT_TRUE(registered(server, name, first_field));
+  auto b = std::async(std::launch::async, [&] {
+    return wait_in(second, second_field, second_known, release_second);
+  });
+  ASSERT_TRUE(wait_until([&] { return second_known.load(); }, 5s));
+  ASSERT_TRUE(registered(server, name, second_field));
+
+  held.unlock();  // grants to the earliest registration: the first waiter
+  EXPECT_EQ(to_first.next_message(5000ms), first_field);
+  EXPECT_EQ(to_second.next_message(300ms), std::nullopt) << "the grant woke another Client";
+  EXPECT_EQ(shared.next_message(10ms), std::nullopt) << "the grant was broadcast";
+  release_first = true;
+  EXPECT_TRUE(a.get());
+  EXPECT_EQ(to_second.next_message(5000ms), second_field);
+  EXPECT_EQ(to_first.next_message(300ms), std::nullopt);
+  release_second = true;
+  EXPECT_TRUE(b.get());
+}
+
 TEST(GrantTest, AGrantedHoldIsExtendedToItsLeaseAndNotReportedLost) {
   RedisServer server;
   redisync::Client holder(grant_config(server, 300ms)), waiter(grant_config(server, 300ms));
