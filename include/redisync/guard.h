@@ -33,7 +33,7 @@ class Guard {
   /// True once this process has been told the hold was lost (lost-lock handler; see
   /// BasicLock::lost()): asks no server, so it answers while the server is silent. A holder
   /// checks it before work that must not run without the lock. False after release().
-  /// Kinds with lost_by_current_thread() only (every BasicLock kind).
+  /// Kinds with lost_by_current_thread() only (every BasicLock kind, MultiLock, RedLock).
   bool lost() const {
     return lock_ != nullptr && lock_->lost_by_current_thread();
   }

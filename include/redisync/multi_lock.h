@@ -187,6 +187,12 @@ class MultiLock {
   /// Held by the calling thread on every member (RedLock: on a majority). Queries each server.
   bool is_held_by_current_thread() const;
   bool is_held_by_thread(std::int64_t owner) const;
+  /// True when this process has been told that `owner`'s hold is lost: a member it took was
+  /// found lost (its Client's lost-lock handler ran) and too few remain (any member; RedLock:
+  /// fewer than a majority), and it has not been released since. Asks no server, so it
+  /// answers while a server is silent; Guard<MultiLock>::lost() uses it.
+  bool lost(std::int64_t owner) const;
+  bool lost_by_current_thread() const;
 
   // --- Async forms: explicit owner id (see Client::new_owner_id()), Asio completion token.
   // Completions run on the token's executor, else on the first member's Client I/O thread. ---

@@ -246,6 +246,24 @@ bool MultiLock::is_held_by_current_thread() const {
   return is_held_by_thread(sync::thread_owner_id());
 }
 
+bool MultiLock::lost(std::int64_t owner) const {
+  check_open(*state_);
+  std::vector<std::size_t> taken;
+  {
+    std::lock_guard g(state_->mutex);
+    auto it = state_->holds.find(owner);
+    if (it == state_->holds.end() || it->second.empty()) return false;
+    taken = it->second.front();  // the outermost acquisition's members (re-entries: the same)
+  }
+  std::size_t sound = 0;
+  for (std::size_t k : taken) {
+    if (!state_->members[k]->known_lost(owner)) ++sound;
+  }
+  return sound < state_->required();
+}
+
+bool MultiLock::lost_by_current_thread() const { return lost(sync::thread_owner_id()); }
+
 bool MultiLock::is_held_by_thread(std::int64_t owner) const {
   check_open(*state_);
   return wait_for<bool>([&](auto done) { detail::start_multi_is_held(state_, owner, done); });

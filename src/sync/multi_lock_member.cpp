@@ -134,6 +134,10 @@ void MultiLockMember::run_raw_release_io(std::int64_t owner) const {
   });
 }
 
+bool MultiLockMember::known_lost(std::int64_t owner) const {
+  return detail::known_lost(core_, hold_key(), owner);
+}
+
 void MultiLockMember::is_held(std::int64_t owner, AcquireDone done) const {
   auto core = core_;
   asio::post(core->io(), [self = shared_from_this(), this, core, owner, done = std::move(done)] {

@@ -59,6 +59,9 @@ class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
   void undo_possible_hold(std::int64_t owner) const;
   /// Posts to the I/O thread: does `owner` hold it (HEXISTS of its field)?
   void is_held(std::int64_t owner, AcquireDone done) const;
+  /// True when this process was told that `owner`'s hold of this member was lost (its
+  /// Client's lost-lock handler ran) and it was not released since. Asks no server; any thread.
+  bool known_lost(std::int64_t owner) const;
 
  protected:
   /// The key of this owner's hold in ClientCore::holds() and its hash field (pure).

@@ -84,3 +84,41 @@ TEST(GuardLost, AsyncHolderOnTheIoThreadCanAskWithoutBlocking) {
   EXPECT_THROW(lock.async_unlock(owner, asio::use_future).get(), redisync::LockLostError);
   EXPECT_FALSE(lock.lost(owner));  // released: a new hold starts afresh
 }
+
+// A MultiLock holder learns the same way: a member found lost is the whole lock lost.
+TEST(GuardLost, MultiLockGuardLearnsOfALostMember) {
+  RedisServer server;
+  redisync::Client client(short_watchdog(server));
+  client.on_lock_lost([](const redisync::LockLostEvent&) {});
+  auto a = client.lock(unique_name("ml-a:"));
+  auto b = client.fair_lock(unique_name("ml-b:"));
+  redisync::MultiLock both({redisync::AnyLock(a), redisync::AnyLock(b)});
+  redisync::Guard guard(both);
+  EXPECT_FALSE(guard.lost());
+  server.command({"DEL", b.name()});
+  ASSERT_TRUE(wait_until([&] { return guard.lost(); }, 5s)) << "the guard was never told";
+  EXPECT_TRUE(both.lost_by_current_thread());
+  EXPECT_FALSE(guard.held());
+  EXPECT_NE(guard.release().outcome, redisync::ReleaseOutcome::released);
+  EXPECT_FALSE(both.lost_by_current_thread()) << "still 'lost' after its release";
+}
+
+// RedLock holds on a majority: one member lost of three is not the lock lost; two are.
+TEST(GuardLost, RedLockIsLostOnlyWhenLessThanAMajorityRemains) {
+  RedisServer s1, s2, s3;
+  redisync::Client c1(short_watchdog(s1)), c2(short_watchdog(s2)), c3(short_watchdog(s3));
+  std::atomic<int> told{0};
+  for (auto* c : {&c1, &c2, &c3}) c->on_lock_lost([&](const redisync::LockLostEvent&) { ++told; });
+  const auto name = unique_name("red:");
+  redisync::RedLock red({redisync::AnyLock(c1.lock(name)), redisync::AnyLock(c2.lock(name)),
+                         redisync::AnyLock(c3.lock(name))});
+  red.lock();
+  s1.command({"DEL", name});
+  ASSERT_TRUE(wait_until([&] { return told.load() == 1; }, 5s)) << "member loss never told";
+  EXPECT_FALSE(red.lost_by_current_thread()) << "two of three members still hold it";
+  s2.command({"DEL", name});
+  ASSERT_TRUE(wait_until([&] { return told.load() == 2; }, 5s));
+  EXPECT_TRUE(red.lost_by_current_thread());
+  red.unlock();
+  EXPECT_FALSE(red.lost_by_current_thread());
+}
