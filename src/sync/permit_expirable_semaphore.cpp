@@ -323,9 +323,13 @@ std::int64_t PermitExpirableSemaphore::available_permits() const {
 
 bool PermitExpirableSemaphore::try_set_permits(std::int64_t permits) {
   check_count(name_, permits);
-  return run_script(core_, pes_script<lua::permit_expirable_semaphore_try_set_permits>(), pes_keys(name_),
-                    [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
-                    "setting the permits of " + describe_pes(*core_, name_))
+  return run_script(
+             core_,
+             lua::with_set_count_if_absent<lua::permit_expirable_semaphore_try_set_permits,
+                                           lua::permit_expirable_semaphore_common>(),
+             pes_keys(name_),
+             [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
+             "setting the permits of " + describe_pes(*core_, name_))
              .integer == 1;
 }
 

@@ -173,7 +173,7 @@ bool Semaphore::release_if_exists(std::int64_t permits) {
 
 bool Semaphore::try_set_permits(std::int64_t permits) {
   detail::check_permits(permits, "permits", name_);
-  return run_script(core_, lua::with_publish_check<lua::semaphore_try_set_permits>(),
+  return run_script(core_, lua::with_set_count_if_absent<lua::semaphore_try_set_permits>(),
                     {name_, sync::semaphore_channel(name_)},
                     {std::to_string(permits), kPublish, "0"},
                     "setting the permits of " + describe_semaphore(*core_, name_))
@@ -183,7 +183,7 @@ bool Semaphore::try_set_permits(std::int64_t permits) {
 bool Semaphore::try_set_permits(std::int64_t permits, Duration ttl) {
   detail::check_permits(permits, "permits", name_);
   sync::check_lease(ttl, "ttl for semaphore '" + name_ + "'");
-  return run_script(core_, lua::with_publish_check<lua::semaphore_try_set_permits>(),
+  return run_script(core_, lua::with_set_count_if_absent<lua::semaphore_try_set_permits>(),
                     {name_, sync::semaphore_channel(name_)},
                     {std::to_string(permits), kPublish, std::to_string(ttl.count())},
                     "setting the permits of " + describe_semaphore(*core_, name_))
