@@ -9,13 +9,13 @@
 namespace redisync::sync {
 
 enum class FailureKind {
-  server_error,        ///< Redis answered with an error reply (ServerError)
-  auth_failed,         ///< the server refused our credentials (AuthError): nothing ran
-  dropped_before_send, ///< the connection dropped before the request was written
-  dropped_after_send,  ///< the connection dropped after it was written: it may have run
-  timed_out,           ///< no answer in time (TimeoutError): it may have run
-  client_closed,       ///< the Client shut down while the request was pending
-  other,               ///< anything else (a protocol error, a bad reply, not a redisync error)
+  server_error,         ///< Redis answered with an error reply (ServerError)
+  auth_failed,          ///< the server refused our credentials (AuthError): nothing ran
+  dropped_before_send,  ///< the connection dropped before the request was written
+  dropped_after_send,   ///< the connection dropped after it was written: it may have run
+  timed_out,            ///< no answer in time (TimeoutError): it may have run
+  client_closed,        ///< the Client shut down while the request was pending
+  other,                ///< anything else (a protocol error, a bad reply, not a redisync error)
 };
 
 /// The kind of a (non-null) failure.

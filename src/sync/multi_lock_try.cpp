@@ -27,7 +27,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     // Spec §6 step 1: watchdog when lease <= 0; else twice the wait while walking (so early
     // members cannot expire before the last is taken), set to exactly `lease` on success.
     if (lease_ > Duration{0}) {
-      member_lease_ = wait_ > Duration{0} ? std::min(2 * std::min(wait_, max_duration), max_duration) : lease_;
+      member_lease_ =
+          wait_ > Duration{0} ? std::min(2 * std::min(wait_, max_duration), max_duration) : lease_;
     }
     reports_.resize(state_->members.size());
     for (std::size_t i = 0; i < reports_.size(); ++i) {

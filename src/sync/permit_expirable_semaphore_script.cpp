@@ -24,8 +24,7 @@ std::vector<std::string> pes_keys(const std::string& name) {
 // ARGV of every script begins with: an unused slot (the scripts read the server's TIME
 // instead of a client clock; docs/safety.md "Clock jumps"), the publish command.
 constexpr const char* kUnusedNow = "0";
-std::vector<std::string> pes_args(const ClientCore& core,
-                                  std::initializer_list<std::string> more) {
+std::vector<std::string> pes_args(const ClientCore& core, std::initializer_list<std::string> more) {
   std::vector<std::string> args{kUnusedNow, core.publish_command()};
   args.insert(args.end(), more.begin(), more.end());
   return args;
@@ -47,8 +46,8 @@ void check_lease(const std::string& name, Duration lease) {
   // max_duration like every other lease (sync::check_lease).
   if (lease != PermitExpirableSemaphore::no_expiry && lease > max_duration) {
     throw InvalidArgument("redisync: lease for permit-expirable semaphore '" + name +
-                          "' must be <= " + std::to_string(max_duration.count()) +
-                          " ms (got " + std::to_string(lease.count()) +
+                          "' must be <= " + std::to_string(max_duration.count()) + " ms (got " +
+                          std::to_string(lease.count()) +
                           " ms); use PermitExpirableSemaphore::no_expiry for no expiry");
   }
 }

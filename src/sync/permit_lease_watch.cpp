@@ -10,9 +10,9 @@ namespace redisync::detail {
 
 std::exception_ptr unknown_permit(const std::string& hex, const ClientCore& core,
                                   const std::string& name) {
-  return std::make_exception_ptr(UnknownPermitError(
-      "redisync: permit " + hex + " of " + describe_pes(core, name) +
-      " is not held (never issued, already released, or its lease expired)"));
+  return std::make_exception_ptr(
+      UnknownPermitError("redisync: permit " + hex + " of " + describe_pes(core, name) +
+                         " is not held (never issued, already released, or its lease expired)"));
 }
 
 // A permit this process was told it lost (its lease ran out before the release): a release
@@ -37,8 +37,8 @@ sync::RenewalKey permit_registration(const std::string& name, const std::string&
 
 }  // namespace
 
-void watch_permit(ClientCore& core, const std::string& name, const std::string& raw,
-                  Duration lease, sync::Clock::time_point sent) {
+void watch_permit(ClientCore& core, const std::string& name, const std::string& raw, Duration lease,
+                  sync::Clock::time_point sent) {
   const auto reg = permit_registration(name, raw);
   core.watchdog().forget(reg);
   core.lost_permits().erase({name, sync::permit_id_to_hex(raw)});

@@ -22,8 +22,8 @@ std::exception_ptr lost_permit(const std::string& hex, const ClientCore& core,
                                const std::string& name);
 
 /// Watches the local deadline of permit `raw` (none for no_expiry), counted from `sent`.
-void watch_permit(ClientCore& core, const std::string& name, const std::string& raw,
-                  Duration lease, sync::Clock::time_point sent);
+void watch_permit(ClientCore& core, const std::string& name, const std::string& raw, Duration lease,
+                  sync::Clock::time_point sent);
 
 /// A release step answered for `raw` (released or not): its deadline is no longer watched.
 /// True when the permit was not released and this process had been told it was lost.

@@ -19,8 +19,7 @@ namespace redisync::sync {
 
 /// One attempt: run the acquire script with the request record `record` (its key) and
 /// `record_ttl` (ms, as text), answering `cb`.
-using RecordedAttempt = std::function<void(const std::string& record,
-                                           const std::string& record_ttl,
+using RecordedAttempt = std::function<void(const std::string& record, const std::string& record_ttl,
                                            AcquireLoop::AttemptDone cb)>;
 
 struct SemaphoreAcquire {
