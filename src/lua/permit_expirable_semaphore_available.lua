@@ -3,10 +3,8 @@
 -- KEYS[1..3], ARGV[1..2]: see permit_expirable_semaphore_common.lua.
 -- Returns N's value as stored (nil when absent): the client parses it strictly (Lua's
 -- tonumber would read "12abc" as nil and "1e3" as 1000).
-local now = server_now()
-local refused = reclaim_refused(now)
+local _, refused = reclaim_all()
 if refused then
   return refused
 end
-reclaim(now, nil)
 return redis.call('get', KEYS[1])

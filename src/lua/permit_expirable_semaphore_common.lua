@@ -61,6 +61,18 @@ local function reclaim_refused(now)
   return publish_refused(ARGV[2], KEYS[3])
 end
 
+-- The start of a step that reads after reclaiming every expired permit: the server's now
+-- after the reclaim, or nil and the error reply to return (reclaim_refused).
+local function reclaim_all()
+  local now = server_now()
+  local refused = reclaim_refused(now)
+  if refused then
+    return nil, refused
+  end
+  reclaim(now, nil)
+  return now
+end
+
 -- N must hold a count before any step reads it with tonumber or writes (issue 17, review):
 -- Lua's tonumber takes "0x10", " 5" and "1e3", which Redis's INCRBY then refuses, after a
 -- reclaim had already removed expired permits (a partial write). A count here is what INCRBY

@@ -3,12 +3,10 @@
 -- ARGV[3] the id (16 raw bytes).
 -- Returns 0 when the id is not held (after reclaiming), -1 when it has no expiry, else
 -- score - now (>= 1, since expired ids were just reclaimed), by the server's clock.
-local now = server_now()
-local refused = reclaim_refused(now)
+local now, refused = reclaim_all()
 if refused then
   return refused
 end
-reclaim(now, nil)
 local score = redis.call('zscore', KEYS[2], ARGV[3])
 if score == false then
   return 0

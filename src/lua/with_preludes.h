@@ -27,6 +27,13 @@ const Script& with_publish_check() {
   return with_preludes<Body, publish_check>();
 }
 
+/// A "try set" script (a count set only when absent, then announced): publish_check.lua,
+/// `Shared...` (the kind's own sub-steps) and set_count_if_absent.lua in front.
+template <const Script& Body, const Script&... Shared>
+const Script& with_set_count_if_absent() {
+  return with_preludes<Body, publish_check, Shared..., set_count_if_absent>();
+}
+
 /// `body` (any script, also one composed at run time) with publish_check.lua and
 /// publish_guard.lua in front: the acquire step of a kind whose release publishes refuses,
 /// before any write, a user who may not publish what that release will (issue 17 item 4).

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "net/cluster_slot.h"
+#include "net/executor.h"  // connection_options
 #include "net/server_text.h"
 #include "redisync/errors.h"
 
@@ -44,20 +45,11 @@ ClusterRouter::~ClusterRouter() { close(); }
 
 ConnectionOptions ClusterRouter::node_options(const std::string& host, std::uint16_t port,
                                               bool pubsub) const {
-  ConnectionOptions o;
+  // A cluster config has no unix socket and database 0 (Config::validate): the options of a
+  // single server's connection, at the node's address.
+  ConnectionOptions o = connection_options(config_, pubsub);
   o.host = host;
   o.port = port;
-  o.tls = config_.tls;
-  o.tls_server_name = config_.tls_options.server_name;
-  o.tls_verify_peer = config_.tls_options.verify_peer;
-  o.username = config_.username;
-  o.password = config_.password;
-  o.client_name = config_.client_name;
-  o.connect_timeout = config_.connect_timeout;
-  o.timeout = config_.timeout;
-  o.reconnect_min = config_.reconnection_delay_min;
-  o.reconnect_max = config_.reconnection_delay_max;
-  o.pubsub = pubsub;
   return o;
 }
 

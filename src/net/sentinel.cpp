@@ -1,7 +1,9 @@
 #include "net/sentinel.h"
 
+#include <algorithm>
 #include <iostream>
 
+#include "net/executor.h"  // connection_options
 #include "net/server_text.h"
 #include "redisync/errors.h"
 
@@ -36,20 +38,19 @@ SentinelMonitor::SentinelMonitor(asio::io_context& io, const Config& config,
 SentinelMonitor::~SentinelMonitor() { close(); }
 
 ConnectionOptions SentinelMonitor::sentinel_options(std::size_t index, bool pubsub) const {
-  ConnectionOptions o;
+  // The data connection's options (TLS, timeouts, reconnection delays), with what differs for
+  // a sentinel: its address, its own credentials, no client name, no database to select, and
+  // a connect timeout within the reply timeout.
+  ConnectionOptions o = connection_options(config_, pubsub);
   const auto& seed = config_.seeds[index % config_.seeds.size()];
   o.host = seed.host;
   o.port = seed.port;
-  o.tls = config_.tls;
-  o.tls_server_name = config_.tls_options.server_name;
-  o.tls_verify_peer = config_.tls_options.verify_peer;
+  o.unix_socket.clear();
   o.username = config_.sentinel_username;
   o.password = config_.sentinel_password;
+  o.client_name.clear();
+  o.database = 0;
   o.connect_timeout = std::min(config_.connect_timeout, config_.timeout);
-  o.timeout = config_.timeout;
-  o.reconnect_min = config_.reconnection_delay_min;
-  o.reconnect_max = config_.reconnection_delay_max;
-  o.pubsub = pubsub;
   return o;
 }
 

@@ -20,35 +20,23 @@ std::optional<Clock::time_point> deadline_after(Duration wait) {
   return now + wait;
 }
 
-bool may_have_run(std::exception_ptr error) {
-  if (!error) return false;
-  try {
-    std::rethrow_exception(error);
-  } catch (const ConnectionError& e) {
-    return e.maybe_sent();
-  } catch (const TimeoutError&) {
-    return true;
-  } catch (...) {
-  }
-  return false;
-}
-
 namespace {
 
 // Without a subscription no message can wake a waiter: it attempts this often instead.
 constexpr Duration kPollWithoutSubscription{100};
 
+// Only failures known to be passing (a dropped connection, a timeout) are retried; the rest
+// (a server error, refused credentials, a closed client, a bad reply) are reported as they are.
 AttemptError classify(std::exception_ptr error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const AuthError&) {
-  } catch (const ConnectionError& e) {
-    return e.maybe_sent() ? AttemptError::retry_uncertain : AttemptError::retry;
-  } catch (const TimeoutError&) {
-    return AttemptError::retry_uncertain;
-  } catch (...) {
+  switch (failure_kind(error)) {
+    case FailureKind::dropped_before_send:
+      return AttemptError::retry;
+    case FailureKind::dropped_after_send:
+    case FailureKind::timed_out:
+      return AttemptError::retry_uncertain;
+    default:
+      return AttemptError::fatal;
   }
-  return AttemptError::fatal;
 }
 
 AcquireFsm::Settings settings_of(const AcquireLoop::Params& p, net::Executor& executor) {
@@ -66,14 +54,7 @@ AcquireFsm::Settings settings_of(const AcquireLoop::Params& p, net::Executor& ex
 void warn_polling_once(const std::string& channel, std::exception_ptr error) {
   static std::atomic<bool> warned{false};
   if (warned.exchange(true)) return;
-  std::string why = "unknown error";
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    why = e.what();
-  } catch (...) {
-  }
-  std::cerr << "redisync: could not subscribe to " << channel << " (" << why
+  std::cerr << "redisync: could not subscribe to " << channel << " (" << failure_text(error)
             << "); waiters poll every " << kPollWithoutSubscription.count()
             << " ms instead (said once per process)\n";
 }

@@ -21,6 +21,7 @@
 #include "net/executor.h"
 #include "net/subscriber.h"
 #include "sync/acquire_fsm.h"
+#include "sync/failure_kind.h"  // may_have_run, for the callers of this header
 #include "sync/grant.h"
 
 namespace redisync::sync {
@@ -38,10 +39,6 @@ struct AcquireProbe {
 /// deadline lies beyond what the steady clock can represent (~292 years from its epoch): such
 /// waits are waits without limit, never an overflow into the past (issue 22).
 std::optional<Clock::time_point> deadline_after(Duration wait);
-
-/// True for an error after which the request may have run on the server (a timeout, or a
-/// connection dropped after sending).
-bool may_have_run(std::exception_ptr error);
 
 /// While an AcquireLoop's completion runs (I/O thread, synchronously inside it): when the
 /// attempt that decided it was sent (after a recheck: the uncertain attempt's send time, the

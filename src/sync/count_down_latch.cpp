@@ -134,10 +134,10 @@ bool CountDownLatch::try_set_count(std::int64_t count) {
   return run(
              core_,
              [&](net::ReplyHandler done) {
-               core_->executor().eval(lua::with_publish_check<lua::count_down_latch_try_set_count>(),
-                                      {name_, latch_channel(name_)},
-                                      {std::to_string(count), core_->publish_command()},
-                                      std::move(done));
+               core_->executor().eval(
+                   lua::with_set_count_if_absent<lua::count_down_latch_try_set_count>(),
+                   {name_, latch_channel(name_)}, {std::to_string(count), core_->publish_command()},
+                   std::move(done));
              },
              "setting the count of " + describe_latch(*core_, name_))
              .integer == 1;

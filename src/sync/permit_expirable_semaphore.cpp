@@ -13,129 +13,29 @@
 #include "sync/identity.h"
 #include "sync/metrics_report.h"
 #include "sync/permit_expirable_semaphore_ids.h"
+#include "sync/permit_expirable_semaphore_script.h"
+#include "sync/permit_lease_watch.h"
 #include "sync/recorded_step.h"
+#include "sync/semaphore_acquire.h"
 #include "sync/semaphore_gate.h"
 
 namespace redisync {
 
 namespace {
 
-std::string describe_pes(const detail::ClientCore& core, const std::string& name) {
-  return "permit-expirable semaphore '" + name + "' on " + core.config().describe();
-}
-
-std::string timeout_key(const std::string& name) { return sync::hash_tag(name) + ":timeout"; }
-
-// Every script runs with the shared sub-steps in front: the publish-right check and the
-// semaphore's reclaim / server clock (src/lua/permit_expirable_semaphore_common.lua).
-template <const lua::Script& Body>
-const lua::Script& pes_script() {
-  return lua::with_preludes<Body, lua::publish_check, lua::permit_expirable_semaphore_common>();
-}
-
-// KEYS of every script: N, TAG(N):timeout, channel.
-std::vector<std::string> pes_keys(const std::string& name) {
-  return {name, timeout_key(name), sync::semaphore_channel(name)};
-}
-
-// ARGV of every script begins with: an unused slot (the scripts read the server's TIME
-// instead of a client clock; docs/safety.md "Clock jumps"), the publish command.
-constexpr const char* kUnusedNow = "0";
-std::vector<std::string> pes_args(const detail::ClientCore& core,
-                                  std::initializer_list<std::string> more = {}) {
-  std::vector<std::string> args{kUnusedNow, core.publish_command()};
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
-
-// A lease as the scripts take it: ms from the server's now, "-1" = no expiry.
-std::string lease_arg(Duration lease) {
-  if (lease == PermitExpirableSemaphore::no_expiry) return "-1";
-  return std::to_string(lease.count());
-}
-
-void check_lease(const std::string& name, Duration lease) {
-  if (lease <= Duration{0}) {
-    throw InvalidArgument("redisync: lease for permit-expirable semaphore '" + name +
-                          "' must be > 0 or no_expiry (got " + std::to_string(lease.count()) +
-                          " ms)");
-  }
-  // Scores are epoch ms below the no-expiry constant (about year 31197); leases stay within
-  // max_duration like every other lease (sync::check_lease).
-  if (lease != PermitExpirableSemaphore::no_expiry && lease > max_duration) {
-    throw InvalidArgument("redisync: lease for permit-expirable semaphore '" + name +
-                          "' must be <= " + std::to_string(max_duration.count()) +
-                          " ms (got " + std::to_string(lease.count()) +
-                          " ms); use PermitExpirableSemaphore::no_expiry for no expiry");
-  }
-}
-
-void check_count(const std::string& name, std::int64_t permits) {
-  if (permits < 0 || permits > kMaxPermits) {
-    throw InvalidArgument("redisync: permits for permit-expirable semaphore '" + name +
-                          "' must be in [0, " + std::to_string(kMaxPermits) + "] (got " +
-                          std::to_string(permits) + ")");
-  }
-}
-
-std::exception_ptr unknown_permit(const std::string& hex, const detail::ClientCore& core,
-                                  const std::string& name) {
-  return std::make_exception_ptr(UnknownPermitError(
-      "redisync: permit " + hex + " of " + describe_pes(core, name) +
-      " is not held (never issued, already released, or its lease expired)"));
-}
-
-// A permit this process was told it lost (its lease ran out before the release): a release
-// finding it gone says so instead of "unknown".
-std::exception_ptr lost_permit(const std::string& hex, const detail::ClientCore& core,
-                               const std::string& name) {
-  return std::make_exception_ptr(UnknownPermitError(
-      "redisync: permit " + hex + " of " + describe_pes(core, name) +
-      " was lost: its lease ended before this release (the lost-lock handler was told); "
-      "nothing was released"));
-}
-
-// The lost notice of a permit with a lease (issue 17 item 3, docs/safety.md "The lost
-// notice"): the watchdog keeps its local deadline (send time of the acquire or of the last
-// update_lease + lease - a tenth of the lease) and reports it lost when that passes before a
-// release. Never renewed. I/O thread.
-sync::RenewalKey permit_registration(const std::string& name, const std::string& raw) {
-  return {timeout_key(name), raw, sync::RenewalKind::permit_lease};
-}
-
-void watch_permit(detail::ClientCore& core, const std::string& name, const std::string& raw,
-                  Duration lease, sync::Clock::time_point sent) {
-  const auto reg = permit_registration(name, raw);
-  core.watchdog().forget(reg);
-  core.lost_permits().erase({name, sync::permit_id_to_hex(raw)});
-  if (lease == PermitExpirableSemaphore::no_expiry) return;
-  core.watchdog().watch(reg, {name, sync::permit_id_to_hex(raw), sync::RenewalKind::permit_lease},
-                        lease, sent);
-}
-
-// A release step answered for `raw` (released or not): its deadline is no longer watched.
-// True when the permit was not released and this process had been told it was lost.
-bool settle_permit(detail::ClientCore& core, const std::string& name, const std::string& raw,
-                   bool released) {
-  core.watchdog().forget(permit_registration(name, raw));
-  const bool was_lost = core.lost_permits().erase({name, sync::permit_id_to_hex(raw)}) > 0;
-  return was_lost && !released;
-}
-
-// Runs one script on the I/O thread and blocks for its reply (error replies thrown). The
-// arguments are made on the I/O thread (the publish command and "now" are read there).
-using MakeArgs = std::function<std::vector<std::string>(const detail::ClientCore&)>;
-net::Reply run_script(const std::shared_ptr<detail::ClientCore>& core, const lua::Script& script,
-                      std::vector<std::string> keys, const MakeArgs& make_args,
-                      const std::string& what) {
-  return core->call<net::Reply>([&](auto done) {
-    core->executor().eval(script, std::move(keys), make_args(*core),
-                          [done, what](std::exception_ptr error, net::Reply reply) {
-                            if (!error && reply.is_error()) error = net::server_error(reply, what);
-                            done(error, std::move(reply));
-                          });
-  });
-}
+using detail::check_count;
+using detail::check_lease;
+using detail::describe_pes;
+using detail::lease_arg;
+using detail::lost_permit;
+using detail::pes_args;
+using detail::pes_keys;
+using detail::pes_script;
+using detail::run_script;
+using detail::settle_permit;
+using detail::timeout_key;
+using detail::unknown_permit;
+using detail::watch_permit;
 
 }  // namespace
 
@@ -165,54 +65,38 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
     const auto deadline = sync::deadline_after(wait);
     // Measured from here (the wait includes the local gate's), with a Metrics hook.
     auto meter = start_acquire_meter(*core, "permit expirable semaphore", name);
-    auto gate = sync::SemaphoreGate::of(core.get(), "permit_expirable_semaphore:" + name,
-                                        core->io());
-    gate->enqueue(
-        static_cast<std::int64_t>(raw_ids->size()), deadline,
-        [core, name, raw_ids, lease, sent, probe = probe_of(meter)](
-            std::optional<sync::Clock::time_point> until, sync::SemaphoreGate::Done finished) {
-          const std::string what = "acquiring " + describe_pes(*core, name);
-          sync::AcquireLoop::Params params;
-          params.channel = sync::semaphore_channel(name);
-          params.policy = sync::semaphore_message_policy;
-          params.deadline = until;
-          // The request record makes the acquisition idempotent (issue 23, as Semaphore's):
-          // a resent or late attempt takes nothing twice, and a recheck can tell whether one
-          // ran even after its permits expired.
-          const std::string record = "redisync_permit_request:" + sync::hash_tag(name) + ":" +
-                                     sync::random_request_id();
-          const std::string record_ttl = std::to_string(core->release_record_ttl_ms());
-          params.attempt = [core, name, raw_ids, lease, what, record,
-                            record_ttl](sync::AcquireLoop::AttemptDone cb) {
-            auto keys = pes_keys(name);
-            keys.push_back(record);
-            auto args = pes_args(*core, {std::to_string(raw_ids->size()), lease_arg(lease)});
-            args.insert(args.end(), raw_ids->begin(), raw_ids->end());
-            args.push_back(record_ttl);
-            core->executor().eval(
-                pes_script<lua::permit_expirable_semaphore_acquire>(), std::move(keys),
-                std::move(args),
-                [cb, what](std::exception_ptr error, net::Reply reply) {
-                  if (!error && reply.is_error()) error = net::server_error(reply, what);
-                  if (error) return cb(error, {});
-                  // Not enough permits: wait for a message, or at most until the earliest
-                  // lease ends (then this retry reclaims that permit).
-                  cb(nullptr, sync::decode_acquire_reply(reply));
-                },
-                net::Retry::never);  // the loop resends, after a recheck
-          };
-          // After a lost reply the record says whether it ran (and settles it).
-          sync::check_by_acquire_record(core, params, record, record_ttl);
-          params.retry_attempts = core->config().retry_attempts;
-          params.retry_interval = core->config().retry_interval;
-          params.probe = probe;
-          sync::AcquireLoop::start(
-              core->executor(), std::move(params),
-              [sent, finished = std::move(finished)](std::exception_ptr error, bool acquired) {
-                *sent = sync::deciding_attempt_sent();  // set only while the loop completes
-                finished(error, acquired);
-              });
-        },
+    const std::string what = "acquiring " + describe_pes(*core, name);
+    sync::SemaphoreAcquire acquire;
+    acquire.name = name;
+    acquire.gate_key = "permit_expirable_semaphore:" + name;
+    // As Semaphore's (issue 23); a recheck can tell whether an attempt ran even after its
+    // permits expired.
+    acquire.record_prefix = "redisync_permit_request";
+    acquire.permits = static_cast<std::int64_t>(raw_ids->size());
+    acquire.deadline = deadline;
+    acquire.probe = probe_of(meter);
+    acquire.sent = sent;
+    acquire.attempt = [core, name, raw_ids, lease, what](const std::string& record,
+                                                         const std::string& record_ttl,
+                                                         sync::AcquireLoop::AttemptDone cb) {
+      auto keys = pes_keys(name);
+      keys.push_back(record);
+      auto args = pes_args(*core, {std::to_string(raw_ids->size()), lease_arg(lease)});
+      args.insert(args.end(), raw_ids->begin(), raw_ids->end());
+      args.push_back(record_ttl);
+      core->executor().eval(
+          pes_script<lua::permit_expirable_semaphore_acquire>(), std::move(keys), std::move(args),
+          [cb, what](std::exception_ptr error, net::Reply reply) {
+            if (!error && reply.is_error()) error = net::server_error(reply, what);
+            if (error) return cb(error, {});
+            // Not enough permits: wait for a message, or at most until the earliest lease
+            // ends (then this retry reclaims that permit).
+            cb(nullptr, sync::decode_acquire_reply(reply));
+          },
+          net::Retry::never);  // the loop resends, after a recheck
+    };
+    sync::start_semaphore_acquire_loop(
+        core, std::move(acquire),
         [core, name, raw_ids, lease, sent, meter, done](std::exception_ptr error, bool acquired) {
           if (meter) {
             metrics_acquired(meter, error, acquired, nullptr);
@@ -439,9 +323,13 @@ std::int64_t PermitExpirableSemaphore::available_permits() const {
 
 bool PermitExpirableSemaphore::try_set_permits(std::int64_t permits) {
   check_count(name_, permits);
-  return run_script(core_, pes_script<lua::permit_expirable_semaphore_try_set_permits>(), pes_keys(name_),
-                    [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
-                    "setting the permits of " + describe_pes(*core_, name_))
+  return run_script(
+             core_,
+             lua::with_set_count_if_absent<lua::permit_expirable_semaphore_try_set_permits,
+                                           lua::permit_expirable_semaphore_common>(),
+             pes_keys(name_),
+             [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
+             "setting the permits of " + describe_pes(*core_, name_))
              .integer == 1;
 }
 

@@ -71,12 +71,6 @@ std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> RenewalTable::due_fo
   return due;  // the map's order keeps each hash's reader fields together
 }
 
-bool RenewalTable::has_renewed() const {
-  return std::any_of(entries_.begin(), entries_.end(), [](const auto& kv) {
-    return kv.second.renew;
-  });
-}
-
 LostHold RenewalTable::take(std::map<RenewalKey, Entry>::iterator it, std::string reason) {
   LostHold lost{it->second.report, std::move(reason)};
   entries_.erase(it);

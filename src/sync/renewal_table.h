@@ -96,7 +96,6 @@ class RenewalTable {
 
   std::size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
-  bool has_renewed() const;  ///< any registration in watchdog mode
 
  private:
   struct Entry {

@@ -12,6 +12,7 @@
 #include "sync/identity.h"
 #include "sync/metrics_report.h"
 #include "sync/recorded_step.h"
+#include "sync/semaphore_acquire.h"
 #include "sync/semaphore_gate.h"
 
 namespace redisync {
@@ -84,43 +85,30 @@ void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std:
         done(std::move(error), acquired);
       };
     }
-    auto gate = sync::SemaphoreGate::of(core.get(), "semaphore:" + name, core->io());
-    gate->enqueue(
-        permits, deadline,
-        [core, name, permits, probe = probe_of(meter)](std::optional<sync::Clock::time_point> until,
-                                                       sync::SemaphoreGate::Done finished) {
-          const std::string what = "acquiring " + describe_semaphore(*core, name);
-          sync::AcquireLoop::Params params;
-          params.channel = sync::semaphore_channel(name);
-          params.policy = sync::semaphore_message_policy;
-          params.deadline = until;
-          // The request record makes the acquisition idempotent (issue 22): a resent or late
-          // attempt takes nothing twice, and a recheck can tell whether one ran.
-          const std::string record = "redisync_semaphore_request:" + sync::hash_tag(name) + ":" +
-                                     sync::random_request_id();
-          const std::string record_ttl = std::to_string(core->release_record_ttl_ms());
-          params.attempt = [core, name, permits, what, record,
-                            record_ttl](sync::AcquireLoop::AttemptDone cb) {
-            core->executor().eval(
-                lua::with_publish_guard(lua::semaphore_try_acquire), {name, record},
-                lua::publish_guard_args({std::to_string(permits), record_ttl},
-                                        core->publish_command(), sync::semaphore_channel(name)),
-                [cb, what](std::exception_ptr error, net::Reply reply) {
-                  if (!error && reply.is_error()) error = net::server_error(reply, what);
-                  if (error) return cb(std::move(error), {});
-                  // No lease to wait out: sleep until a release message (or the deadline).
-                  cb(nullptr, {reply.integer == 1, -1});
-                },
-                net::Retry::never);  // the loop resends, after a recheck
-          };
-          // After a lost reply the record says whether it ran (and settles it).
-          sync::check_by_acquire_record(core, params, record, record_ttl);
-          params.retry_attempts = core->config().retry_attempts;
-          params.retry_interval = core->config().retry_interval;
-          params.probe = probe;
-          sync::AcquireLoop::start(core->executor(), std::move(params), std::move(finished));
-        },
-        std::move(done));
+    const std::string what = "acquiring " + describe_semaphore(*core, name);
+    sync::SemaphoreAcquire acquire;
+    acquire.name = name;
+    acquire.gate_key = "semaphore:" + name;
+    acquire.record_prefix = "redisync_semaphore_request";
+    acquire.permits = permits;
+    acquire.deadline = deadline;
+    acquire.probe = probe_of(meter);
+    acquire.attempt = [core, name, permits, what](const std::string& record,
+                                                  const std::string& record_ttl,
+                                                  sync::AcquireLoop::AttemptDone cb) {
+      core->executor().eval(
+          lua::with_publish_guard(lua::semaphore_try_acquire), {name, record},
+          lua::publish_guard_args({std::to_string(permits), record_ttl}, core->publish_command(),
+                                  sync::semaphore_channel(name)),
+          [cb, what](std::exception_ptr error, net::Reply reply) {
+            if (!error && reply.is_error()) error = net::server_error(reply, what);
+            if (error) return cb(std::move(error), {});
+            // No lease to wait out: sleep until a release message (or the deadline).
+            cb(nullptr, {reply.integer == 1, -1});
+          },
+          net::Retry::never);  // the loop resends, after a recheck
+    };
+    sync::start_semaphore_acquire_loop(core, std::move(acquire), std::move(done));
   });
 }
 
@@ -185,7 +173,7 @@ bool Semaphore::release_if_exists(std::int64_t permits) {
 
 bool Semaphore::try_set_permits(std::int64_t permits) {
   detail::check_permits(permits, "permits", name_);
-  return run_script(core_, lua::with_publish_check<lua::semaphore_try_set_permits>(),
+  return run_script(core_, lua::with_set_count_if_absent<lua::semaphore_try_set_permits>(),
                     {name_, sync::semaphore_channel(name_)},
                     {std::to_string(permits), kPublish, "0"},
                     "setting the permits of " + describe_semaphore(*core_, name_))
@@ -195,7 +183,7 @@ bool Semaphore::try_set_permits(std::int64_t permits) {
 bool Semaphore::try_set_permits(std::int64_t permits, Duration ttl) {
   detail::check_permits(permits, "permits", name_);
   sync::check_lease(ttl, "ttl for semaphore '" + name_ + "'");
-  return run_script(core_, lua::with_publish_check<lua::semaphore_try_set_permits>(),
+  return run_script(core_, lua::with_set_count_if_absent<lua::semaphore_try_set_permits>(),
                     {name_, sync::semaphore_channel(name_)},
                     {std::to_string(permits), kPublish, std::to_string(ttl.count())},
                     "setting the permits of " + describe_semaphore(*core_, name_))

@@ -17,19 +17,6 @@
 namespace redisync::test {
 namespace {
 
-// The words of the line whose NAME column (the second) is `name`; empty if none.
-std::vector<std::string> row_of(const std::string& output, const std::string& name) {
-  std::istringstream lines(output);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream words(line);
-    std::vector<std::string> row;
-    for (std::string w; words >> w;) row.push_back(w);
-    if (row.size() >= 2 && row[1] == name) return row;
-  }
-  return {};
-}
-
 class CliLsTest : public CliTest {};
 
 TEST_F(CliLsTest, ListsEveryKindAndNothingElse) {

@@ -90,6 +90,20 @@ class CliTest : public ::testing::Test {
   std::string cli_;
 };
 
+/// The words of the line of `redisync ls` output whose NAME column (the second) is `name`;
+/// empty if none.
+inline std::vector<std::string> row_of(const std::string& output, const std::string& name) {
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::vector<std::string> row;
+    for (std::string w; words >> w;) row.push_back(w);
+    if (row.size() >= 2 && row[1] == name) return row;
+  }
+  return {};
+}
+
 // A loopback port nothing listens on (bound to 0, read back, closed).
 inline std::uint16_t unused_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -26,15 +26,6 @@ std::string queued(RedisServer& server, const std::string& name, long long lengt
   return r.is_nil() ? std::string{} : r.as_string();
 }
 
-template <class L>
-std::future<bool> blocking_waiter(L lock) {
-  return std::async(std::launch::async, [lock]() mutable {
-    const bool got = lock.try_lock_for(kOurWait);
-    if (got) lock.unlock();
-    return got;
-  });
-}
-
 // (a) for both fair kinds: Java holds; we fail at once; our queued waiter is woken by Java's
 // release on its own channel.
 template <class L>

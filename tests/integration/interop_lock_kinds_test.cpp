@@ -69,11 +69,7 @@ TEST(InteropSpinLockTest, JavaHolderExcludesUsAndOurSpinnerGetsItAfterJavaReleas
   ASSERT_TRUE(java.lock_acquire(name, kJavaLeaseMs, kJavaThread).is_nil());
   auto lock = client.spin_lock(name);
   EXPECT_FALSE(lock.try_lock());
-  auto waiter = std::async(std::launch::async, [&] {
-    const bool got = lock.try_lock_for(kOurWait);
-    if (got) lock.unlock();
-    return got;
-  });
+  auto waiter = blocking_waiter(lock);
   // No pub/sub for the spin lock (§10): the spinner re-polls (at most 128 ms apart).
   std::this_thread::sleep_for(200ms);
   EXPECT_EQ(waiter.wait_for(0s), std::future_status::timeout);
@@ -113,15 +109,8 @@ TEST(InteropNonReentrantLockTest, JavaHolderExcludesUsAndItsReleaseWakesOurWaite
 
   auto lock = client.non_reentrant_lock(name);
   EXPECT_FALSE(lock.try_lock());
-  auto waiter = std::async(std::launch::async, [&] {
-    const bool got = lock.try_lock_for(kOurWait);
-    if (got) lock.unlock();
-    return got;
-  });
-  ASSERT_TRUE(subscribed(server, J::lock_channel(name)));
-  EXPECT_EQ(java.lock_release(name, kJavaThread, kJavaLeaseMs).as_integer(), 1);
-  ASSERT_TRUE(woken(waiter));
-  EXPECT_TRUE(waiter.get());
+  auto waiter = blocking_waiter(lock);
+  expect_java_release_wakes(server, java, name, waiter);
 }
 
 TEST(InteropNonReentrantLockTest, OurHolderExcludesJavaAndOurReleaseIsWhatJavaListensFor) {

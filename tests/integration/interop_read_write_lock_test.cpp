@@ -17,15 +17,6 @@ std::string our_field(const redisync::Client& client) {
   return client.id() + ":" + std::to_string(redisync::Client::current_thread_id());
 }
 
-template <class L>
-std::future<bool> blocking_waiter(L lock) {
-  return std::async(std::launch::async, [lock]() mutable {
-    const bool got = lock.try_lock_for(kOurWait);
-    if (got) lock.unlock();
-    return got;
-  });
-}
-
 TEST(InteropReadWriteLockTest, JavaWriterExcludesUsAndItsReleaseWakesOurReader) {
   RedisServer server;
   redisync::Client client(config_for(server));

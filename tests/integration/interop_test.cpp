@@ -27,15 +27,8 @@ TEST(InteropTest, JavaHolderExcludesUsAndItsReleaseWakesOurWaiter) {
   EXPECT_FALSE(lock.is_held_by_current_thread());
   EXPECT_THROW(lock.unlock_checked(), redisync::NotOwnerError);
 
-  auto waiter = std::async(std::launch::async, [&] {
-    const bool got = lock.try_lock_for(kOurWait);
-    if (got) lock.unlock();
-    return got;
-  });
-  ASSERT_TRUE(subscribed(server, J::lock_channel(name)));  // where Java publishes
-  EXPECT_EQ(java.lock_release(name, kJavaThread, kJavaLeaseMs).as_integer(), 1);
-  ASSERT_TRUE(woken(waiter));  // woken by the message, not after 60 s
-  EXPECT_TRUE(waiter.get());
+  auto waiter = blocking_waiter(lock);
+  expect_java_release_wakes(server, java, name, waiter);
 }
 
 TEST(InteropTest, OurHolderExcludesJavaAndOurReleaseIsWhatJavaListensFor) {
@@ -75,16 +68,9 @@ TEST(InteropTest, BracedNamesKeepRedissonsTagRule) {
   // A name that already contains '{' is used unchanged in derived keys (wire spec §1.1).
   ASSERT_EQ(J::lock_channel(name), "redisson_lock__channel:{user:7}:profile");
   ASSERT_TRUE(java.lock_acquire(name, kJavaLeaseMs, kJavaThread).is_nil());
-  auto waiter = std::async(std::launch::async, [&] {
-    auto lock = client.lock(name);
-    const bool got = lock.try_lock_for(kOurWait);
-    if (got) lock.unlock();
-    return got;
-  });
-  ASSERT_TRUE(subscribed(server, J::lock_channel(name)));
-  EXPECT_EQ(java.lock_release(name, kJavaThread, kJavaLeaseMs).as_integer(), 1);
-  ASSERT_TRUE(woken(waiter));
-  EXPECT_TRUE(waiter.get());
+  auto lock = client.lock(name);
+  auto waiter = blocking_waiter(lock);
+  expect_java_release_wakes(server, java, name, waiter);
 }
 
 TEST(InteropTest, JavaReentryAndOurReentryCountTheSameField) {

@@ -43,4 +43,25 @@ bool woken(std::future<T>& fut) {
   return fut.wait_for(kWokenWithin) == std::future_status::ready;
 }
 
+/// Our waiter, on another thread: `lock.try_lock_for(kOurWait)` on a copy of the handle,
+/// unlocked again at once when it succeeds. The future says whether it got the lock.
+template <class L>
+std::future<bool> blocking_waiter(L lock) {
+  return std::async(std::launch::async, [lock]() mutable {
+    const bool got = lock.try_lock_for(kOurWait);
+    if (got) lock.unlock();
+    return got;
+  });
+}
+
+/// Java holds `name` (a lock with Redisson's lock channel) and `waiter` waits for it: once the
+/// waiter has subscribed, Java's release must wake it by its message, well before its wait ends.
+inline void expect_java_release_wakes(RedisServer& server, JavaLayoutClient& java,
+                                      const std::string& name, std::future<bool>& waiter) {
+  ASSERT_TRUE(subscribed(server, JavaLayoutClient::lock_channel(name)));  // where Java publishes
+  EXPECT_EQ(java.lock_release(name, kJavaThread, kJavaLeaseMs).as_integer(), 1);
+  ASSERT_TRUE(woken(waiter));  // woken by the message, not after 60 s
+  EXPECT_TRUE(waiter.get());
+}
+
 }  // namespace redisync::test::interop

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "redisync/redisync.h"
+#include "support/metrics_hook_test.h"
 #include "support/recording_metrics.h"
 #include "support/redis_server.h"
 #include "support/server_stats.h"
@@ -29,13 +30,6 @@ using redisync::test::wait_until;
 
 namespace {
 
-redisync::Config with_metrics(const RedisServer& server,
-                              const std::shared_ptr<RecordingMetrics>& metrics) {
-  auto cfg = redisync::test::config_for(server);
-  cfg.metrics = metrics;
-  return cfg;
-}
-
 long long script_calls(RedisServer& server) {
   return command_calls(server, "evalsha") + command_calls(server, "eval");
 }
@@ -53,10 +47,10 @@ bool asleep_after(RedisServer& server, const std::string& command, long long bas
 
 }  // namespace
 
-TEST(MetricsKindsTest, SemaphoreReportsAcquireWaitAttemptsTimeoutAndNoHoldTime) {
-  RedisServer server;
-  auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client client(with_metrics(server, metrics));
+class MetricsKindsTest : public redisync::test::MetricsHookTest {};
+
+TEST_F(MetricsKindsTest, SemaphoreReportsAcquireWaitAttemptsTimeoutAndNoHoldTime) {
+  redisync::Client client(config());
   const auto name = unique_name("metrics:sem");
   auto sem = client.semaphore(name);
   ASSERT_TRUE(sem.try_set_permits(1));
@@ -73,11 +67,9 @@ TEST(MetricsKindsTest, SemaphoreReportsAcquireWaitAttemptsTimeoutAndNoHoldTime) 
       << "a semaphore's permits have no owner: nothing ends a hold";
 }
 
-TEST(MetricsKindsTest, SemaphoreWaiterWokenByAReleaseReportsWakeUpAndHandoff) {
-  RedisServer server;
-  auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client holder(with_metrics(server, metrics));
-  redisync::Client waiter_client(with_metrics(server, metrics));
+TEST_F(MetricsKindsTest, SemaphoreWaiterWokenByAReleaseReportsWakeUpAndHandoff) {
+  redisync::Client holder(config());
+  redisync::Client waiter_client(config());
   const auto name = unique_name("metrics:semwake");
   auto sem = holder.semaphore(name);
   ASSERT_TRUE(sem.try_set_permits(1));
@@ -89,18 +81,11 @@ TEST(MetricsKindsTest, SemaphoreWaiterWokenByAReleaseReportsWakeUpAndHandoff) {
   sem.release();
   ASSERT_TRUE(waiter.get());
 
-  EXPECT_EQ(metrics->count("semaphore", name, Counter::acquires), 2u);
-  EXPECT_GE(metrics->count("semaphore", name, Counter::wake_ups), 1u);
-  EXPECT_EQ(metrics->values("semaphore", name, Histogram::handoff_latency).size(), 1u);
-  const auto attempts = metrics->values("semaphore", name, Histogram::attempts_per_acquire);
-  ASSERT_EQ(attempts.size(), 2u);
-  EXPECT_GE(attempts[1], 3.0) << "tried, subscribed, tried, slept, woken, tried";
+  expect_woken_handoff("semaphore", name, 3.0, "tried, subscribed, tried, slept, woken, tried");
 }
 
-TEST(MetricsKindsTest, PermitExpirableSemaphoreReportsHoldTimeAndALostPermit) {
-  RedisServer server;
-  auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client client(with_metrics(server, metrics));
+TEST_F(MetricsKindsTest, PermitExpirableSemaphoreReportsHoldTimeAndALostPermit) {
+  redisync::Client client(config());
   const auto name = unique_name("metrics:pes");
   const std::string kind = "permit_expirable_semaphore";
   auto sem = client.permit_expirable_semaphore(name);
@@ -125,10 +110,8 @@ TEST(MetricsKindsTest, PermitExpirableSemaphoreReportsHoldTimeAndALostPermit) {
       << "a lost permit has no hold time";
 }
 
-TEST(MetricsKindsTest, PermitExpirableSemaphoreReleaseOfSeveralReportsEachHold) {
-  RedisServer server;
-  auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client client(with_metrics(server, metrics));
+TEST_F(MetricsKindsTest, PermitExpirableSemaphoreReleaseOfSeveralReportsEachHold) {
+  redisync::Client client(config());
   const auto name = unique_name("metrics:pesmany");
   auto sem = client.permit_expirable_semaphore(name);
   ASSERT_TRUE(sem.try_set_permits(2));
@@ -143,11 +126,9 @@ TEST(MetricsKindsTest, PermitExpirableSemaphoreReleaseOfSeveralReportsEachHold) 
       10s));
 }
 
-TEST(MetricsKindsTest, LatchWaitReportsAcquireWakeUpAndTimeout) {
-  RedisServer server;
-  auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client client(with_metrics(server, metrics));
-  redisync::Client waiter_client(with_metrics(server, metrics));
+TEST_F(MetricsKindsTest, LatchWaitReportsAcquireWakeUpAndTimeout) {
+  redisync::Client client(config());
+  redisync::Client waiter_client(config());
   const auto name = unique_name("metrics:latch");
   const std::string kind = "count_down_latch";
   auto latch = client.count_down_latch(name);
@@ -169,10 +150,8 @@ TEST(MetricsKindsTest, LatchWaitReportsAcquireWakeUpAndTimeout) {
   EXPECT_TRUE(metrics->values(kind, name, Histogram::hold_time).empty());
 }
 
-TEST(MetricsKindsTest, RateLimiterReportsAcquiresTimeoutsAndAWakeUpByRelease) {
-  RedisServer server;
-  auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client client(with_metrics(server, metrics));
+TEST_F(MetricsKindsTest, RateLimiterReportsAcquiresTimeoutsAndAWakeUpByRelease) {
+  redisync::Client client(config());
   const auto name = unique_name("metrics:rate");
   const std::string kind = "rate_limiter";
   auto limiter = client.rate_limiter(name);
@@ -197,11 +176,9 @@ TEST(MetricsKindsTest, RateLimiterReportsAcquiresTimeoutsAndAWakeUpByRelease) {
             (std::vector<double>{1, 2}));
 }
 
-TEST(MetricsKindsTest, SpinLockCountsItsAttempts) {
-  RedisServer server;
-  auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client client(with_metrics(server, metrics));
-  redisync::Client other(with_metrics(server, metrics));
+TEST_F(MetricsKindsTest, SpinLockCountsItsAttempts) {
+  redisync::Client client(config());
+  redisync::Client other(config());
   const auto name = unique_name("metrics:spin");
   auto held = other.spin_lock(name);
   held.lock();
@@ -224,11 +201,9 @@ TEST(MetricsKindsTest, SpinLockCountsItsAttempts) {
   EXPECT_EQ(metrics->values("spin_lock", name, Histogram::hold_time).size(), 2u);
 }
 
-TEST(MetricsKindsTest, MultiLockReportsAsAWholeBesidesItsMembers) {
-  RedisServer server;
-  auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client client(with_metrics(server, metrics));
-  redisync::Client other(with_metrics(server, metrics));
+TEST_F(MetricsKindsTest, MultiLockReportsAsAWholeBesidesItsMembers) {
+  redisync::Client client(config());
+  redisync::Client other(config());
   const auto a = unique_name("metrics:ma");
   const auto b = unique_name("metrics:mb");
   redisync::MultiLock multi{client.lock(a), client.lock(b)};
@@ -258,15 +233,15 @@ TEST(MetricsKindsTest, MultiLockReportsAsAWholeBesidesItsMembers) {
   EXPECT_GE(metrics->count("lock", a, Counter::acquires), 3u) << "members report as locks";
 }
 
-TEST(MetricsKindsTest, RedLockReportsUnderItsOwnKind) {
+TEST_F(MetricsKindsTest, RedLockReportsUnderItsOwnKind) {
   std::vector<std::unique_ptr<RedisServer>> servers;
   std::vector<std::unique_ptr<redisync::Client>> clients;
-  auto metrics = std::make_shared<RecordingMetrics>();
   const auto name = unique_name("metrics:red");
   std::vector<redisync::AnyLock> members;
   for (int i = 0; i < 3; ++i) {
     servers.push_back(std::make_unique<RedisServer>());
-    clients.push_back(std::make_unique<redisync::Client>(with_metrics(*servers.back(), metrics)));
+    clients.push_back(
+        std::make_unique<redisync::Client>(redisync::test::config_for(*servers.back(), metrics)));
     members.emplace_back(clients.back()->lock(name));
   }
   redisync::RedLock red(members);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "redisync/redisync.h"
+#include "support/metrics_hook_test.h"
 #include "support/recording_metrics.h"
 #include "support/redis_server.h"
 #include "support/test_config.h"
@@ -24,21 +25,10 @@ using redisync::test::config_for;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
 
-namespace {
+class MetricsTest : public redisync::test::MetricsHookTest {};
 
-redisync::Config config_with_metrics(const RedisServer& server,
-                                     const std::shared_ptr<RecordingMetrics>& metrics) {
-  auto cfg = config_for(server);
-  cfg.metrics = metrics;
-  return cfg;
-}
-
-}  // namespace
-
-TEST(MetricsTest, UncontendedLockReportsOneAcquireOneAttemptAndItsHoldTime) {
-  RedisServer server;
-  auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client client(config_with_metrics(server, metrics));
+TEST_F(MetricsTest, UncontendedLockReportsOneAcquireOneAttemptAndItsHoldTime) {
+  redisync::Client client(config());
   const auto name = unique_name("metrics:lock");
   auto lock = client.lock(name);
   lock.lock();
@@ -61,11 +51,9 @@ TEST(MetricsTest, UncontendedLockReportsOneAcquireOneAttemptAndItsHoldTime) {
       << "an uncontended acquire subscribes to nothing";
 }
 
-TEST(MetricsTest, WaiterWokenByTheReleaseReportsWakeUpHandoffAndSubscription) {
-  RedisServer server;
-  auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client holder_client(config_with_metrics(server, metrics));
-  redisync::Client waiter_client(config_with_metrics(server, metrics));
+TEST_F(MetricsTest, WaiterWokenByTheReleaseReportsWakeUpHandoffAndSubscription) {
+  redisync::Client holder_client(config());
+  redisync::Client waiter_client(config());
   const auto name = unique_name("metrics:handoff");
   auto holder = holder_client.lock(name);
   holder.lock();
@@ -83,19 +71,12 @@ TEST(MetricsTest, WaiterWokenByTheReleaseReportsWakeUpHandoffAndSubscription) {
   holder.unlock();
   ASSERT_TRUE(waiter.get());
 
-  EXPECT_EQ(metrics->count("lock", name, Counter::acquires), 2u);
-  EXPECT_GE(metrics->count("lock", name, Counter::wake_ups), 1u);
-  EXPECT_EQ(metrics->values("lock", name, Histogram::handoff_latency).size(), 1u);
-  const auto attempts = metrics->values("lock", name, Histogram::attempts_per_acquire);
-  ASSERT_EQ(attempts.size(), 2u);
-  EXPECT_GE(attempts[1], 2.0) << "the waiter tried, waited, and tried again";
+  expect_woken_handoff("lock", name, 2.0, "the waiter tried, waited, and tried again");
 }
 
-TEST(MetricsTest, WaitThatRunsOutCountsATimeoutAndNoAcquire) {
-  RedisServer server;
-  auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client client(config_with_metrics(server, metrics));
-  redisync::Client other(config_with_metrics(server, metrics));
+TEST_F(MetricsTest, WaitThatRunsOutCountsATimeoutAndNoAcquire) {
+  redisync::Client client(config());
+  redisync::Client other(config());
   const auto name = unique_name("metrics:timeout");
   auto held = client.lock(name);
   held.lock();
@@ -107,10 +88,8 @@ TEST(MetricsTest, WaitThatRunsOutCountsATimeoutAndNoAcquire) {
   EXPECT_EQ(metrics->count("lock", name, Counter::acquires), 1u);
 }
 
-TEST(MetricsTest, LockKindsReportUnderTheirOwnKind) {
-  RedisServer server;
-  auto metrics = std::make_shared<RecordingMetrics>();
-  redisync::Client client(config_with_metrics(server, metrics));
+TEST_F(MetricsTest, LockKindsReportUnderTheirOwnKind) {
+  redisync::Client client(config());
   const auto fair = unique_name("metrics:fair");
   const auto rw = unique_name("metrics:rw");
   const auto fenced = unique_name("metrics:fenced");
@@ -136,10 +115,8 @@ TEST(MetricsTest, LockKindsReportUnderTheirOwnKind) {
   }
 }
 
-TEST(MetricsTest, WatchdogReportsRenewalsAndALostLock) {
-  RedisServer server;
-  auto metrics = std::make_shared<RecordingMetrics>();
-  auto cfg = config_with_metrics(server, metrics);
+TEST_F(MetricsTest, WatchdogReportsRenewalsAndALostLock) {
+  auto cfg = config();
   cfg.lock_watchdog_timeout = 300ms;  // renewed every 100 ms
   redisync::Client client(cfg);
   const auto name = unique_name("metrics:watchdog");
@@ -152,10 +129,8 @@ TEST(MetricsTest, WatchdogReportsRenewalsAndALostLock) {
   EXPECT_THROW(lock.unlock_checked(), redisync::LockLostError);
 }
 
-TEST(MetricsTest, WatchdogCountsRenewalFailuresWhileTheServerIsDown) {
-  RedisServer server;
-  auto metrics = std::make_shared<RecordingMetrics>();
-  auto cfg = config_with_metrics(server, metrics);
+TEST_F(MetricsTest, WatchdogCountsRenewalFailuresWhileTheServerIsDown) {
+  auto cfg = config();
   cfg.lock_watchdog_timeout = 600ms;
   cfg.reconnection_delay_max = 100ms;
   redisync::Client client(cfg);

@@ -13,47 +13,28 @@
 #include <string>
 
 #include "redisync/redisync.h"
+#include "support/lost_notices.h"
 #include "support/redis_server.h"
 #include "support/test_config.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
+using redisync::test::LostNotices;
 using redisync::test::RedisServer;
 using redisync::test::config_for;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
 
-namespace {
-
-struct Notice {
-  std::mutex m;
-  std::condition_variable cv;
-  std::optional<std::string> name;
-  void attach(redisync::Client& client) {
-    client.on_lock_lost([this](const redisync::LockLostEvent& e) {
-      std::lock_guard g(m);
-      if (!name) name = e.name;
-      cv.notify_all();
-    });
-  }
-  bool wait(std::chrono::milliseconds limit) {
-    std::unique_lock g(m);
-    return cv.wait_for(g, limit, [&] { return name.has_value(); });
-  }
-};
-
-}  // namespace
-
 TEST(MultiLockExpiryNotice, LeaseLongerThanTheWalkingLeaseIsNotReportedLostEarly) {
   RedisServer server;
   redisync::Client client(config_for(server));
-  Notice notice;
-  notice.attach(client);
+  LostNotices notices;
+  notices.attach(client);
   const std::string name = unique_name("ml:");
   redisync::MultiLock lock({redisync::AnyLock(client.lock(name))});
   // Walking lease 2 x 200 ms = 400 ms (local deadline 360 ms); the lease set on success: 4 s.
   ASSERT_TRUE(lock.try_lock_for(200ms, 4000ms));
-  const bool told = notice.wait(1500ms);
+  const bool told = notices.wait_for(1, 1500ms);
   const long long ttl = server.command({"PTTL", name}).as_integer();
   if (ttl <= 0) GTEST_SKIP() << "the machine was too slow to tell (the key expired meanwhile)";
   EXPECT_FALSE(told) << "told 'lost' while the lock still had " << ttl << " ms of its lease";
@@ -64,8 +45,8 @@ TEST(MultiLockExpiryNotice, LeaseLongerThanTheWalkingLeaseIsNotReportedLostEarly
 TEST(MultiLockExpiryNotice, LeaseShorterThanTheWalkingLeaseIsReportedBeforeTheKeyExpires) {
   RedisServer server;
   redisync::Client client(config_for(server));
-  Notice notice;
-  notice.attach(client);
+  LostNotices notices;
+  notices.attach(client);
   const std::string name = unique_name("ml:");
   redisync::MultiLock lock({redisync::AnyLock(client.lock(name))});
   // Walking lease 2 x 5 s = 10 s; the lease set on success: 600 ms.
@@ -74,6 +55,6 @@ TEST(MultiLockExpiryNotice, LeaseShorterThanTheWalkingLeaseIsReportedBeforeTheKe
   // The key has expired: the holder must have been told by now (its local deadline came
   // first); allow the I/O thread a moment to run the handler, far below the 9 s of the
   // walking lease's deadline.
-  EXPECT_TRUE(notice.wait(2000ms)) << "the holder was not told when its lease ended";
+  EXPECT_TRUE(notices.wait_for(1, 2000ms)) << "the holder was not told when its lease ended";
   EXPECT_FALSE(lock.is_held_by_current_thread());
 }

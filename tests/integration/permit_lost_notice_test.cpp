@@ -13,52 +13,23 @@
 #include <vector>
 
 #include "redisync/redisync.h"
+#include "support/lost_notices.h"
 #include "support/redis_server.h"
+#include "support/server_stats.h"
 #include "support/test_config.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
+using redisync::test::LostNotices;
 using redisync::test::RedisServer;
 using redisync::test::config_for;
+using redisync::test::server_now_ms;
 using redisync::test::unique_name;
-
-namespace {
-
-// Every lost notice, in order (the handler runs on the I/O thread).
-struct Notices {
-  std::mutex m;
-  std::condition_variable cv;
-  std::vector<redisync::LockLostEvent> events;
-
-  void attach(redisync::Client& client) {
-    client.on_lock_lost([this](const redisync::LockLostEvent& e) {
-      std::lock_guard g(m);
-      events.push_back(e);
-      cv.notify_all();
-    });
-  }
-  bool wait_for(std::size_t n, std::chrono::milliseconds limit) {
-    std::unique_lock g(m);
-    return cv.wait_for(g, limit, [&] { return events.size() >= n; });
-  }
-  std::vector<redisync::LockLostEvent> all() {
-    std::lock_guard g(m);
-    return events;
-  }
-};
-
-long long server_now_ms(RedisServer& server) {
-  const auto t = server.command({"TIME"});
-  return std::stoll(t.elements.at(0).as_string()) * 1000 +
-         std::stoll(t.elements.at(1).as_string()) / 1000;
-}
-
-}  // namespace
 
 TEST(PermitLostNotice, LeaseRunsOutUnreleasedHolderIsToldWithThePermitId) {
   RedisServer server;
   redisync::Client client(config_for(server));
-  Notices notices;
+  LostNotices notices;
   notices.attach(client);
   auto pes = client.permit_expirable_semaphore(unique_name("pes:"));
   ASSERT_TRUE(pes.try_set_permits(2));
@@ -95,7 +66,7 @@ TEST(PermitLostNotice, SilentServerHolderIsToldBeforeTheLeaseEnds) {
   auto cfg = config_for(server);
   cfg.timeout = 3000ms;
   redisync::Client client(cfg);
-  Notices notices;
+  LostNotices notices;
   notices.attach(client);
   auto pes = client.permit_expirable_semaphore(unique_name("pes:"));
   ASSERT_TRUE(pes.try_set_permits(1));
@@ -120,7 +91,7 @@ TEST(PermitLostNotice, SilentServerHolderIsToldBeforeTheLeaseEnds) {
 TEST(PermitLostNotice, UpdatedLeaseMovesTheDeadlineAndNoExpiryEndsIt) {
   RedisServer server;
   redisync::Client client(config_for(server));
-  Notices notices;
+  LostNotices notices;
   notices.attach(client);
   auto pes = client.permit_expirable_semaphore(unique_name("pes:"));
   ASSERT_TRUE(pes.try_set_permits(2));

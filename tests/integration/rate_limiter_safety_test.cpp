@@ -12,6 +12,7 @@
 
 #include "redisync/redisync.h"
 #include "support/expect_error.h"
+#include "support/java_layout.h"
 #include "support/redis_server.h"
 #include "support/server_stats.h"
 #include "support/test_config.h"
@@ -19,20 +20,11 @@
 
 using namespace std::chrono_literals;
 using redisync::RateType;
+using J = redisync::test::JavaLayoutClient;  // the Redisson layout of the keys
 using redisync::test::expect_error;
 using redisync::test::RedisServer;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
-
-namespace {
-
-std::string tag(const std::string& name) {
-  return name.find('{') == std::string::npos ? "{" + name + "}" : name;
-}
-std::string value_key(const std::string& name) { return tag(name) + ":value"; }
-std::string permits_key(const std::string& name) { return tag(name) + ":permits"; }
-
-}  // namespace
 
 // try_acquire_for(hours::max()) overflowed converting to milliseconds, and a wait of
 // milliseconds::max() overflowed `now + wait`: both gave up at once. Such waits have no limit.
@@ -90,7 +82,10 @@ TEST(RateLimiterSafety, TimedOutAcquireSaysThePermitMayHaveBeenTaken) {
   server.resume();
   // The paused attempt ran once the server resumed: it did take a permit.
   EXPECT_TRUE(wait_until(
-      [&] { return server.command({"ZCARD", permits_key(name)}).as_integer() == 2; }, 10s));
+      [&] {
+        return server.command({"ZCARD", J::rate_permits_key(name)}).as_integer() == 2;
+      },
+      10s));
 }
 
 TEST(RateLimiterSafety, WindowKeysOfTheWrongTypeAreServerErrorsAndChangeNothing) {
@@ -100,18 +95,18 @@ TEST(RateLimiterSafety, WindowKeysOfTheWrongTypeAreServerErrorsAndChangeNothing)
   const auto name = unique_name("rl:");
   auto limiter = client.rate_limiter(name);
   ASSERT_TRUE(limiter.try_set_rate(RateType::overall, 3, 60s));
-  server.command({"SET", permits_key(name), "not a zset"});
+  server.command({"SET", J::rate_permits_key(name), "not a zset"});
   expect_error<redisync::ServerError>([&] { limiter.try_acquire(); }, {name, "WRONGTYPE"});
   expect_error<redisync::ServerError>([&] { limiter.available_permits(); }, {name, "WRONGTYPE"});
-  EXPECT_EQ(server.command({"EXISTS", value_key(name)}).as_integer(), 0);
-  EXPECT_EQ(server.command({"GET", permits_key(name)}).as_string(), "not a zset");
+  EXPECT_EQ(server.command({"EXISTS", J::rate_value_key(name)}).as_integer(), 0);
+  EXPECT_EQ(server.command({"GET", J::rate_permits_key(name)}).as_string(), "not a zset");
 
   // Per client: this Client's value key, then its permits set, of the wrong type.
   const auto per = unique_name("rl:");
   auto mine = client.rate_limiter(per);
   ASSERT_TRUE(mine.try_set_rate(RateType::per_client, 3, 60s));
-  const auto value = value_key(per) + ":" + client.id();
-  const auto permits = permits_key(per) + ":" + client.id();
+  const auto value = J::rate_value_key(per) + ":" + client.id();
+  const auto permits = J::rate_permits_key(per) + ":" + client.id();
   server.command({"RPUSH", value, "x"});
   expect_error<redisync::ServerError>([&] { mine.try_acquire(); }, {per, "WRONGTYPE"});
   expect_error<redisync::ServerError>([&] { mine.release(); }, {per, "WRONGTYPE"});
@@ -140,6 +135,8 @@ TEST(RateLimiterSafety, AsyncPermitsAboveTheRateAndAnUnconfiguredLimiterAreClear
       {"permits (4) exceed the rate (3)", name});
   expect_error<redisync::InvalidArgument>(
       [&] { limiter.async_try_acquire(4, 0ms, asio::use_future).get(); }, {"exceed the rate", name});
-  EXPECT_EQ(server.command({"EXISTS", value_key(name), permits_key(name)}).as_integer(), 0);
+  EXPECT_EQ(
+      server.command({"EXISTS", J::rate_value_key(name), J::rate_permits_key(name)}).as_integer(),
+      0);
   EXPECT_EQ(limiter.available_permits(), 3);
 }

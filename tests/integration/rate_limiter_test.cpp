@@ -21,28 +21,21 @@
 
 #include "redisync/redisync.h"
 #include "support/expect_error.h"
+#include "support/java_layout.h"
 #include "support/redis_server.h"
+#include "support/server_stats.h"
 #include "support/test_util.h"
 #include "support/worker.h"
 
 using namespace std::chrono_literals;
 using redisync::RateType;
+using J = redisync::test::JavaLayoutClient;  // the Redisson layout of the keys
 using redisync::test::RedisServer;
 using redisync::test::expect_error;
+using redisync::test::server_now_ms;
 using redisync::test::unique_name;
 
 namespace {
-
-std::string tag(const std::string& name) {
-  return name.find('{') == std::string::npos ? "{" + name + "}" : name;
-}
-std::string value_key(const std::string& name) { return tag(name) + ":value"; }
-std::string permits_key(const std::string& name) { return tag(name) + ":permits"; }
-
-long long server_ms(RedisServer& server) {
-  auto t = server.command({"TIME"});
-  return std::stoll(t.elements[0].as_string()) * 1000 + std::stoll(t.elements[1].as_string()) / 1000;
-}
 
 // One grant as stored in the permits set: id, permits, score.
 struct Grant {
@@ -149,9 +142,9 @@ std::string random_id() {
 
 redisync::test::Reply java_acquire(RedisServer& server, const std::string& name, long long p,
                                    const std::string& java_client = "java-client-id") {
-  return server.command({"EVAL", kJavaAcquire, "5", name, value_key(name),
-                         value_key(name) + ":" + java_client, permits_key(name),
-                         permits_key(name) + ":" + java_client, std::to_string(p),
+  return server.command({"EVAL", kJavaAcquire, "5", name, J::rate_value_key(name),
+                         J::rate_value_key(name) + ":" + java_client, J::rate_permits_key(name),
+                         J::rate_permits_key(name) + ":" + java_client, std::to_string(p),
                          std::to_string(client_ms()), random_id()});
 }
 
@@ -213,13 +206,13 @@ TEST(RateLimiterTest, AcquireRecordsGrantsInTheLayoutAndReleaseGivesBack) {
   auto limiter = client.rate_limiter(name);
   ASSERT_TRUE(limiter.try_set_rate(RateType::overall, 3, 60000ms));
   EXPECT_EQ(limiter.available_permits(), 3);
-  EXPECT_EQ(server.command({"EXISTS", value_key(name)}).as_integer(), 0);  // a read writes nothing
+  EXPECT_EQ(server.command({"EXISTS", J::rate_value_key(name)}).as_integer(), 0);  // a read writes nothing
 
-  const long long before = server_ms(server);
+  const long long before = server_now_ms(server);
   EXPECT_TRUE(limiter.try_acquire(2));
-  const long long after = server_ms(server);
-  EXPECT_EQ(server.command({"GET", value_key(name)}).as_string(), "1");
-  auto g = grants(server, permits_key(name));
+  const long long after = server_now_ms(server);
+  EXPECT_EQ(server.command({"GET", J::rate_value_key(name)}).as_string(), "1");
+  auto g = grants(server, J::rate_permits_key(name));
   ASSERT_EQ(g.size(), 1u);
   EXPECT_EQ(g[0].id.size(), 16u);
   EXPECT_EQ(g[0].permits, 2);
@@ -228,7 +221,7 @@ TEST(RateLimiterTest, AcquireRecordsGrantsInTheLayoutAndReleaseGivesBack) {
 
   EXPECT_EQ(limiter.available_permits(), 1);
   EXPECT_FALSE(limiter.try_acquire(2));
-  EXPECT_EQ(server.command({"ZCARD", permits_key(name)}).as_integer(), 1);  // refusals add nothing
+  EXPECT_EQ(server.command({"ZCARD", J::rate_permits_key(name)}).as_integer(), 1);  // refusals add nothing
   EXPECT_TRUE(limiter.try_acquire());
   EXPECT_FALSE(limiter.try_acquire());
   EXPECT_FALSE(limiter.try_acquire_for(1, 50ms));  // frees in a minute: no point waiting
@@ -240,7 +233,7 @@ TEST(RateLimiterTest, AcquireRecordsGrantsInTheLayoutAndReleaseGivesBack) {
   EXPECT_EQ(limiter.available_permits(), 0);
 
   EXPECT_TRUE(limiter.remove());
-  EXPECT_EQ(server.command({"EXISTS", name, value_key(name), permits_key(name)}).as_integer(), 0);
+  EXPECT_EQ(server.command({"EXISTS", name, J::rate_value_key(name), J::rate_permits_key(name)}).as_integer(), 0);
   EXPECT_FALSE(limiter.remove());
   EXPECT_FALSE(limiter.config().has_value());
 }
@@ -257,12 +250,12 @@ TEST(RateLimiterTest, PerClientWindowsAreSeparateAndSetRateRestartsOnlyOurs) {
   EXPECT_FALSE(la.try_acquire());
   EXPECT_TRUE(lb.try_acquire(2));  // b has a window of its own
   EXPECT_FALSE(lb.try_acquire());
-  EXPECT_EQ(server.command({"GET", value_key(name) + ":" + a.id()}).as_string(), "0");
-  EXPECT_EQ(server.command({"ZCARD", permits_key(name) + ":" + b.id()}).as_integer(), 1);
-  EXPECT_EQ(server.command({"EXISTS", value_key(name)}).as_integer(), 0);
+  EXPECT_EQ(server.command({"GET", J::rate_value_key(name) + ":" + a.id()}).as_string(), "0");
+  EXPECT_EQ(server.command({"ZCARD", J::rate_permits_key(name) + ":" + b.id()}).as_integer(), 1);
+  EXPECT_EQ(server.command({"EXISTS", J::rate_value_key(name)}).as_integer(), 0);
 
   la.set_rate(RateType::per_client, 2, 60000ms);  // restarts a's window only
-  EXPECT_EQ(server.command({"EXISTS", value_key(name) + ":" + a.id()}).as_integer(), 0);
+  EXPECT_EQ(server.command({"EXISTS", J::rate_value_key(name) + ":" + a.id()}).as_integer(), 0);
   EXPECT_EQ(la.available_permits(), 2);
   EXPECT_EQ(lb.available_permits(), 0);
 }
@@ -277,7 +270,7 @@ TEST(RateLimiterTest, KeepAliveExpiresTheLimiterAndEveryUseExtendsIt) {
   EXPECT_GT(ttl, 0);
   EXPECT_LE(ttl, 300);
   EXPECT_TRUE(limiter.try_acquire());
-  for (const auto& key : {name, value_key(name), permits_key(name)}) {
+  for (const auto& key : {name, J::rate_value_key(name), J::rate_permits_key(name)}) {
     const auto t = server.command({"PTTL", key}).as_integer();
     EXPECT_GT(t, 0) << key;
     EXPECT_LE(t, 300) << key;
@@ -295,8 +288,8 @@ TEST(RateLimiterTest, WithoutKeepAliveTheWindowKeysCopyTheHashTtl) {
   ASSERT_TRUE(limiter.try_set_rate(RateType::overall, 5, 1000ms));
   server.command({"PEXPIRE", name, "50000"});
   EXPECT_TRUE(limiter.try_acquire());
-  EXPECT_GT(server.command({"PTTL", value_key(name)}).as_integer(), 0);
-  EXPECT_GT(server.command({"PTTL", permits_key(name)}).as_integer(), 0);
+  EXPECT_GT(server.command({"PTTL", J::rate_value_key(name)}).as_integer(), 0);
+  EXPECT_GT(server.command({"PTTL", J::rate_permits_key(name)}).as_integer(), 0);
 }
 
 TEST(RateLimiterTest, BadConfigurationIsRefusedBeforeAnyWrite) {
@@ -351,7 +344,7 @@ TEST(RateLimiterTest, BadPermitsAreRefusedBeforeAnyWrite) {
                                           {"permits (4) exceed the rate (3)", name});
   expect_error<redisync::InvalidArgument>([&] { limiter.try_acquire_for(4, 10s); },
                                           {"exceed the rate", name});
-  EXPECT_EQ(server.command({"EXISTS", value_key(name), permits_key(name)}).as_integer(), 0);
+  EXPECT_EQ(server.command({"EXISTS", J::rate_value_key(name), J::rate_permits_key(name)}).as_integer(), 0);
 }
 
 TEST(RateLimiterTest, NeverConfiguredLimiterIsAClearErrorNamingIt) {
@@ -387,11 +380,11 @@ TEST(RateLimiterTest, WrongTypeKeysAreServerErrorsNamingTheLimiterAndChangeNothi
   auto l2 = client.rate_limiter(other);
   ASSERT_TRUE(l2.try_set_rate(RateType::overall, 3, 1000ms));
   ASSERT_TRUE(l2.try_acquire());
-  server.command({"DEL", value_key(other)});
-  server.command({"RPUSH", value_key(other), "x"});
+  server.command({"DEL", J::rate_value_key(other)});
+  server.command({"RPUSH", J::rate_value_key(other), "x"});
   expect_error<redisync::ServerError>([&] { l2.try_acquire(); }, {other, "WRONGTYPE"});
   expect_error<redisync::ServerError>([&] { l2.release(); }, {other, "WRONGTYPE"});
-  EXPECT_EQ(server.command({"ZCARD", permits_key(other)}).as_integer(), 1);
+  EXPECT_EQ(server.command({"ZCARD", J::rate_permits_key(other)}).as_integer(), 1);
   server.command({"HSET", other, "rate", "many"});
   expect_error<redisync::ServerError>([&] { l2.available_permits(); }, {other, "not a valid number"});
 }
@@ -403,9 +396,9 @@ TEST(RateLimiterTest, BlockedAcquireSleepsUntilTheOldestGrantLeavesTheWindow) {
   auto limiter = client.rate_limiter(name);
   ASSERT_TRUE(limiter.try_set_rate(RateType::overall, 2, 400ms));
   ASSERT_TRUE(limiter.try_acquire(2));
-  const long long first = grants(server, permits_key(name)).at(0).score;
+  const long long first = grants(server, J::rate_permits_key(name)).at(0).score;
   limiter.acquire(1);  // blocks until the grant above leaves the window
-  auto g = grants(server, permits_key(name));
+  auto g = grants(server, J::rate_permits_key(name));
   ASSERT_EQ(g.size(), 1u);  // the old grant is gone, the new one is in
   EXPECT_GE(g[0].score, first + 400);
   EXPECT_TRUE(limiter.try_acquire_for(1, 5s));
@@ -419,7 +412,7 @@ TEST(RateLimiterTest, WaitersAreNotBlockedWhilePermitsAreFree) {
   auto limiter = client.rate_limiter(name);
   ASSERT_TRUE(limiter.try_set_rate(RateType::overall, 4, 600ms));
   ASSERT_TRUE(limiter.try_acquire(4));
-  const long long start = grants(server, permits_key(name)).at(0).score;
+  const long long start = grants(server, J::rate_permits_key(name)).at(0).score;
   // Four waiters: all four permits come back together after one interval, and each waiter
   // must get one then, not a window later.
   std::vector<std::future<bool>> waiters;
@@ -427,7 +420,7 @@ TEST(RateLimiterTest, WaitersAreNotBlockedWhilePermitsAreFree) {
     waiters.push_back(std::async(std::launch::async, [&] { return limiter.try_acquire_for(1, 5s); }));
   }
   for (auto& w : waiters) EXPECT_TRUE(w.get());
-  for (const auto& g : grants(server, permits_key(name))) {
+  for (const auto& g : grants(server, J::rate_permits_key(name))) {
     EXPECT_GE(g.score, start + 600);
     EXPECT_LT(g.score, start + 2 * 600);  // in the very next window
   }
@@ -483,7 +476,7 @@ TEST(RateLimiterTest, ProcessesAndThreadsNeverExceedTheRateInAnyWindow) {
   }
   std::map<std::string, Grant> seen;
   auto sample = [&] {
-    for (auto& g : grants(server, permits_key(name))) seen.emplace(g.id, g);
+    for (auto& g : grants(server, J::rate_permits_key(name))) seen.emplace(g.id, g);
   };
   const auto until = std::chrono::steady_clock::now() + 20s;
   int exited = 0;
@@ -541,9 +534,9 @@ TEST(RateLimiterTest, JavaLayoutClientAndRedisyncShareOneLimit) {
   ASSERT_EQ(refused.kind, redisync::test::Reply::Kind::integer);
   EXPECT_GT(refused.integer, 0);
   EXPECT_LE(refused.integer, 60003);
-  EXPECT_EQ(grants(server, permits_key(name)).size(), 3u);
+  EXPECT_EQ(grants(server, J::rate_permits_key(name)).size(), 3u);
   // Java decodes our members: its release accounting adds our permits back.
-  for (const auto& g : grants(server, permits_key(name))) EXPECT_EQ(g.id.size(), 16u);
+  for (const auto& g : grants(server, J::rate_permits_key(name))) EXPECT_EQ(g.id.size(), 16u);
 
   // Java's error for too many permits is ours too.
   const auto big = java_acquire(server, name, 5);
@@ -571,7 +564,7 @@ TEST(RateLimiterTest, JavaLayoutGrantsLeaveTheWindowForUsAndOursForJava) {
   std::atomic<long long> ours{0};
   std::atomic<long long> theirs{0};
   const auto end = std::chrono::steady_clock::now() + 1500ms;
-  const long long t0 = server_ms(server);
+  const long long t0 = server_now_ms(server);
   std::thread java([&] {
     while (std::chrono::steady_clock::now() < end) {
       if (java_acquire(server, name, 1).is_nil()) ++theirs;
@@ -582,7 +575,7 @@ TEST(RateLimiterTest, JavaLayoutGrantsLeaveTheWindowForUsAndOursForJava) {
     if (limiter.try_acquire_for(1, 100ms)) ++ours;
   }
   java.join();
-  const long long elapsed = server_ms(server) - t0;
+  const long long elapsed = server_now_ms(server) - t0;
   // Who takes each freed permit is a race (our waiter sleeps until the exact release time,
   // the Java-layout side polls every 5 ms), so neither side is promised a share; the sum is.
   EXPECT_GT(ours.load() + theirs.load(), 0);

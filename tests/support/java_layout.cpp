@@ -75,6 +75,12 @@ std::string JavaLayoutClient::reader_marker(const std::string& name, const std::
                                             long long k) {
   return tag(name) + ":" + owner_field + ":rwlock_timeout:" + std::to_string(k);
 }
+std::string JavaLayoutClient::rate_value_key(const std::string& name) {
+  return tag(name) + ":value";
+}
+std::string JavaLayoutClient::rate_permits_key(const std::string& name) {
+  return tag(name) + ":permits";
+}
 std::string JavaLayoutClient::semaphore_channel(const std::string& name) {
   return "redisson_sc:" + tag(name);
 }

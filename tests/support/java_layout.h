@@ -51,6 +51,10 @@ class JavaLayoutClient {
   static std::string permit_timeouts(const std::string& name);
   static std::string latch_channel(const std::string& name);
   static std::string token_key(const std::string& name);
+  /// The rate limiter's available permits (§17): TAG(N):value; per client, + ":" + client id.
+  static std::string rate_value_key(const std::string& name);
+  /// The rate limiter's grants (§17): TAG(N):permits; per client, + ":" + client id.
+  static std::string rate_permits_key(const std::string& name);
 
   // --- Reentrant lock, spin lock, fenced lock, non-reentrant lock (§2, §10, §11, §12) ---
   /// §2.2: nil = acquired, else PTTL. `non_reentrant`: §12 (error reply on re-entry).

@@ -35,4 +35,11 @@ inline bool subscribed_to(RedisServer& server, const std::string& channel) {
   return subscribers(server, channel) > 0;
 }
 
+/// The server's clock (TIME) in ms since the epoch.
+inline long long server_now_ms(RedisServer& server) {
+  const auto t = server.command({"TIME"});
+  return std::stoll(t.elements.at(0).as_string()) * 1000 +
+         std::stoll(t.elements.at(1).as_string()) / 1000;
+}
+
 }  // namespace redisync::test

@@ -2,6 +2,7 @@
 // scripted replies: each decision of the wait, without a Redis server.
 #include <gtest/gtest.h>
 
+#include "support/acquire_fsm_steps.h"
 #include "sync/acquire_fsm.h"
 
 using namespace std::chrono_literals;
@@ -39,12 +40,7 @@ AcquireFsm::Settings waiting_for(Duration wait) {
 
 // A waiter that found the lock held and is asleep on its confirmed subscription.
 AcquireFsm asleep(AcquireFsm::Settings s = waiting_forever()) {
-  AcquireFsm fsm(s);
-  EXPECT_EQ(fsm.start().kind, Kind::attempt);
-  EXPECT_EQ(fsm.attempt_answered(t0, kHeld, false, false).kind, Kind::subscribe);
-  EXPECT_EQ(fsm.subscription_done(t0, true).kind, Kind::attempt);
-  EXPECT_EQ(fsm.attempt_answered(t0, kHeld, true, false).kind, Kind::sleep);
-  return fsm;
+  return redisync::test::asleep_fsm(s, t0, kHeld);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "support/acquire_fsm_steps.h"
 #include "sync/acquire_fsm.h"
 #include "sync/grant.h"
 
@@ -36,12 +37,7 @@ AcquireFsm::Settings settings(std::optional<Duration> wait = std::nullopt) {
 }
 
 AcquireFsm asleep(AcquireFsm::Settings s = settings()) {
-  AcquireFsm fsm(s);
-  EXPECT_EQ(fsm.start().kind, Kind::attempt);
-  EXPECT_EQ(fsm.attempt_answered(t0, kHeld, false, false).kind, Kind::subscribe);
-  EXPECT_EQ(fsm.subscription_done(t0, true).kind, Kind::attempt);
-  EXPECT_EQ(fsm.attempt_answered(t0, kHeld, true, false).kind, Kind::sleep);
-  return fsm;
+  return redisync::test::asleep_fsm(s, t0, kHeld);
 }
 
 struct Recorder : redisync::sync::GrantWaiter {
