@@ -7,7 +7,8 @@
 -- Sent after fair_lock_dead_heads.lua (drop_dead_heads).
 -- Returns nil: caller is not the owner; 0: still held (reentrant); 1: released; 2: the lock
 -- no longer existed (the next waiter is woken all the same, as Redisson does; the caller's
--- hold, if it believed it had one, was lost).
+-- hold, if it believed it had one, was lost). Every outcome is recorded in KEYS[5], nil as
+-- -1, as in lock_release.lua.
 -- Checked before any write: a user without the right to publish would otherwise have the
 -- write done and the script aborted at the publish, its waiters never woken. The message goes
 -- to the head waiter's channel, and which waiter that is is known only after the dead heads
@@ -41,6 +42,7 @@ if redis.call('exists', KEYS[1]) == 0 then
   return 2
 end
 if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+  redis.call('set', KEYS[5], -1, 'px', ARGV[6])
   return nil
 end
 local count = redis.call('hincrby', KEYS[1], ARGV[3], -1)

@@ -5,7 +5,8 @@
 -- KEYS[6] (FencedLock only) token counter: a grant issues the next token.
 -- ARGV[1] message "0"; ARGV[2] lease for the remaining holds (ms); ARGV[3] owner field;
 -- ARGV[4] release record expiry (ms); ARGV[5] publish command; ARGV[6] grant lease (ms).
--- Returns nil: caller is not the owner; 0: still held (reentrant); 1: released.
+-- Returns nil: caller is not the owner; 0: still held (reentrant); 1: released. Every
+-- outcome is recorded in KEYS[3], nil as -1, as in lock_release.lua.
 -- Sent after grant_pass_on.lua.
 local refused = grant_publish_refused(ARGV[5], KEYS[2], KEYS[5], KEYS[4])
 if refused then
@@ -17,6 +18,7 @@ if recorded ~= false then
 end
 local held = redis.call('hget', KEYS[1], ARGV[3])
 if held == false then
+  redis.call('set', KEYS[3], -1, 'px', ARGV[4])
   return nil
 end
 if tonumber(held) > 1 then

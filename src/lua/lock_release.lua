@@ -4,6 +4,9 @@
 -- ARGV[4] release record expiry (ms); ARGV[5] publish command (PUBLISH or SPUBLISH);
 -- ARGV[6] "1" to publish on release, "0" not to (spin lock).
 -- Returns nil: caller is not the owner; 0: still held (reentrant); 1: released.
+-- Every outcome is recorded in KEYS[3], "not the owner" as -1 (docs/wire-format.md §1.8): a
+-- second copy of this call (a resend, or a first copy arriving late) returns the recorded
+-- outcome, -1 for nil, and changes nothing.
 -- Checked before any write: a user without the right to publish would otherwise have the
 -- write done and the script aborted at the publish, its waiters never woken.
 if ARGV[6] == '1' and redis.acl_check_cmd and not redis.acl_check_cmd(ARGV[5], KEYS[2], ARGV[1]) then
@@ -19,6 +22,7 @@ end
 -- would reach 0, and the hash is deleted then anyway.
 local held = redis.call('hget', KEYS[1], ARGV[3])
 if held == false then
+  redis.call('set', KEYS[3], -1, 'px', ARGV[4])
   return nil
 end
 if tonumber(held) > 1 then

@@ -6,6 +6,8 @@
 -- ARGV[1] message "0"; ARGV[2] reader field O; ARGV[3] release record expiry (ms);
 -- ARGV[4] publish command (PUBLISH or SPUBLISH).
 -- Returns nil: caller is not a reader; 0: the lock is still held (by someone); 1: released.
+-- Every outcome is recorded in KEYS[5], nil as -1, as in lock_release.lua (Redisson records 1
+-- for the absent lock and returns nil: a second copy must answer what the first did).
 -- Checked before any write: a user without the right to publish would otherwise have the
 -- write done and the script aborted at the publish, its waiters never woken.
 if redis.acl_check_cmd and not redis.acl_check_cmd(ARGV[4], KEYS[2], ARGV[1]) then
@@ -20,10 +22,11 @@ end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
   redis.call(ARGV[4], KEYS[2], ARGV[1])
-  redis.call('set', KEYS[5], 1, 'px', ARGV[3])
+  redis.call('set', KEYS[5], -1, 'px', ARGV[3])
   return nil
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+  redis.call('set', KEYS[5], -1, 'px', ARGV[3])
   return nil
 end
 local count = redis.call('hincrby', KEYS[1], ARGV[2], -1)

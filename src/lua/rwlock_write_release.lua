@@ -5,6 +5,8 @@
 -- ARGV[3] writer field W; ARGV[4] release record expiry (ms); ARGV[5] publish command.
 -- Returns nil: caller is not the writer; 0: still held (reentrant); 1: write hold released
 -- (the lock is free, or still read-held by the same thread after a downgrade).
+-- Every outcome is recorded in KEYS[3], nil as -1, as in lock_release.lua (Redisson records 1
+-- for the absent lock and returns nil: a second copy must answer what the first did).
 -- Checked before any write: a user without the right to publish would otherwise have the
 -- write done and the script aborted at the publish, its waiters never woken.
 if redis.acl_check_cmd and not redis.acl_check_cmd(ARGV[5], KEYS[2], ARGV[1]) then
@@ -19,11 +21,12 @@ end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
   redis.call(ARGV[5], KEYS[2], ARGV[1])
-  redis.call('set', KEYS[3], 1, 'px', ARGV[4])
+  redis.call('set', KEYS[3], -1, 'px', ARGV[4])
   return nil
 end
 if mode == 'write' then
   if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+    redis.call('set', KEYS[3], -1, 'px', ARGV[4])
     return nil
   end
   local count = redis.call('hincrby', KEYS[1], ARGV[3], -1)
@@ -45,4 +48,5 @@ if mode == 'write' then
   redis.call('set', KEYS[3], 1, 'px', ARGV[4])
   return 1
 end
+redis.call('set', KEYS[3], -1, 'px', ARGV[4])
 return nil

@@ -68,6 +68,9 @@ class Connection::Stream {
   virtual void async_read_some(asio::mutable_buffer b, IoHandler h) = 0;
   virtual void async_write(asio::const_buffer b, IoHandler h) = 0;
   virtual void close() = 0;
+  /// Closes with a TCP RST (SO_LINGER 0) where there is one: the kernel drops what it has not
+  /// delivered yet instead of sending it on after the close (unix sockets: close()).
+  virtual void abort() { close(); }
 };
 
 namespace {
@@ -113,6 +116,11 @@ class TcpStream final : public Connection::Stream {
     socket_.shutdown(asio::socket_base::shutdown_both, ignored);
     socket_.close(ignored);
   }
+  void abort() override {
+    std::error_code ignored;
+    socket_.set_option(asio::socket_base::linger(true, 0), ignored);
+    socket_.close(ignored);
+  }
 
  private:
   asio::io_context& io_;
@@ -147,6 +155,11 @@ class TlsStream final : public Connection::Stream {
   void close() override {
     std::error_code ignored;
     stream_.next_layer().shutdown(asio::socket_base::shutdown_both, ignored);
+    stream_.next_layer().close(ignored);
+  }
+  void abort() override {
+    std::error_code ignored;
+    stream_.next_layer().set_option(asio::socket_base::linger(true, 0), ignored);
     stream_.next_layer().close(ignored);
   }
 
@@ -213,6 +226,16 @@ void Connection::execute(const std::vector<std::string>& args, ReplyHandler hand
 
 void Connection::execute(const std::vector<std::string>& args, ReplyHandler handler,
                          Duration timeout) {
+  submit(args, std::move(handler), timeout, false);
+}
+
+void Connection::execute_resent_on_timeout(const std::vector<std::string>& args,
+                                           ReplyHandler handler) {
+  submit(args, std::move(handler), options_.timeout, true);
+}
+
+void Connection::submit(const std::vector<std::string>& args, ReplyHandler handler,
+                        Duration timeout, bool give_up_on_timeout) {
   switch (state_) {
     case State::closed:
       if (handler) {
@@ -222,33 +245,34 @@ void Connection::execute(const std::vector<std::string>& args, ReplyHandler hand
       }
       return;
     case State::ready:
-      enqueue(args, std::move(handler), timeout, true);
+      enqueue(args, std::move(handler), timeout, true, give_up_on_timeout);
       return;
     case State::idle:
     case State::backoff:
       // A request while waiting to reconnect tries at once rather than after the backoff.
-      enqueue(args, std::move(handler), timeout, false);
+      enqueue(args, std::move(handler), timeout, false, give_up_on_timeout);
       start_connect();
       return;
     case State::connecting:
     case State::handshaking:
-      enqueue(args, std::move(handler), timeout, false);
+      enqueue(args, std::move(handler), timeout, false, give_up_on_timeout);
       return;
   }
 }
 
 void Connection::enqueue(const std::vector<std::string>& args, ReplyHandler handler,
-                         Duration timeout, bool to_socket) {
+                         Duration timeout, bool to_socket, bool give_up_on_timeout) {
   const auto now = Clock::now();
   if (to_socket) {
     encode_command(write_buffer_, args);
     if (!(options_.pubsub && handshake_replies_ == 0)) {
-      inflight_.push_back(Pending{std::move(handler), now + timeout, now, false, {}});
+      inflight_.push_back(
+          Pending{std::move(handler), now + timeout, now, false, {}, give_up_on_timeout});
     }
     start_write();
   } else {
     // Keep the encoded command with the pending entry until the handshake is done.
-    Pending p{std::move(handler), now + timeout, now, false, {}};
+    Pending p{std::move(handler), now + timeout, now, false, {}, give_up_on_timeout};
     encode_command(p.encoded, args);
     waiting_.push_back(std::move(p));
   }
@@ -376,7 +400,7 @@ void Connection::send_handshake() {
           }
           if (--*remaining == 0) on_handshake_done(nullptr);
         },
-        now + options_.connect_timeout, now, false, {}});
+        now + options_.connect_timeout, now, false, {}, false});
   }
   start_write();
 }
@@ -425,11 +449,17 @@ void Connection::fail_connect(std::exception_ptr error) {
   schedule_reconnect();
 }
 
-void Connection::lost(std::exception_ptr error) {
+void Connection::lost(std::exception_ptr error, bool abort) {
   if (state_ == State::closed) return;
   const bool was_ready = state_ == State::ready;
   if (state_ == State::connecting || state_ == State::handshaking) return fail_connect(error);
-  if (stream_) stream_->close();
+  if (stream_) {
+    if (abort) {
+      stream_->abort();
+    } else {
+      stream_->close();
+    }
+  }
   ++generation_;
   write_buffer_.clear();
   write_in_progress_ = false;
@@ -624,11 +654,13 @@ void Connection::on_timeout_timer() {
   if (state_ == State::closed) return;
   const auto now = Clock::now();
   Clock::time_point next = Clock::time_point::max();
+  bool give_up = false;  // a written request that its caller resends timed out
   auto expire = [&](std::deque<Pending>& queue, bool written) {
     for (auto& p : queue) {
       if (p.done) continue;
       if (p.deadline <= now) {
         p.done = true;
+        give_up = give_up || (written && p.give_up_on_timeout);
         if (p.handler) {
           const auto waited = std::chrono::duration_cast<Duration>(now - p.sent_at).count();
           p.handler(std::make_exception_ptr(TimeoutError(
@@ -642,13 +674,26 @@ void Connection::on_timeout_timer() {
       }
     }
   };
+  const auto generation = generation_;
   expire(inflight_, true);
   expire(waiting_, false);
+  // Its caller resends it: not on this connection, where the resend would queue behind the
+  // reply that did not come (execute_resent_on_timeout). Unless a handler dropped it already.
+  // Reset (RST), not closed: a copy the kernel has not delivered yet (a silent peer: still in
+  // the send queue, retransmitted) is dropped rather than sent on after the resend; a copy
+  // already past this host is the release record's business (docs/wire-format.md §1.8).
+  if (give_up && generation == generation_ && state_ == State::ready) {
+    lost(connection_error("no reply within the timeout to a request that is resent; "
+                          "connection given up",
+                          true),
+         true);
+  }
+  if (state_ == State::closed) return;
   // Still no answer to a request long past its deadline: treat the server as gone, so the
   // connection is rebuilt instead of queueing behind a dead peer forever.
   if (state_ == State::ready && !inflight_.empty() &&
       now - inflight_.front().sent_at > 2 * options_.timeout + options_.connect_timeout) {
-    return lost(connection_error("server stopped answering", true));
+    return lost(connection_error("server stopped answering", true), true);  // RST, as above
   }
   if (next != Clock::time_point::max()) {
     timeout_timer_at_ = next;

@@ -77,6 +77,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void execute(const std::vector<std::string>& args, ReplyHandler handler);
   /// As execute(), with an explicit timeout for this request.
   void execute(const std::vector<std::string>& args, ReplyHandler handler, Duration timeout);
+  /// As execute(), for a request its caller resends after a timeout (a step deduplicated by a
+  /// record): when it times out after being written, the connection is given up at once, as
+  /// if the server had gone away (the other requests in flight get ConnectionError with
+  /// maybe_sent()). Replies come in request order, so a connection that did not answer it in
+  /// time cannot answer a resend before it either; the resend goes to a fresh connection.
+  void execute_resent_on_timeout(const std::vector<std::string>& args, ReplyHandler handler);
 
   /// Starts connecting now (otherwise the first execute() does).
   void connect();
@@ -108,6 +114,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Clock::time_point sent_at;
     bool done = false;  // answered by a timeout already; the reply is discarded on arrival
     std::string encoded;  // only while waiting_: the command, sent once the handshake is done
+    bool give_up_on_timeout = false;  // execute_resent_on_timeout()
   };
 
   Connection(asio::io_context& io, ConnectionOptions options, asio::ssl::context* tls_context);
@@ -119,10 +126,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void send_handshake();
   void on_handshake_done(std::exception_ptr error);
   void fail_connect(std::exception_ptr error);
-  void lost(std::exception_ptr error);
+  // `abort`: reset the TCP connection (RST) instead of closing it, so the kernel drops what it
+  // has not delivered yet (Stream::abort).
+  void lost(std::exception_ptr error, bool abort = false);
   void schedule_reconnect();
   void enqueue(const std::vector<std::string>& args, ReplyHandler handler, Duration timeout,
-               bool to_socket);
+               bool to_socket, bool give_up_on_timeout);
+  void submit(const std::vector<std::string>& args, ReplyHandler handler, Duration timeout,
+              bool give_up_on_timeout);
   void flush_waiting();
   // A write may start now: bytes waiting, none in progress, not dispatching a read, and the
   // socket past connect.

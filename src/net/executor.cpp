@@ -45,6 +45,7 @@ struct Attempt {
   int redirects = 0;
   Clock::time_point started = Clock::now();
   Duration try_again_delay{10};
+  std::shared_ptr<bool> resent;  // eval_acked(): set when resent after a maybe-sent copy
 };
 
 ConnectionOptions connection_options(const Config& config, bool pubsub) {
@@ -215,8 +216,10 @@ void Executor::refresh_replicas() {
 
 void Executor::eval_acked(const lua::Script& script, std::vector<std::string> keys,
                           std::vector<std::string> args,
-                          std::function<void(std::exception_ptr, Reply, int)> done, Retry retry) {
+                          std::function<void(std::exception_ptr, Reply, int)> done, Retry retry,
+                          std::shared_ptr<bool> resent) {
   auto a = std::make_shared<Attempt>();
+  a->resent = std::move(resent);
   a->args.reserve(3 + keys.size() + args.size());
   a->args.push_back("EVALSHA");
   a->args.push_back(sha1_of(script));
@@ -295,17 +298,26 @@ void Executor::eval(const lua::Script& script, std::vector<std::string> keys,
 
 bool Executor::retry_after_error(const std::shared_ptr<Attempt>& a, std::exception_ptr error) {
   bool retryable = false;
+  bool maybe_sent = false;  // the failed copy may have reached the server (may still arrive)
   try {
     std::rethrow_exception(error);
   } catch (const AuthError&) {
   } catch (const ConnectionError& e) {
-    retryable = a->retry == Retry::always || (a->retry == Retry::if_unsent && !e.maybe_sent());
+    maybe_sent = e.maybe_sent();
+    const bool resendable = a->retry == Retry::always || a->retry == Retry::recorded;
+    const bool if_unsent = a->retry == Retry::if_unsent || a->retry == Retry::by_caller;
+    retryable = resendable || (if_unsent && !e.maybe_sent());
     // A node that cannot be reached may have been failed over: learn the new map.
     if (router_) router_->request_refresh();
+  } catch (const TimeoutError&) {
+    // Its connection was given up (Connection::execute_resent_on_timeout): resend on a new one.
+    retryable = a->retry == Retry::recorded;
+    maybe_sent = true;
   } catch (...) {
   }
   if (!retryable || a->retries_left <= 0 || closed_) return false;
   --a->retries_left;
+  if (maybe_sent && a->resent) *a->resent = true;
   a->ask.reset();
   auto timer = std::make_shared<asio::steady_timer>(io_, config_.retry_interval);
   timer->async_wait([this, a, timer](std::error_code ec) {
@@ -317,9 +329,18 @@ bool Executor::retry_after_error(const std::shared_ptr<Attempt>& a, std::excepti
   return true;
 }
 
+void Executor::send_on(Connection& connection, const std::shared_ptr<Attempt>& a,
+                       ReplyHandler handler) {
+  if (a->retry == Retry::recorded || a->retry == Retry::by_caller) {
+    connection.execute_resent_on_timeout(a->args, std::move(handler));
+  } else {
+    connection.execute(a->args, std::move(handler));
+  }
+}
+
 void Executor::run(std::shared_ptr<Attempt> a) {
   if (router_) return run_cluster(std::move(a));
-  connection_->execute(a->args, [this, a](std::exception_ptr error, Reply reply) {
+  send_on(*connection_, a, [this, a](std::exception_ptr error, Reply reply) {
     if (error) {
       if (retry_after_error(a, error)) return;
       return a->handler(error, {}, {});
@@ -346,7 +367,7 @@ void Executor::run_cluster(std::shared_ptr<Attempt> a) {
   Connection& connection = router_->commands(*node);
   // ASKING and the request go out back to back on one connection (pipelined).
   if (a->ask) connection.execute({"ASKING"}, nullptr);
-  connection.execute(a->args, [this, a, node](std::exception_ptr error, Reply reply) {
+  send_on(connection, a, [this, a, node](std::exception_ptr error, Reply reply) {
     if (error) {
       if (retry_after_error(a, error)) return;
       return a->handler(error, {}, {});

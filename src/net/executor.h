@@ -29,6 +29,15 @@ enum class Retry {
   if_unsent,  ///< only when it surely never reached the server (default; safe for any command)
   always,     ///< also when it may have run: for idempotent steps (reads, deduplicated releases)
   never,
+  /// A step deduplicated by a request record (lock releases): resent like `always`, and also
+  /// after a timeout. A timeout gives up the connection it was sent on (replies come in order:
+  /// a resend there would wait behind the reply that did not come), so the resend goes to a
+  /// fresh one and is answered from the record if the first copy ran.
+  recorded,
+  /// The caller resends it itself after a timeout or a drop (recorded steps with their own
+  /// resend window, sync/recorded_step.h): resent here only when surely unsent, like
+  /// `if_unsent`; a timeout gives up its connection, like `recorded`.
+  by_caller,
 };
 
 class Executor {
@@ -49,11 +58,13 @@ class Executor {
 
   /// Runs a lock write step, then, when the master has replicas and
   /// Config::check_lock_synced_slaves is on, WAIT for them (docs/wire-format.md §1.7). `done` gets the
-  /// step's reply and how many replicas acknowledged it (-1: no WAIT was needed).
+  /// step's reply and how many replicas acknowledged it (-1: no WAIT was needed). `resent`,
+  /// when given, is set to true if the step is sent again after a copy that may have reached
+  /// the server (a timeout or a connection lost after sending): that copy may still arrive.
   void eval_acked(const lua::Script& script, std::vector<std::string> keys,
                   std::vector<std::string> args,
                   std::function<void(std::exception_ptr, Reply, int acked)> done,
-                  Retry retry = Retry::if_unsent);
+                  Retry retry = Retry::if_unsent, std::shared_ptr<bool> resent = nullptr);
   /// Replicas the master reported connected at the last check (INFO replication; in a
   /// cluster, the largest count among the masters).
   int replicas() const;
@@ -92,6 +103,9 @@ class Executor {
 
  private:
   void run(std::shared_ptr<struct Attempt> attempt);
+  /// Sends the attempt's request on `connection` (resent_on_timeout for the recorded kinds).
+  void send_on(Connection& connection, const std::shared_ptr<struct Attempt>& attempt,
+               ReplyHandler handler);
   void run_cluster(std::shared_ptr<struct Attempt> attempt);
   bool handle_cluster_reply(const std::shared_ptr<struct Attempt>& attempt, const Reply& reply,
                             const std::string& node_host);

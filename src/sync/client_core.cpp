@@ -27,6 +27,11 @@ ClientCore::ClientCore(Config config)
           const char* first = k.field.data() + colon + 1;
           std::from_chars(first, k.field.data() + k.field.size(), owner);
         }
+        // The user is releasing its last hold of it: its release's outcome decides.
+        if (auto it = holds_.find({k.key, owner}); it != holds_.end() && it->second.releasing) {
+          if (!it->second.deferred_loss) it->second.deferred_loss = reason;
+          return;
+        }
         report_lost(k.key, owner, reason);
       });
   if (config_.metrics) {  // before the I/O thread starts

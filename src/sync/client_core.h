@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -40,6 +41,12 @@ struct Hold {
   Duration lease{0};  ///< lease used for re-entry / partial release (watchdog lease if 0)
   bool watchdog = false;
   bool lost = false;  ///< the watchdog found it gone; the next release reports LockLostError
+  /// A release ending the last hold is in flight (release_now): a loss the watchdog finds
+  /// meanwhile is kept in `deferred_loss` instead of reported. A release that is then
+  /// confirmed proves the hold was intact until it ran (nothing is reported); one that fails
+  /// reports it then.
+  bool releasing = false;
+  std::optional<std::string> deferred_loss;
   /// When the first hold was taken; set only with a Metrics hook (hold time).
   std::chrono::steady_clock::time_point since{};
   /// One entry per hold, in acquisition order (a release ends the latest): whether the

@@ -138,8 +138,8 @@ class FairKind final : public detail::LockKind {
         core, hold, with_dead_heads<lua::fair_lock_release>(),
         {name, queue_key(name), timeout_key(name), detail::lock_channel(name), record},
         {"0", std::to_string(lease.count()), hold.field, kUnusedNow, core->publish_command(),
-         std::to_string(core->release_record_ttl_ms())},
-        std::move(handler));
+         std::to_string(detail::lock_release_record_ttl_ms(*core))},
+        record, std::move(handler));
   }
 
   void force_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,

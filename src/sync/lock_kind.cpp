@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <charconv>
 #include <iostream>
+#include <optional>
+#include <utility>
 
 #include "lua/scripts.h"
 #include "lua/with_preludes.h"
@@ -255,32 +257,69 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
 
 namespace {
 
+// The release scripts record every outcome (docs/wire-format.md §1.8), "not held" (nil) as -1:
+// neither Redisson's 0 and 1 nor the fair lock's 2. A copy answered from such a record says
+// -1; it means what the copy that ran said, nil.
+constexpr long long kRecordedNotHeld = -1;
+
+net::Reply decode_release_reply(net::Reply reply) {
+  if (reply.is_integer() && reply.integer == kRecordedNotHeld) return net::Reply{};
+  return reply;
+}
+
+// `resent`: shared by every copy of one release; the executor sets it when it sends the
+// release again after a copy that may have reached the server.
 void acked_release_attempt(const std::shared_ptr<ClientCore>& core, const lua::Script& script,
                            std::vector<std::string> keys, std::vector<std::string> args,
+                           std::string record, std::shared_ptr<bool> resent,
                            net::ReplyHandler handler, int resends_left) {
-  auto again = [core, script = &script, keys, args, handler, resends_left] {
-    acked_release_attempt(core, *script, keys, args, handler, resends_left - 1);
+  auto again = [core, script = &script, keys, args, record, resent, handler, resends_left] {
+    acked_release_attempt(core, *script, keys, args, record, resent, handler, resends_left - 1);
   };
   core->executor().eval_acked(
       script, std::move(keys), std::move(args),
-      [handler = std::move(handler), again = std::move(again), resends_left](
-          std::exception_ptr error, net::Reply reply, int acked) {
+      [core, record, resent, handler = std::move(handler), again = std::move(again),
+       resends_left](std::exception_ptr error, net::Reply reply, int acked) {
         if (!error && !reply.is_error() && acked == 0 && resends_left > 0) return again();
-        handler(std::move(error), std::move(reply));
+        // A copy that may have reached the server was resent: that copy may still be on its
+        // way (a connection given up is not a copy cancelled). It must find the record, so
+        // the record is not swept; it expires (lock_release_record_ttl_ms).
+        if (*resent && !error && !reply.is_error()) core->release_records().keep(record);
+        handler(std::move(error), decode_release_reply(std::move(reply)));
       },
-      net::Retry::always);
+      net::Retry::recorded, resent);
 }
 
 }  // namespace
 
+long long lock_release_record_ttl_ms(const ClientCore& core) {
+  // A record outlives every copy of its release that can still arrive. The client resends for
+  // at most the retry budget (release_record_ttl_ms); a connection it gave up is reset (RST),
+  // so its kernel drops an unsent copy; a copy already past this host (a proxy's or a
+  // partitioned link's backlog) has no bound but the network's, taken as 60 s, or three
+  // watchdog leases when longer (by then a hold of the same owner that the copy could hit has
+  // long had its renewals fail on the same path). A record is one small key, and only a
+  // resent release leaves one to expire: the others are swept at once.
+  const long long leases = 3LL * core.config().lock_watchdog_timeout.count();
+  return std::min(std::max({60'000LL, leases, core.release_record_ttl_ms()}),
+                  static_cast<long long>(max_duration.count()));
+}
+
 void acked_release(const std::shared_ptr<ClientCore>& core, const HoldRef& hold,
                    const lua::Script& script, std::vector<std::string> keys,
-                   std::vector<std::string> args, net::ReplyHandler handler) {
+                   std::vector<std::string> args, const std::string& record,
+                   net::ReplyHandler handler) {
   if (hold.undo) {
-    return core->executor().eval(script, std::move(keys), std::move(args), std::move(handler),
-                                 net::Retry::always);
+    // Not swept (release_undo): its record expires, whatever copies were sent.
+    return core->executor().eval(
+        script, std::move(keys), std::move(args),
+        [handler = std::move(handler)](std::exception_ptr error, net::Reply reply) {
+          handler(std::move(error), decode_release_reply(std::move(reply)));
+        },
+        net::Retry::recorded);
   }
-  acked_release_attempt(core, script, std::move(keys), std::move(args), std::move(handler),
+  acked_release_attempt(core, script, std::move(keys), std::move(args), record,
+                        std::make_shared<bool>(false), std::move(handler),
                         core->config().retry_attempts);
 }
 
@@ -289,9 +328,9 @@ void hash_release_step(const std::shared_ptr<ClientCore>& core, const std::strin
                        net::ReplyHandler handler) {
   acked_release(core, hold, lua::lock_release, {name, lock_channel(name), record},
                 {"0", std::to_string(lease.count()), hold.field,
-                 std::to_string(core->release_record_ttl_ms()), core->publish_command(),
+                 std::to_string(lock_release_record_ttl_ms(*core)), core->publish_command(),
                  publish ? "1" : "0"},
-                std::move(handler));
+                record, std::move(handler));
 }
 
 void hash_force_step(const std::shared_ptr<ClientCore>& core, const std::string& name, bool publish,
@@ -411,9 +450,9 @@ void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::stri
   acked_release(core, hold, lua::with_preludes<lua::lock_grant_release, lua::grant_pass_on>(),
                 std::move(keys),
                 {"0", std::to_string(lease.count()), hold.field,
-                 std::to_string(core->release_record_ttl_ms()), core->publish_command(),
+                 std::to_string(lock_release_record_ttl_ms(*core)), core->publish_command(),
                  std::to_string(core->config().grant_lease.count())},
-                std::move(handler));
+                record, std::move(handler));
 }
 
 ReplyParser grant_parse(std::shared_ptr<sync::GrantLink> link) {
@@ -570,11 +609,32 @@ void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
   // The release record makes a resend after a dropped connection safe (docs/wire-format.md §1.8).
   const std::string record = release_record_key(name);
   const std::string what = "releasing " + kind->describe(*core, name);
+  // A release that ends the owner's last hold: while it is in flight, a loss the watchdog
+  // finds (the local lease deadline passing while the reply is late) waits for its outcome
+  // (Hold::releasing). Not for a read-write lock, whose release reply does not say whether
+  // the caller's own hold was intact.
+  if (it != core->holds().end() && it->second.count == 1 && !it->second.lost &&
+      kind->release_reply() != ReleaseReply::whole_lock) {
+    it->second.releasing = true;
+  }
   kind->release_step(
       core, name, ref, lease, record,
       [core, kind, name, ref, record, what, done](std::exception_ptr error, net::Reply reply) {
         error = reply_error(error, reply, what);
-        if (error) return done(ReleaseOutcome::failed, error);
+        std::optional<std::string> deferred;  // a loss found while the release was in flight
+        if (auto h = core->holds().find({ref.hold_key, ref.owner}); h != core->holds().end()) {
+          h->second.releasing = false;
+          deferred = std::exchange(h->second.deferred_loss, std::nullopt);
+        }
+        if (error) {
+          // Unconfirmed: the hold may have been lost, as the watchdog found.
+          if (deferred) core->report_lost(ref.hold_key, ref.owner, *deferred);
+          return done(ReleaseOutcome::failed, error);
+        }
+        // Confirmed (released, or still held by the remaining holds): the hold was there when
+        // the release ran, so the deferred loss never happened and is dropped. A lost outcome
+        // is reported by the caller (unlock_checked() raises LockLostError; unlock() tells the
+        // lost-lock handler, quiet_unlock).
         core->release_records().add(record);
         auto held = core->holds().find({ref.hold_key, ref.owner});
         const Hold before = held != core->holds().end() ? held->second : Hold{};

@@ -264,9 +264,11 @@ ReplyParser grant_parse(std::shared_ptr<sync::GrantLink> link);
 /// Config::retry_attempts times; then `handler` gets the step's reply all the same (the master
 /// has the release; only its copy on a replica is late).
 /// With `hold.undo` set it is a plain call (see HoldRef::undo).
+/// `record` is the step's release record (one of `keys`).
 void acked_release(const std::shared_ptr<ClientCore>& core, const HoldRef& hold,
                    const lua::Script& script, std::vector<std::string> keys,
-                   std::vector<std::string> args, net::ReplyHandler handler);
+                   std::vector<std::string> args, const std::string& record,
+                   net::ReplyHandler handler);
 
 /// The reentrant-hash release of docs/wire-format.md §2.3 (lock_release.lua); `publish` false for the spin
 /// lock (§10). Shared by kinds that use the hash N of §2.1.
@@ -278,6 +280,12 @@ void hash_force_step(const std::shared_ptr<ClientCore>& core, const std::string&
                      net::ReplyHandler handler);
 /// A fresh release record key (docs/wire-format.md §1.8) for one release of `name`.
 std::string release_record_key(const std::string& name);
+/// The expiry (ms) a lock release script gives its release record (docs/wire-format.md §1.8):
+/// at least 60 s and three watchdog leases, and never less than the retry budget
+/// (ClientCore::release_record_ttl_ms). A record normally goes within milliseconds (swept once
+/// the release is answered); this bounds only one whose release was sent more than once, which
+/// must outlive any copy still on its way.
+long long lock_release_record_ttl_ms(const ClientCore& core);
 /// "redisson_lock__channel:TAG(N)".
 std::string lock_channel(const std::string& name);
 

@@ -95,8 +95,9 @@ class ReadKind final : public RwKind {
     detail::acked_release(
         core, hold, lua::rwlock_read_release,
         {name, rwlock_channel(name), marker_prefix(name, hold.field), sync::hash_tag(name), record},
-        {"0", hold.field, std::to_string(core->release_record_ttl_ms()), core->publish_command()},
-        std::move(handler));
+        {"0", hold.field, std::to_string(detail::lock_release_record_ttl_ms(*core)),
+         core->publish_command()},
+        record, std::move(handler));
   }
 
  protected:
@@ -144,8 +145,9 @@ class WriteKind final : public RwKind {
     detail::acked_release(core, hold, lua::rwlock_write_release,
                           {name, rwlock_channel(name), record},
                           {"1", std::to_string(lease.count()), hold.field,
-                           std::to_string(core->release_record_ttl_ms()), core->publish_command()},
-                          std::move(handler));
+                           std::to_string(detail::lock_release_record_ttl_ms(*core)),
+                           core->publish_command()},
+                          record, std::move(handler));
   }
 
  protected:

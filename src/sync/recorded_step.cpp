@@ -66,7 +66,9 @@ void send(const std::shared_ptr<Step>& step) {
         }
         step->done(note_may_have_run(error, step->what, step->maybe_ran), {});
       },
-      net::Retry::if_unsent);  // resent above, where this step knows a copy may be out there
+      // Resent above, where this step knows a copy may be out there; a timeout gives up its
+      // connection, so the resend goes to a fresh one.
+      net::Retry::by_caller);
 }
 
 }  // namespace

@@ -8,7 +8,13 @@ ReleaseRecordSweeper::ReleaseRecordSweeper(asio::io_context& io, net::Executor& 
                                            bool per_tag)
     : executor_(executor), per_tag_(per_tag), timer_(io) {}
 
+void ReleaseRecordSweeper::keep(std::string key) {
+  if (stopped_) return;
+  kept_.insert(std::move(key));
+}
+
 void ReleaseRecordSweeper::add(std::string key) {
+  if (kept_.erase(key) > 0) return;  // left to expire: a copy of its release may still arrive
   if (stopped_) return;
   pending_.push_back(std::move(key));
   if (pending_.size() >= kBatch) return flush();
@@ -48,6 +54,7 @@ void ReleaseRecordSweeper::flush() {
 void ReleaseRecordSweeper::stop() {
   stopped_ = true;
   pending_.clear();
+  kept_.clear();
   timer_.cancel();
 }
 

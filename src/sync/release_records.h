@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,13 @@ class ReleaseRecordSweeper {
   /// `per_tag`: keys of different hash tags go in different DELs (cluster: one slot each).
   ReleaseRecordSweeper(asio::io_context& io, net::Executor& executor, bool per_tag);
 
-  /// Queues a record key for deletion.
+  /// Queues a record key for deletion, unless keep() was told of it.
   void add(std::string key);
+  /// The record `key` is not swept: its release was sent more than once and an earlier copy
+  /// may still be on its way (delayed on a connection given up), which must find the record
+  /// and change nothing. It expires by its own TTL (lock_release_record_ttl_ms). Call before
+  /// add() for the same key (which then forgets it).
+  void keep(std::string key);
   /// Sends the DELs for everything queued now.
   void flush();
   /// Stops the timer; queued keys are dropped (they expire by themselves).
@@ -46,6 +52,7 @@ class ReleaseRecordSweeper {
   bool armed_ = false;
   bool stopped_ = false;
   std::vector<std::string> pending_;
+  std::set<std::string> kept_;  // keep() until the matching add()
 };
 
 }  // namespace redisync::sync

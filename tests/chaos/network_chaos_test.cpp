@@ -41,16 +41,6 @@ bool late_notice_known() {
   return kLostNoticeComesOnlyWithRenewalTimeout && !(fixed != nullptr && std::string(fixed) == "1");
 }
 
-// SECOND KNOWN DEFECT SWITCH (found by LostReleaseReply with a stalled connection): when the
-// reply of a release that ran on the server never arrives and the connection stays silent,
-// unlock() times out (TimeoutError, retried by the worker) until the watchdog declares the
-// lock lost (its renewals time out too), and the holder ends up with the lost-lock callback
-// and LockLostError for a lock it had in fact released: a false loss report (never an
-// overlap). With a reset connection the resent release is answered by the release record and
-// reports success. While true, LostReleaseReply tolerates at most one such report per faulted
-// release (and prints them); set to false once fixed: then none is allowed.
-constexpr bool kStalledReleaseReportedAsLost = true;
-
 // The worker whose connections the case faults: it holds for several renewal periods.
 constexpr int kVictim = 0;
 
@@ -217,7 +207,11 @@ INSTANTIATE_TEST_SUITE_P(Kinds, SlowNetwork,
 
 // --- Lost release reply: the release runs on the server, its reply never arrives (the
 // connection stalls, or is reset). The holder retries; it must not report a failure for the
-// release that happened, nor release a lock someone else took meanwhile. ---
+// release that happened, nor release a lock someone else took meanwhile. A stalled
+// connection is given up at the release's first timeout and the release resent on a fresh
+// one (answered from its release record); the local lease deadline that passes meanwhile is
+// not reported, since the confirmed release shows the hold was intact until it ran (this was
+// a false loss report before: the lost-lock callback and LockLostError). ---
 
 struct LostReply {
   const char* kind;
@@ -232,6 +226,10 @@ TEST_P(LostReleaseReply, RetriedReleaseNeitherFailsNorFreesAnotherHolder) {
   RunParams p = network_params(kind, 20);
   p.workers = 0;   // short holds only: the default size ($REDISYNC_CHAOS_WORKERS or 8)
   p.hold_ms = 20;  // a later holder is still inside its section when a stale release lands
+  // The broken lock "repairs" a failed unlock() by deleting the lock whoever holds it. The
+  // library now resends a release whose reply is late on a fresh connection, so unlock() no
+  // longer fails here; without resends (0) it fails at the first timeout and the repair runs.
+  if (kind == "broken-release") p.retry_attempts = 0;
   ChaosRun run(p);
   const int victims = std::min(2, run.params().workers);
   for (int w = 0; w < victims; ++w) {
@@ -248,19 +246,15 @@ TEST_P(LostReleaseReply, RetriedReleaseNeitherFailsNorFreesAnotherHolder) {
   for (int w = 0; w < victims; ++w) dropped += run.proxy(w).stats().dropped_replies;
   EXPECT_GE(dropped, 1) << "no release reply was dropped: the case tested nothing";
   if (is_broken(kind)) return;
-  int false_losses = 0;  // victims' sections whose release ran but which reported "lost"
-  for (const auto& s : run.history().sections) {
-    if (s.worker < victims && s.closed && s.outcome == "lost") ++false_losses;
+  // No hold was lost (no lease can run out in 20 ms sections): any loss report is false.
+  const History h = run.history();
+  int false_losses = 0;  // sections whose release ran but which reported "lost"
+  for (const auto& s : h.sections) {
+    if (s.closed && s.outcome == "lost") ++false_losses;
   }
-  if (kStalledReleaseReportedAsLost && after == AfterDrop::stall) {
-    EXPECT_LE(false_losses, victims);
-    if (false_losses > 0) {
-      std::cout << "KNOWN DEFECT (stalled release reported as lost) " << kind << ": "
-                << false_losses << " of " << victims << " faulted releases\n";
-    }
-  } else {
-    EXPECT_EQ(false_losses, 0) << "a release that ran on the server was reported as a lost lock";
-  }
+  EXPECT_EQ(false_losses, 0) << "a release that ran on the server was reported as a lost lock";
+  EXPECT_EQ(v.lost_callbacks, 0)
+      << "the lost-lock handler was told of a hold that was released while held";
   for (const auto& [what, n] : v.errors) {
     EXPECT_EQ(what.rfind("release:", 0), std::string::npos)
         << n << " releases reported " << what << " (the release had run on the server)";

@@ -56,6 +56,7 @@ struct FaultProxy::Impl {
     int nth = 1;
     AfterDrop after = AfterDrop::reset;
     long long seen = 0;
+    bool withhold = false;  // withhold_request(): the request itself is not forwarded
   };
 
   struct Chunk {
@@ -77,6 +78,7 @@ struct FaultProxy::Impl {
     bool tracked = true;  // requests and replies still paired (no pub/sub, RESP2 parsed)
     bool stalled = false;  // a drop rule stalled the replies (the writer reached the point)
     bool stalling = false;  // ... and nothing read after the dropped reply is forwarded
+    bool withholding = false;  // a request was withheld: nothing more goes to the server
     std::string requests;  // unparsed request bytes
     std::string replies;   // reply bytes not yet forwarded (an incomplete frame)
     std::deque<bool> pending;  // per request in flight: drop its reply
@@ -177,8 +179,9 @@ struct FaultProxy::Impl {
       }
       std::string_view data(buf.data(), n);
       if (side == kToServer) {
-        on_requests(*conn, data);
-        enqueue(*conn, side, std::string(data), false);
+        if (conn->withholding) continue;  // behind the withheld request: never forwarded
+        const size_t forward = on_requests(*conn, data);
+        if (forward > 0) enqueue(*conn, side, std::string(data.substr(0, forward)), false);
       } else {
         on_replies(*conn, data);
       }
@@ -241,9 +244,13 @@ struct FaultProxy::Impl {
     conn.wake[static_cast<size_t>(side)].cancel();
   }
 
-  // Client -> server bytes: note for each request whether its reply is to be dropped.
-  void on_requests(Conn& conn, std::string_view data) {
-    if (!conn.tracked) return;
+  // Client -> server bytes: note for each request whether its reply is to be dropped. Returns
+  // how many bytes of `data` to forward: all, unless a request in it is withheld (then the
+  // bytes before that request; its start may lie in an earlier chunk, already forwarded: the
+  // server then waits for the rest, which never comes).
+  size_t on_requests(Conn& conn, std::string_view data) {
+    if (!conn.tracked) return data.size();
+    const size_t carried = conn.requests.size();  // bytes of earlier chunks, already forwarded
     conn.requests.append(data);
     size_t at = 0;
     std::vector<std::string> args;
@@ -252,16 +259,18 @@ struct FaultProxy::Impl {
       if (len == 0) break;
       if (len < 0 || !resp_request_args(std::string_view(conn.requests).substr(at, static_cast<size_t>(len)), &args)) {
         untrack(conn);
-        return;
+        return data.size();
       }
+      const size_t frame = at;  // where this request starts in conn.requests
       at += static_cast<size_t>(len);
       const std::string cmd = upper(args[0]);
       if (cmd == "SUBSCRIBE" || cmd == "PSUBSCRIBE" || cmd == "SSUBSCRIBE" || cmd == "MONITOR" ||
           cmd == "HELLO") {
         untrack(conn);  // pushes from now on: replies no longer pair with requests
-        return;
+        return data.size();
       }
       bool drop = false;
+      bool withhold = false;
       {
         std::lock_guard<std::mutex> lock(mu);
         ++stats.requests;
@@ -272,12 +281,28 @@ struct FaultProxy::Impl {
                return a.find(rule->containing) != std::string::npos;
              }))) {
           ++stats.matched;
-          drop = ++rule->seen == rule->nth;
+          const bool hit = ++rule->seen == rule->nth;
+          withhold = hit && rule->withhold;
+          drop = hit && !rule->withhold;
+          if (withhold) {
+            ++stats.withheld;
+            withheld.push_back(args);
+          }
         }
+      }
+      if (withhold) {
+        // Nothing from here on reaches the server, and nothing more reaches the client (the
+        // partition began as the request left the client).
+        const size_t start = frame >= carried ? frame - carried : 0;
+        conn.withholding = true;
+        enqueue(conn, kToClient, {}, false, true);
+        untrack(conn);
+        return start;
       }
       conn.pending.push_back(drop);
     }
     conn.requests.erase(0, at);
+    return data.size();
   }
 
   // Server -> client bytes: forward whole replies, leaving out one to be dropped.
@@ -390,6 +415,7 @@ struct FaultProxy::Impl {
   std::array<std::chrono::milliseconds, 2> delay_jitter{};
   bool refuse = false;
   std::optional<Rule> rule;
+  std::vector<std::vector<std::string>> withheld;  // withhold_request(): what was kept back
   AfterDrop dropped_after = AfterDrop::reset;
   std::mt19937_64 rng{std::random_device{}()};
   ProxyStats stats;
@@ -467,6 +493,20 @@ void FaultProxy::drop_reply(const RequestMatch& match, int nth, AfterDrop after)
   impl_->rule = Impl::Rule{upper(match.command), upper(match.first_arg), match.arg_containing,
                            nth, after, 0};
   impl_->dropped_after = after;
+}
+
+void FaultProxy::withhold_request(const RequestMatch& match, int nth) {
+  if (match.command.empty() || nth < 1) {
+    throw std::invalid_argument("FaultProxy::withhold_request: needs a command and nth >= 1");
+  }
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->rule = Impl::Rule{upper(match.command), upper(match.first_arg), match.arg_containing,
+                           nth, AfterDrop::stall, 0, true};
+}
+
+std::vector<std::vector<std::string>> FaultProxy::withheld() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->withheld;
 }
 
 void FaultProxy::clear() {

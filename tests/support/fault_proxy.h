@@ -19,12 +19,19 @@
 //     connection is then reset (AfterDrop::reset) or stalls (AfterDrop::stall: nothing more is
 //     forwarded to that client, as if the partition began right after the server received the
 //     request). Connections that subscribed (pub/sub pushes) are not matched.
+//   - withhold a request: the Nth matching request (counted as for a dropped reply) is not
+//     forwarded, nor is anything its connection sends after it, and nothing more is forwarded
+//     to that client (a partition that began as the request left the client; requests before
+//     it in the same chunk still run, their replies stall). The proxy keeps its arguments (withheld()): the test delivers that copy itself
+//     whenever it likes, e.g. after the client gave up the connection and resent it on
+//     another one (a first copy overtaken by its resend).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace redisync::test {
 
@@ -48,6 +55,7 @@ struct ProxyStats {
   long long requests = 0;         // RESP requests seen (client -> server)
   long long matched = 0;          // requests matching the drop rule
   long long dropped_replies = 0;  // replies dropped
+  long long withheld = 0;         // requests withheld (withhold_request)
   long long bytes_to_server = 0;
   long long bytes_to_client = 0;
 };
@@ -80,7 +88,14 @@ class FaultProxy {
   /// Drops the reply of the nth (1-based) request from now on that matches. Replaces an
   /// earlier rule. nth < 1 or an empty command: std::invalid_argument.
   void drop_reply(const RequestMatch& match, int nth, AfterDrop after = AfterDrop::reset);
-  /// All faults off (blackhole, delay, refuse, the drop rule); connections stay open.
+  /// Withholds the nth (1-based) request from now on that matches (see the header comment).
+  /// Replaces an earlier drop or withhold rule. nth < 1 or an empty command:
+  /// std::invalid_argument.
+  void withhold_request(const RequestMatch& match, int nth = 1);
+  /// The arguments of every request withheld so far, in order.
+  std::vector<std::vector<std::string>> withheld() const;
+  /// All faults off (blackhole, delay, refuse, the drop or withhold rule); connections stay
+  /// open (a withheld connection stays stalled).
   void clear();
 
   ProxyStats stats() const;

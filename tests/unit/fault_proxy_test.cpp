@@ -263,6 +263,32 @@ TEST_F(FaultProxyTest, DroppedReplyWithStallKeepsTheConnectionSilent) {
   EXPECT_THROW(proxy.drop_reply({.command = ""}, 1), std::invalid_argument);
 }
 
+TEST_F(FaultProxyTest, WithheldRequestNeverRunsAndCanBeDeliveredLate) {
+  RawConn c(proxy.port());
+  proxy.withhold_request({.command = "INCR", .first_arg = "target"}, 1);
+  c.send({"INCR", "before"});
+  EXPECT_EQ(c.replies(1, 2s), std::vector<std::string>{":1\r\n"});
+  // One chunk: the request before the withheld one still runs (its reply stalls with the rest).
+  c.send_raw(resp({"INCR", "before"}) + resp({"INCR", "target"}) + resp({"INCR", "after"}));
+  EXPECT_TRUE(c.replies(1, 300ms).empty()) << "replies stall from the withheld request on";
+  EXPECT_TRUE(wait_until([&] { return server.command({"GET", "before"}).as_string() == "2"; }, 2s));
+  c.send({"PING"});
+  EXPECT_TRUE(c.replies(1, 300ms).empty()) << "the connection stalls after the withheld request";
+  EXPECT_FALSE(c.closed());
+  EXPECT_EQ(server.command({"EXISTS", "target"}).as_integer(), 0) << "the withheld request ran";
+  EXPECT_EQ(server.command({"EXISTS", "after"}).as_integer(), 0) << "a later request went through";
+  EXPECT_EQ(proxy.stats().withheld, 1);
+  const auto held = proxy.withheld();
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0], (std::vector<std::string>{"INCR", "target"}));
+  // The rule fired once: new connections are forwarded; the test delivers the copy late.
+  RawConn d(proxy.port());
+  d.send({"INCR", "target"});
+  EXPECT_EQ(d.replies(1, 5s), std::vector<std::string>{":1\r\n"});
+  EXPECT_EQ(server.command(held[0]).as_integer(), 2);
+  EXPECT_THROW(proxy.withhold_request({.command = "GET"}, 0), std::invalid_argument);
+}
+
 TEST_F(FaultProxyTest, SubscribedConnectionsAreForwardedNotMatched) {
   RawConn sub(proxy.port());
   proxy.drop_reply({.command = "PUBLISH"}, 1, AfterDrop::reset);
