@@ -1,6 +1,7 @@
 -- FairLock direct handoff (redisync only, docs/wire-format.md "Direct handoff"). Not a script
 -- on its own: the fair lock's release and give-up are sent with fair_lock_dead_heads.lua
--- (server_now), publish_check.lua and this text in front.
+-- (server_now), publish_check.lua (publish_refused), grant_pass_on.lua (grantee_channel) and
+-- this text in front.
 -- Registrations: the hash "redisync_fair_grant:TAG(N)", field = a waiting owner field, value
 -- "<deadline>:<allowance>" (server epoch ms; the waiter's wait allowance A in ms, §4.1).
 -- fair_pass_on(...): after the lock hash was deleted, the queue head gets the lock when it is
@@ -30,10 +31,26 @@ local function fair_pass_on(lock, queue, timeouts, channel_prefix, grants, grant
       end
       redis.call('hset', lock, head, 1)
       redis.call('pexpire', lock, grant_lease)
-      redis.call(publish, grant_channel, head)
+      redis.call(publish, grantee_channel(grant_channel, head), head)
       return head
     end
   end
   redis.call(publish, channel_prefix .. ':' .. head, message)
   return false
+end
+-- The ACL check of a script that may wake or grant the queue head (grant mode): every queued
+-- waiter's own channel and, for a registered one, its grantee grant channel (which waiter is
+-- the head is known only after the dead heads are dropped, a write). Reads only; nil when
+-- allowed.
+local function fair_grant_refused(publish, queue, channel_prefix, grants, grant_channel)
+  for _, waiter in ipairs(redis.call('lrange', queue, 0, -1)) do
+    local refused = publish_refused(publish, channel_prefix .. ':' .. waiter)
+    if not refused and redis.call('hexists', grants, waiter) == 1 then
+      refused = publish_refused(publish, grantee_channel(grant_channel, waiter))
+    end
+    if refused then
+      return refused
+    end
+  end
+  return nil
 end

@@ -3,15 +3,15 @@
 -- ARGV[1] owner field O; ARGV[2] wait allowance A (ms).
 -- Everyone behind O is expected one allowance earlier; O leaves the list and the set.
 -- Grant mode only (redisync, "Direct handoff"; sent after fair_lock_dead_heads.lua,
--- publish_check.lua and fair_grant_pass_on.lua): KEYS[3] lock hash N; KEYS[4] channel prefix; KEYS[5] registrations;
--- KEYS[6] grant channel; ARGV[3] publish command; ARGV[4] grant lease (ms). O leaves the
+-- publish_check.lua, grant_pass_on.lua and fair_grant_pass_on.lua): KEYS[3] lock hash N; KEYS[4] channel prefix; KEYS[5] registrations;
+-- KEYS[6] grant channel prefix; ARGV[3] publish command; ARGV[4] grant lease (ms). O leaves the
 -- registrations too, and a grant it was given meanwhile (its field is in N although it never
 -- acquired; the grant took it out of the queue) is released and passed on to the new head,
 -- never left to its short lease. Returns 1 when it released a grant, else 0 (nil without
 -- grant mode).
 local grant_mode = KEYS[3] ~= nil
 if grant_mode then
-  local refused = publish_refused(ARGV[3], KEYS[6])  -- publish_check.lua
+  local refused = fair_grant_refused(ARGV[3], KEYS[1], KEYS[4], KEYS[5], KEYS[6])
   if refused then
     return refused
   end

@@ -5,10 +5,10 @@
 -- ARGV[1] message "0"; ARGV[2] lease for the remaining holds (ms); ARGV[3] owner field O;
 -- ARGV[4] unused (now is the server's TIME); ARGV[5] publish command; ARGV[6] release record expiry (ms).
 -- Grant mode only (redisync, "Direct handoff"): KEYS[6] registrations
--- "redisync_fair_grant:TAG(N)"; KEYS[7] grant channel "redisync_grant__channel:TAG(N)";
+-- "redisync_fair_grant:TAG(N)"; KEYS[7] grant channel prefix "redisync_grant__channel:TAG(N)";
 -- ARGV[7] grant lease (ms): a registered live head is granted the lock instead of woken.
--- Sent after fair_lock_dead_heads.lua (drop_dead_heads), publish_check.lua and
--- fair_grant_pass_on.lua.
+-- Sent after fair_lock_dead_heads.lua (drop_dead_heads), publish_check.lua, grant_pass_on.lua
+-- and fair_grant_pass_on.lua.
 -- Returns nil: caller is not the owner; 0: still held (reentrant); 1: released; 2: the lock
 -- no longer existed (the next waiter is woken all the same, as Redisson does; the caller's
 -- hold, if it believed it had one, was lost).
@@ -30,8 +30,8 @@ if redis.acl_check_cmd then
     end
   end
 end
-if KEYS[7] then  -- grant mode: the grant channel too (publish_check.lua)
-  local refused = publish_refused(ARGV[5], KEYS[7])
+if KEYS[7] then  -- grant mode: the grant channels too (fair_grant_pass_on.lua)
+  local refused = fair_grant_refused(ARGV[5], KEYS[2], KEYS[4], KEYS[6], KEYS[7])
   if refused then
     return refused
   end

@@ -42,7 +42,7 @@ const lua::Script& with_dead_heads() {
 template <const lua::Script& Body>
 const lua::Script& with_pass_on() {
   return lua::with_preludes<Body, lua::fair_lock_dead_heads, lua::publish_check,
-                           lua::fair_grant_pass_on>();
+                           lua::grant_pass_on, lua::fair_grant_pass_on>();
 }
 
 // The scripts' former "now" argument: they read the server's TIME instead (one clock for
@@ -156,7 +156,7 @@ class FairKind final : public detail::LockKind {
       core->executor().eval(
           with_pass_on<lua::fair_lock_give_up>(),
           {queue_key(name), timeout_key(name), name, detail::lock_channel(name),
-           fair_grant_key(name), sync::grant_channel(name)},
+           fair_grant_key(name), sync::grant_channel_prefix(name)},
           {field, allow, core->publish_command(),
            std::to_string(core->config().grant_lease.count())},
           [core, link, error, done](std::exception_ptr step_error, net::Reply reply) {
@@ -185,7 +185,7 @@ class FairKind final : public detail::LockKind {
                                   std::to_string(core->release_record_ttl_ms())};
     if (core->config().handoff == Handoff::grant) {  // the head may be granted the lock
       keys.push_back(fair_grant_key(name));
-      keys.push_back(sync::grant_channel(name));
+      keys.push_back(sync::grant_channel_prefix(name));
       args.push_back(std::to_string(core->config().grant_lease.count()));
     }
     detail::acked_release(core, hold, with_pass_on<lua::fair_lock_release>(), std::move(keys),
