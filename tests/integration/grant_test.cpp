@@ -441,7 +441,9 @@ TEST(FairGrantTest, ReleaseGrantsTheLockToTheRegisteredHead) {
 
 TEST(FairGrantTest, WakeModeDoesNotRegister) {
   RedisServer server;
-  redisync::Client holder(config_for(server)), waiter(config_for(server));
+  auto cfg = config_for(server);
+  cfg.handoff = redisync::Handoff::wake;  // also under REDISYNC_TEST_HANDOFF=grant
+  redisync::Client holder(cfg), waiter(cfg);
   const auto name = unique_name("fair-grant:");
   auto held = holder.fair_lock(name);
   held.lock();
