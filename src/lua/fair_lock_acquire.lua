@@ -3,11 +3,26 @@
 -- KEYS[3] timeout set "redisson_lock_timeout:TAG(N)".
 -- ARGV[1] lease ms; ARGV[2] owner field O; ARGV[3] wait allowance A (ms); ARGV[4] unused (was
 -- the client's epoch ms; now is the server's TIME); ARGV[5] "1" to queue (§4.3), "0" for a single non-waiting attempt (§4.4).
+-- Grant mode only (redisync, "Direct handoff"): KEYS[4] registrations
+-- "redisync_fair_grant:TAG(N)" (fair_grant_pass_on.lua); ARGV[6] "1": a fresh acquisition
+-- (this client has no hold of O on N), so a field O found in N is a grant made to it;
+-- ARGV[7] registration period ms (0: do not register, e.g. not subscribed yet).
 -- Sent after fair_lock_dead_heads.lua (drop_dead_heads).
--- Returns nil when acquired (or re-entered). Otherwise, queueing: how long to wait before
--- re-polling (§4.3 steps 4-5); not queueing: 1.
+-- Returns nil when acquired (or re-entered); grant mode: -3 when it took a grant. Otherwise,
+-- queueing: how long to wait before re-polling (§4.3 steps 4-5); not queueing: 1.
 local now = server_now()
 local allowance = tonumber(ARGV[3])
+local grants = KEYS[4]
+if grants then
+  if ARGV[6] == '1' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+    -- Granted by a release (it left the queue then): one hold, with the normal lease.
+    redis.call('hdel', grants, ARGV[2])
+    redis.call('hset', KEYS[1], ARGV[2], 1)
+    if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then redis.call('pexpire', KEYS[1], ARGV[1]) end
+    return -3
+  end
+  redis.call('hdel', grants, ARGV[2])  -- registered again below while it still waits
+end
 drop_dead_heads(KEYS[2], KEYS[3], now)  -- §4.2 (fair_lock_dead_heads.lua)
 if redis.call('exists', KEYS[1]) == 0 and
     (redis.call('exists', KEYS[2]) == 0 or redis.call('lindex', KEYS[2], 0) == ARGV[2]) then
@@ -29,6 +44,15 @@ end
 if ARGV[5] ~= '1' then
   return 1
 end
+-- Grant mode: a waiter left queued registers (or refreshes) as grant-capable, with its
+-- allowance, which a grant to it subtracts from the waiters behind (fair_grant_pass_on.lua).
+local function register()
+  local period = tonumber(ARGV[7] or '0')
+  if grants and period > 0 then
+    redis.call('hset', grants, ARGV[2], (now + period) .. ':' .. allowance)
+    if redis.call('pttl', grants) < period then redis.call('pexpire', grants, period) end
+  end
+end
 local mine = redis.call('zscore', KEYS[3], ARGV[2])
 if mine ~= false then
   -- A waiter that re-polls is alive: move its deadline to a full allowance from now. (Queue
@@ -38,6 +62,7 @@ if mine ~= false then
   if tonumber(mine) < now + allowance then
     redis.call('zadd', KEYS[3], now + allowance, ARGV[2])
   end
+  register()
   return math.max(0, redis.call('pttl', KEYS[1]))
 end
 local last = redis.call('lindex', KEYS[2], -1)
@@ -50,4 +75,5 @@ end
 if redis.call('zadd', KEYS[3], base + allowance + now, ARGV[2]) == 1 then
   redis.call('rpush', KEYS[2], ARGV[2])
 end
+register()
 return base

@@ -4,7 +4,11 @@
 -- "<prefix>:<its owner field>"); KEYS[5] release record "redisson_unlock_latch:TAG(N):R".
 -- ARGV[1] message "0"; ARGV[2] lease for the remaining holds (ms); ARGV[3] owner field O;
 -- ARGV[4] unused (now is the server's TIME); ARGV[5] publish command; ARGV[6] release record expiry (ms).
--- Sent after fair_lock_dead_heads.lua (drop_dead_heads).
+-- Grant mode only (redisync, "Direct handoff"): KEYS[6] registrations
+-- "redisync_fair_grant:TAG(N)"; KEYS[7] grant channel prefix "redisync_grant__channel:TAG(N)";
+-- ARGV[7] grant lease (ms): a registered live head is granted the lock instead of woken.
+-- Sent after fair_lock_dead_heads.lua (drop_dead_heads), publish_check.lua, grant_pass_on.lua
+-- and fair_grant_pass_on.lua.
 -- Returns nil: caller is not the owner; 0: still held (reentrant); 1: released; 2: the lock
 -- no longer existed (the next waiter is woken all the same, as Redisson does; the caller's
 -- hold, if it believed it had one, was lost). Every outcome is recorded in KEYS[5], nil as
@@ -27,17 +31,24 @@ if redis.acl_check_cmd then
     end
   end
 end
+if KEYS[7] then  -- grant mode: the grant channels too (fair_grant_pass_on.lua)
+  local refused = fair_grant_refused(ARGV[5], KEYS[2], KEYS[4], KEYS[6], KEYS[7])
+  if refused then
+    return refused
+  end
+end
 local recorded = redis.call('get', KEYS[5])
 if recorded ~= false then
   return tonumber(recorded)
 end
 local now = server_now()
 drop_dead_heads(KEYS[2], KEYS[3], now)  -- §4.2 (fair_lock_dead_heads.lua)
+-- Wakes the head waiter, or in grant mode grants it the lock (fair_grant_pass_on.lua).
+local function wake_head()
+  fair_pass_on(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6], KEYS[7], ARGV[7], ARGV[5], ARGV[1])
+end
 if redis.call('exists', KEYS[1]) == 0 then
-  local head = redis.call('lindex', KEYS[2], 0)
-  if head ~= false then
-    redis.call(ARGV[5], KEYS[4] .. ':' .. head, ARGV[1])
-  end
+  wake_head()
   redis.call('set', KEYS[5], 2, 'px', ARGV[6])
   return 2
 end
@@ -53,8 +64,5 @@ if count > 0 then
 end
 redis.call('del', KEYS[1])
 redis.call('set', KEYS[5], 1, 'px', ARGV[6])
-local head = redis.call('lindex', KEYS[2], 0)
-if head ~= false then
-  redis.call(ARGV[5], KEYS[4] .. ':' .. head, ARGV[1])
-end
+wake_head()
 return 1

@@ -39,6 +39,8 @@ extern const Script grant_pass_on;
 extern const Script lock_grant_acquire;
 extern const Script lock_grant_release;
 extern const Script lock_grant_give_up;
+// FairLock's grant sub-step (release and give-up; also the release's head wake-up in wake mode).
+extern const Script fair_grant_pass_on;
 
 // Shared sub-step "may this user publish?", sent in front of the scripts that write, then
 // publish (lua/with_preludes.h).

@@ -74,7 +74,7 @@ void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
     // Listed first, then subscribed: no attempt registers before both hold (registration_arg).
     // Joined now only if subscribed already (lingering); otherwise with the lock channel
     // (subscribe()), so an acquire that finds the lock free subscribes to nothing.
-    g->listed = g->registry->add(g->channel, g->field, loop.get());
+    g->listed = g->registry->add(g->channel, g->field, loop.get(), g->deregister);
     if (g->listed) g->joined = executor.subscriber().join_if_subscribed(g->channel);
   }
   loop->apply(loop->fsm_.start());

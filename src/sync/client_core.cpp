@@ -1,7 +1,9 @@
 #include "sync/client_core.h"
 
 #include <charconv>
+#include <condition_variable>
 #include <iostream>
+#include <mutex>
 
 #include "sync/identity.h"
 
@@ -104,6 +106,7 @@ void ClientCore::run_io() {
 
 void ClientCore::shutdown() {
   if (closed_.exchange(true)) return;
+  deregister_grants();
   std::promise<void> done;
   asio::post(io_, [this, &done] {
     watchdog_->stop();
@@ -116,6 +119,44 @@ void ClientCore::shutdown() {
   work_.reset();
   io_.stop();
   if (thread_.joinable()) thread_.join();
+}
+
+void ClientCore::deregister_grants() {
+  // Grant mode (sync/grant.h): the registrations of waits still pending are removed, so no
+  // release grants the lock to a waiter of a closed client (it would hold the lock for the
+  // grant lease, and its registration would otherwise live up to kGrantRegistration). Best
+  // effort: a bounded wait for the answers, then the close goes on.
+  if (config_.handoff != Handoff::grant) return;
+  struct Pending {
+    std::mutex m;
+    std::condition_variable cv;
+    bool counted = false;
+    std::size_t left = 0;
+  };
+  auto pending = std::make_shared<Pending>();
+  asio::post(io_, [this, pending] {
+    auto commands = grants_.deregistrations();
+    {
+      std::lock_guard g(pending->m);
+      pending->left = commands.size();
+      pending->counted = true;
+    }
+    pending->cv.notify_all();
+    for (auto& command : commands) {
+      const std::string key = command.size() > 1 ? command[1] : std::string();
+      executor_->execute(
+          std::move(command),
+          [pending](std::exception_ptr, net::Reply) {
+            std::lock_guard g(pending->m);
+            --pending->left;
+            pending->cv.notify_all();
+          },
+          net::Retry::never, key);
+    }
+  });
+  const auto bound = std::min<Duration>(config_.timeout, Duration{1000});
+  std::unique_lock lock(pending->m);
+  pending->cv.wait_for(lock, bound, [&] { return pending->counted && pending->left == 0; });
 }
 
 long long ClientCore::release_record_ttl_ms() const {

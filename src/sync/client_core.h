@@ -73,6 +73,8 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
 
   /// Stops the I/O thread after failing pending calls. Idempotent; not from the I/O thread.
   void shutdown();
+  /// Part of shutdown(): removes the grant registrations of waits still pending.
+  void deregister_grants();
 
   asio::io_context& io() { return io_; }
   const Config& config() const { return config_; }

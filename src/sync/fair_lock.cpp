@@ -7,6 +7,7 @@
 #include "lua/scripts.h"
 #include "lua/with_preludes.h"
 #include "sync/fair_poll.h"
+#include "sync/grant.h"
 #include "sync/identity.h"
 #include "sync/lock_kind.h"
 #include "sync/non_reentrant.h"
@@ -34,10 +35,14 @@ namespace {
 // The fair lock's scripts run with the shared "drop dead heads" sub-step (§4.2) in front.
 template <const lua::Script& Body>
 const lua::Script& with_dead_heads() {
-  static const std::string source =
-      std::string(lua::fair_lock_dead_heads.source) + "\n" + std::string(Body.source);
-  static const lua::Script script{Body.name, source};
-  return script;
+  return lua::with_preludes<Body, lua::fair_lock_dead_heads>();
+}
+
+// Release and grant-mode give-up: also the head's wake-up or grant (fair_grant_pass_on.lua).
+template <const lua::Script& Body>
+const lua::Script& with_pass_on() {
+  return lua::with_preludes<Body, lua::fair_lock_dead_heads, lua::publish_check,
+                           lua::grant_pass_on, lua::fair_grant_pass_on>();
 }
 
 // The scripts' former "now" argument: they read the server's TIME instead (one clock for
@@ -49,6 +54,12 @@ std::string queue_key(const std::string& name) {
 }
 std::string timeout_key(const std::string& name) {
   return "redisson_lock_timeout:" + sync::hash_tag(name);
+}
+// Grant mode (sync/grant.h): the grant-capable waiters, "<deadline>:<allowance>" by owner
+// field (fair_grant_pass_on.lua). A hash, not Lock's sorted set: only the queue head is ever
+// granted, and a grant needs that head's wait allowance.
+std::string fair_grant_key(const std::string& name) {
+  return "redisync_fair_grant:" + sync::hash_tag(name);
 }
 
 // The non-reentrant fair lock's acquire step (§12): the guard in front of the usual one.
@@ -80,27 +91,43 @@ class FairKind final : public detail::LockKind {
     const std::string lease = std::to_string(effective_lease.count());
     const std::string allow = std::to_string(allowance.count());
     auto idle_polls = std::make_shared<int>(0);
+    // Grant mode (sync/grant.h): a queued waiter also registers, with its allowance, and a
+    // release grants it the lock when it is the head. Not the non-reentrant kind (its guard
+    // would take a grant for a re-entry).
+    std::shared_ptr<sync::GrantLink> link;
+    if (queueing && reentrant_) link = detail::grant_link(core, *this, name, owner);
+    if (link) link->deregister = {"HDEL", fair_grant_key(name), field};
+    std::vector<std::string> keys{name, queue_key(name), timeout_key(name)};
+    if (link) keys.push_back(fair_grant_key(name));
+    detail::ReplyParser plain = detail::parse_nil_or_ttl;
+    if (link) plain = detail::grant_parse(link);  // -3: took a grant
     auto attempt = detail::script_attempt(
         core,
         lua::with_publish_guard(reentrant_ ? with_dead_heads<lua::fair_lock_acquire>()
                                            : non_reentrant_acquire()),
-        {name, queue_key(name), timeout_key(name)},
+        std::move(keys),
         // Refused before any write (the dead heads' drop included) when this user may not
         // publish on its own channel, the one a release wakes it on; which other waiters'
         // channels a release will need is known only then (fair_lock_release.lua checks them).
         detail::publish_guarded_args(
             *core,
-            [lease, field, allow, queueing] {
-              return std::vector<std::string>{lease, field, allow, kUnusedNow,
-                                              queueing ? "1" : "0"};
+            [lease, field, allow, queueing, link, deadline] {
+              std::vector<std::string> args{lease, field, allow, kUnusedNow,
+                                            queueing ? "1" : "0"};
+              if (link) {
+                args.push_back("1");
+                args.push_back(link->registration_arg(deadline));
+              }
+              return args;
             },
             detail::lock_channel(name) + ":" + field),
         describe(*core, name),
-        [idle_polls](const net::Reply& reply) {
-          auto result = detail::parse_nil_or_ttl(reply);
+        [idle_polls, link, plain](const net::Reply& reply) {
+          auto result = plain(reply);
           if (!result.acquired) {
             result.ttl_ms = sync::fair_poll_ms(result.ttl_ms, *idle_polls);
             *idle_polls = reply.integer > 0 ? 0 : *idle_polls + 1;
+            if (link) result.ttl_ms = link->cap_wait(result.ttl_ms);
           }
           return result;
         },
@@ -115,12 +142,28 @@ class FairKind final : public detail::LockKind {
     // A waiter that stops waiting (timed out, failed) leaves the queue (§4.5) before the
     // caller hears about it, so nothing of it is left behind once try_lock_for() returns.
     auto gave_up = std::make_shared<bool>(false);
-    auto finish = [core, name, field, allow, gave_up, done](std::exception_ptr error,
-                                                            bool acquired) {
+    auto finish = [core, name, field, allow, gave_up, done, link](std::exception_ptr error,
+                                                                  bool acquired) {
       if (acquired || (!*gave_up && !error)) return done(error, acquired);
+      if (!link || !link->listed) {
+        return core->executor().eval(
+            lua::fair_lock_give_up, {queue_key(name), timeout_key(name)}, {field, allow},
+            [error, done](std::exception_ptr, net::Reply) { done(error, false); },
+            net::Retry::always);
+      }
+      // Grant mode: also leaves the registrations, and releases and passes on a grant that
+      // raced the give-up; the registry hears which (sync/grant.h).
       core->executor().eval(
-          lua::fair_lock_give_up, {queue_key(name), timeout_key(name)}, {field, allow},
-          [error, done](std::exception_ptr, net::Reply) { done(error, false); },
+          with_pass_on<lua::fair_lock_give_up>(),
+          {queue_key(name), timeout_key(name), name, detail::lock_channel(name),
+           fair_grant_key(name), sync::grant_channel_prefix(name)},
+          {field, allow, core->publish_command(),
+           std::to_string(core->config().grant_lease.count())},
+          [core, link, error, done](std::exception_ptr step_error, net::Reply reply) {
+            const bool released = !step_error && reply.is_integer() && reply.integer == 1;
+            core->grants().gave_up(link->channel, link->field, released);
+            done(error, false);
+          },
           net::Retry::always);
     };
     // Each waiter listens on its own channel: a release wakes only the head (§4.8).
@@ -128,18 +171,25 @@ class FairKind final : public detail::LockKind {
     detail::start_pubsub_loop(core, detail::lock_channel(name) + ":" + field, deadline,
                               std::move(attempt), std::move(finish),
                               [gave_up] { *gave_up = true; }, std::move(recheck),
-                              detail::hold_count_check(core, shared_from_this(), name, owner));
+                              detail::hold_count_check(core, shared_from_this(), name, owner),
+                              link);
   }
 
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                     const detail::HoldRef& hold, Duration lease, const std::string& record,
                     net::ReplyHandler handler) const override {
-    detail::acked_release(
-        core, hold, with_dead_heads<lua::fair_lock_release>(),
-        {name, queue_key(name), timeout_key(name), detail::lock_channel(name), record},
-        {"0", std::to_string(lease.count()), hold.field, kUnusedNow, core->publish_command(),
-         std::to_string(detail::lock_release_record_ttl_ms(*core))},
-        record, std::move(handler));
+    std::vector<std::string> keys{name, queue_key(name), timeout_key(name),
+                                  detail::lock_channel(name), record};
+    std::vector<std::string> args{"0", std::to_string(lease.count()), hold.field, kUnusedNow,
+                                  core->publish_command(),
+                                  std::to_string(detail::lock_release_record_ttl_ms(*core))};
+    if (core->config().handoff == Handoff::grant) {  // the head may be granted the lock
+      keys.push_back(fair_grant_key(name));
+      keys.push_back(sync::grant_channel_prefix(name));
+      args.push_back(std::to_string(core->config().grant_lease.count()));
+    }
+    detail::acked_release(core, hold, with_pass_on<lua::fair_lock_release>(), std::move(keys),
+                          std::move(args), record, std::move(handler));
   }
 
   void force_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,

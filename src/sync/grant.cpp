@@ -30,8 +30,20 @@ net::MessagePolicy GrantRegistry::policy() {
 }
 
 bool GrantRegistry::add(const std::string& channel, const std::string& field,
-                        GrantWaiter* waiter) {
-  return entries_.emplace(Key{channel, field}, Entry{waiter}).second;
+                        GrantWaiter* waiter, std::vector<std::string> deregister) {
+  Entry entry;
+  entry.waiter = waiter;
+  entry.deregister = std::move(deregister);
+  return entries_.emplace(Key{channel, field}, std::move(entry)).second;
+}
+
+std::vector<std::vector<std::string>> GrantRegistry::deregistrations() {
+  closing_ = true;
+  std::vector<std::vector<std::string>> out;
+  for (const auto& [key, entry] : entries_) {
+    if (!entry.deregister.empty()) out.push_back(entry.deregister);
+  }
+  return out;
 }
 
 void GrantRegistry::acquired(const std::string& channel, const std::string& field,
@@ -109,7 +121,9 @@ void GrantRegistry::on_message(const std::string& channel, const std::string& pa
 }
 
 std::string GrantLink::registration_arg(std::optional<Clock::time_point> deadline) {
-  if (!listed || !joined || !joined->subscribed()) return "0";
+  if (!listed || !joined || !joined->subscribed() || (registry && registry->closing())) {
+    return "0";
+  }
   const auto now = Clock::now();
   Duration period = kGrantRegistration;
   if (deadline) {

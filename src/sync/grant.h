@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "net/subscriber.h"
 #include "sync/acquire_fsm.h"
@@ -74,7 +75,10 @@ class GrantRegistry {
   net::MessagePolicy policy();
   /// False when an acquisition of the same owner on the same lock is listed already (it
   /// then waits without registering for grants).
-  bool add(const std::string& channel, const std::string& field, GrantWaiter* waiter);
+  /// `deregister`: the command that removes the acquisition's registration on the server
+  /// (sent at Client close for the ones still listed, deregistrations()).
+  bool add(const std::string& channel, const std::string& field, GrantWaiter* waiter,
+           std::vector<std::string> deregister = {});
   /// The acquisition acquired (by a grant, or by an attempt: `took_grant` when that attempt
   /// took a grant whose message is still to come).
   void acquired(const std::string& channel, const std::string& field, bool took_grant);
@@ -83,6 +87,12 @@ class GrantRegistry {
   /// The give-up step answered (`released_grant`: it found and released a grant).
   void gave_up(const std::string& channel, const std::string& field, bool released_grant);
   void on_message(const std::string& channel, const std::string& payload);
+
+  /// The commands that remove the registrations of the acquisitions listed now (Client
+  /// close: a closed client's waiters are never granted the lock). From then on no attempt
+  /// registers (GrantLink::registration_arg).
+  std::vector<std::vector<std::string>> deregistrations();
+  bool closing() const { return closing_; }
 
   std::size_t size() const { return entries_.size(); }
   int expected(const std::string& channel, const std::string& field) const;
@@ -93,9 +103,11 @@ class GrantRegistry {
     GrantWaiter* waiter = nullptr;
     bool giving_up = false;
     bool seen = false;  // a grant message came while giving up
+    std::vector<std::string> deregister;
   };
   std::map<Key, Entry> entries_;
   std::map<Key, int> expected_;
+  bool closing_ = false;
 };
 
 /// One acquisition's grant state, shared by its loop and its kind's attempt step.
@@ -107,6 +119,8 @@ struct GrantLink {
   std::shared_ptr<net::Channel> joined;  ///< the grant channel, joined by the loop
   bool listed = false;                   ///< in the registry
   bool took_grant = false;  ///< the attempt that acquired took a grant (reply -3)
+  /// The command that removes this acquisition's registration (e.g. ZREM key field).
+  std::vector<std::string> deregister;
   /// Runs with what a grant message carries after the field (FencedLock: reads the token).
   std::function<void(const std::string&)> on_grant;
 

@@ -418,6 +418,7 @@ std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& c
   link->field = ref.field;
   link->grant_lease = core->config().grant_lease;
   link->registry = &core->grants();
+  link->deregister = {"ZREM", sync::grant_key(name), ref.field};
   return link;
 }
 

@@ -78,7 +78,8 @@ TEST_P(KillHolder, LockRecoveredWithinLeaseAndExclusionHolds) {
 
 INSTANTIATE_TEST_SUITE_P(Kinds, KillHolder,
                          ::testing::Values("lock", "fair", "fenced", "rw-write", "multi", "rw-mix",
-                                           "broken-ignore", "lock-grant", "fenced-grant"));
+                                           "broken-ignore", "lock-grant", "fenced-grant",
+                                           "fair-grant"));
 
 // --- (2) SIGSTOP of a holder past its lease, then SIGCONT: the holder is told. ---
 // A PermitExpirableSemaphore holder (pes, 2 permits, lease 1 s) is told by nobody: it knows
@@ -127,7 +128,7 @@ TEST_P(StopHolder, StaleHolderIsToldAndFencingRejectsItsWrite) {
 INSTANTIATE_TEST_SUITE_P(Kinds, StopHolder,
                          ::testing::Values("lock", "fair", "fenced", "rw-write", "multi", "rw-mix",
                                            "pes", "broken-ignore", "lock-grant",
-                                           "fenced-grant"));
+                                           "fenced-grant", "fair-grant"));
 
 // --- (2b) SIGKILL of a permit holder: never more than N permits in use. A Semaphore permit
 // has no lease: the killed holder's permit is lost for good, so one is killed and the others

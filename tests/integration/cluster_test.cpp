@@ -232,6 +232,39 @@ TEST_F(ClusterTest, GrantModeHandsTheLockOverOnTheLocksSlot) {
   }
 }
 
+TEST_F(ClusterTest, FairLockGrantModeGrantsTheHeadOnTheLocksSlot) {
+  auto cfg = config();
+  cfg.handoff = redisync::Handoff::grant;
+  cfg.grant_lease = 60000ms;  // a granted hold keeps it until extended: tells a grant apart
+  redisync::Client a(cfg), b(cfg);
+  const std::string name = unique_name("fair-grant:");
+  const std::string registrations = "redisync_fair_grant:{" + name + "}";
+  ASSERT_EQ(cluster_->key_slot(registrations), cluster_->key_slot(name));
+  auto la = a.fair_lock(name);
+  RedisServer& master = master_of(name);
+  for (int r = 0; r < 3; ++r) {
+    la.lock(10s);
+    std::string field;
+    std::atomic<bool> known{false};
+    auto waiter = std::async(std::launch::async, [&] {
+      auto lb = b.fair_lock(name);
+      field = b.id() + ":" + std::to_string(redisync::Client::current_thread_id());
+      known = true;
+      const bool got = lb.try_lock_for(10s, 10s);
+      const long long pttl = master.command({"PTTL", name}).as_integer();
+      if (got) lb.unlock();
+      return got && pttl > 10000;  // the grant lease, not the 10 s lease of an own acquire
+    });
+    ASSERT_TRUE(wait_until([&] { return known.load(); }, 10s));
+    ASSERT_TRUE(wait_until(
+        [&] { return master.command({"HEXISTS", registrations, field}).as_integer() == 1; }, 10s))
+        << "round " << r;
+    la.unlock();
+    ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
+    EXPECT_TRUE(waiter.get()) << "round " << r;
+  }
+}
+
 TEST_F(ClusterTest, ReshardingAHeldLocksSlotIsFollowed) {
   auto cfg = config();
   // Renewals every second run into the move; the local lease deadline (lease - lease/10

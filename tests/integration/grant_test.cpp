@@ -2,13 +2,16 @@
 // handoff") against a real server: the release gives the lock to a registered waiter, whose
 // lock() returns without an attempt of its own; a grant to a dead waiter frees within the
 // grant lease; a waiter giving up as it is granted never leaves the lock held by nobody;
-// Redisson-layout waiters are never granted; FencedLock issues a token per grant.
+// Redisson-layout waiters are never granted; FencedLock issues a token per grant; FairLock
+// grants to its queue head only; a closed client's waits are deregistered.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "redisync/metrics.h"
 #include "redisync/redisync.h"
@@ -62,6 +65,44 @@ struct Counts : redisync::Metrics {
   void observe(const redisync::MetricLabels&, redisync::Histogram h, double v) noexcept override {
     std::lock_guard g(m);
     if (h == redisync::Histogram::attempts_per_acquire) attempts.push_back(v);
+  }
+};
+
+std::string fair_registrations(const std::string& name) {
+  return "redisync_fair_grant:{" + name + "}";
+}
+
+// True once `field` is registered for a grant of the fair lock `name`.
+bool fair_registered(RedisServer& server, const std::string& name, const std::string& field) {
+  return wait_until(
+      [&] { return server.command({"HEXISTS", fair_registrations(name), field}).as_integer() == 1; },
+      5s);
+}
+
+// `field`'s deadline in the fair lock's timeout set, -1 when absent.
+long long score(RedisServer& server, const std::string& name, const std::string& field) {
+  auto r = server.command({"ZSCORE", JavaLayoutClient::fair_timeouts(name), field});
+  return r.is_nil() ? -1 : std::stoll(r.as_string());
+}
+
+// A fair-lock waiter on its own thread: publishes its field, waits up to `wait`, holds until
+// `release` is set (or at once without), and answers whether it got the lock.
+struct Waiter {
+  std::string field;
+  std::atomic<bool> known{false};
+  std::future<bool> done;
+  void start(redisync::Client& client, const std::string& name, std::chrono::milliseconds wait,
+             std::function<void()> on_held = nullptr) {
+    done = std::async(std::launch::async, [this, &client, name, wait, on_held] {
+      auto lock = client.fair_lock(name);
+      field = field_of(client);
+      known = true;
+      const bool got = lock.try_lock_for(wait);
+      if (got && on_held) on_held();
+      if (got) lock.unlock();
+      return got;
+    });
+    ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
   }
 };
 
@@ -367,4 +408,259 @@ TEST(GrantTest, BadHandoffSettingIsAConfigError) {
   EXPECT_EQ(cfg.handoff, redisync::Handoff::grant);
   EXPECT_EQ(cfg.grant_lease.count(), 500);
   EXPECT_EQ(redisync::Config::from_url("redis://127.0.0.1:6379").handoff, redisync::Handoff::wake);
+}
+
+// --- FairLock (docs/wire-format.md §18 "FairLock"): only a registered, live queue head is
+// granted, in queue order, with Redisson's deadline bookkeeping. ---
+
+TEST(FairGrantTest, ReleaseGrantsTheLockToTheRegisteredHead) {
+  RedisServer server;
+  auto counts = std::make_shared<Counts>();
+  auto waiter_cfg = grant_config(server, 60000ms);
+  waiter_cfg.metrics = counts;
+  redisync::Client holder(grant_config(server, 60000ms)), waiter(waiter_cfg);
+  const auto name = unique_name("fair-grant:");
+  auto held = holder.fair_lock(name);
+  held.lock();
+  std::atomic<long long> pttl{0};
+  Waiter w;
+  w.start(waiter, name, 20s, [&] { pttl = server.command({"PTTL", name}).as_integer(); });
+  ASSERT_TRUE(fair_registered(server, name, w.field));
+  held.unlock();
+  ASSERT_EQ(w.done.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(w.done.get());
+  EXPECT_GT(pttl.load(), 30000);  // the grant lease (60 s), not yet extended: granted
+  // No attempt after the registering one, and no wake-up: the grant completed the wait.
+  std::lock_guard g(counts->m);
+  ASSERT_EQ(counts->attempts.size(), 1u);
+  EXPECT_EQ(counts->attempts[0], 2.0);
+  EXPECT_EQ(counts->wake_ups, 0);
+  EXPECT_EQ(server.command({"EXISTS", fair_registrations(name)}).as_integer(), 0);
+  EXPECT_EQ(server.command({"EXISTS", JavaLayoutClient::fair_queue(name)}).as_integer(), 0);
+}
+
+TEST(FairGrantTest, WakeModeDoesNotRegister) {
+  RedisServer server;
+  auto cfg = config_for(server);
+  cfg.handoff = redisync::Handoff::wake;  // also under REDISYNC_TEST_HANDOFF=grant
+  redisync::Client holder(cfg), waiter(cfg);
+  const auto name = unique_name("fair-grant:");
+  auto held = holder.fair_lock(name);
+  held.lock();
+  Waiter w;
+  w.start(waiter, name, 20s);
+  ASSERT_TRUE(wait_until(
+      [&] { return server.command({"LLEN", JavaLayoutClient::fair_queue(name)}).as_integer() == 1; },
+      5s));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(server.command({"EXISTS", fair_registrations(name)}).as_integer(), 0);
+  held.unlock();
+  EXPECT_TRUE(w.done.get());
+}
+
+TEST(FairGrantTest, GrantsKeepTheQueueOrder) {
+  RedisServer server;
+  redisync::Client holder(grant_config(server));
+  const auto name = unique_name("fair-grant:");
+  auto held = holder.fair_lock(name);
+  held.lock();
+  constexpr int kWaiters = 4;
+  std::vector<std::unique_ptr<redisync::Client>> clients;
+  std::vector<std::unique_ptr<Waiter>> waiters;
+  std::mutex m;
+  std::vector<int> order;
+  for (int i = 0; i < kWaiters; ++i) {
+    clients.push_back(std::make_unique<redisync::Client>(grant_config(server)));
+    waiters.push_back(std::make_unique<Waiter>());
+    waiters.back()->start(*clients.back(), name, 30s, [&, i] {
+      std::lock_guard g(m);
+      order.push_back(i);
+    });
+    // In the queue (and registered) before the next one comes.
+    ASSERT_TRUE(fair_registered(server, name, waiters.back()->field));
+  }
+  held.unlock();
+  for (auto& w : waiters) {
+    ASSERT_EQ(w->done.wait_for(20s), std::future_status::ready);
+    EXPECT_TRUE(w->done.get());
+  }
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(FairGrantTest, AGrantMovesTheRemainingDeadlinesByTheHeadsAllowance) {
+  // Redisson's acquire at the head subtracts the acquirer's allowance from every remaining
+  // waiter's deadline (§4.3 step 2); a grant to the head must do the same with the head's.
+  RedisServer server;
+  redisync::Client holder(grant_config(server)), waiter(grant_config(server));
+  JavaLayoutClient java(server);
+  const auto name = unique_name("fair-grant:");
+  auto held = holder.fair_lock(name);
+  held.lock();
+  Waiter w;  // destroyed after the promise: a failed assertion never leaves it waiting
+  std::promise<void> release_ours;
+  auto released = release_ours.get_future().share();
+  w.start(waiter, name, 20s, [released] { released.wait(); });  // allowance 20 000 ms
+  ASSERT_TRUE(fair_registered(server, name, w.field));
+  // A Java waiter queues behind (allowance 300 000 ms) and then sleeps: it does not re-poll.
+  ASSERT_FALSE(java.fair_acquire(name, 30000, 5, true).is_nil());
+  const long long before = score(server, name, java.owner(5));
+  ASSERT_GT(before, 0);
+  redisync::test::ChannelListener java_ear(server, JavaLayoutClient::fair_channel(name, java.owner(5)));
+  held.unlock();
+  ASSERT_TRUE(wait_until([&] { return server.command({"HGET", name, w.field}).kind == redisync::test::Reply::Kind::string; }, 5s));
+  EXPECT_EQ(score(server, name, java.owner(5)), before - 20000);
+  EXPECT_EQ(score(server, name, w.field), -1);  // the head left the timeout set and the queue
+  EXPECT_EQ(server.command({"LRANGE", JavaLayoutClient::fair_queue(name), "0", "-1"}).elements.size(), 1u);
+  // Our release finds a Java head: it is woken with Redisson's "0", never granted.
+  release_ours.set_value();
+  EXPECT_TRUE(w.done.get());
+  EXPECT_EQ(java_ear.next_message(5s), "0");
+  EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);
+  EXPECT_TRUE(java.fair_acquire(name, 30000, 5, true).is_nil());
+  EXPECT_EQ(java.fair_release(name, 5, 30000).as_integer(), 1);
+}
+
+TEST(FairGrantTest, AJavaHeadIsWokenNotGrantedAndTheRedisyncWaitersBehindAreGrantedLater) {
+  RedisServer server;
+  redisync::Client holder(grant_config(server, 60000ms)), a(grant_config(server, 60000ms)),
+      b(grant_config(server, 60000ms));
+  JavaLayoutClient java(server);
+  const auto name = unique_name("fair-grant:");
+  auto held = holder.fair_lock(name);
+  held.lock();
+  // The Java waiter is the head, two redisync waiters queue behind it. (A small allowance:
+  // its acquire moves everyone behind it by that much, as Redisson's does.)
+  ASSERT_FALSE(java.fair_acquire(name, 30000, 5, true, 5000).is_nil());
+  redisync::test::ChannelListener java_ear(server, JavaLayoutClient::fair_channel(name, java.owner(5)));
+  std::atomic<long long> b_pttl{0};
+  Waiter wa, wb;
+  wa.start(a, name, 30s);
+  ASSERT_TRUE(fair_registered(server, name, wa.field));
+  wb.start(b, name, 30s, [&] { b_pttl = server.command({"PTTL", name}).as_integer(); });
+  ASSERT_TRUE(fair_registered(server, name, wb.field));
+  held.unlock();
+  EXPECT_EQ(java_ear.next_message(5s), "0");
+  EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);  // woken, not granted
+  ASSERT_TRUE(java.fair_acquire(name, 30000, 5, true, 5000).is_nil());
+  // The Java release wakes a (its channel), which then acquires by an attempt; a's release
+  // grants to b.
+  EXPECT_EQ(java.fair_release(name, 5, 30000).as_integer(), 1);
+  ASSERT_EQ(wa.done.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(wa.done.get());
+  ASSERT_EQ(wb.done.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(wb.done.get());
+  EXPECT_GT(b_pttl.load(), 30000);  // b's hold has the grant lease: granted
+}
+
+TEST(FairGrantTest, ADeadGrantedHeadFreesWithinTheGrantLeaseAndTheNextGetsTheLock) {
+  RedisServer server;
+  redisync::Client holder(grant_config(server, 300ms)), waiter(grant_config(server, 300ms));
+  const auto name = unique_name("fair-grant:");
+  auto held = holder.fair_lock(name);
+  held.lock();
+  // A registered head whose process is gone: queued, deadline far ahead, registered live.
+  const std::string dead = "0123dead-0000-0000-0000-000000000000:7";
+  const long long now = server_ms(server);
+  server.command({"RPUSH", JavaLayoutClient::fair_queue(name), dead});
+  server.command({"ZADD", JavaLayoutClient::fair_timeouts(name), std::to_string(now + 60000), dead});
+  server.command({"HSET", fair_registrations(name), dead, std::to_string(now + 8000) + ":60000"});
+  Waiter w;
+  w.start(waiter, name, 20s);
+  ASSERT_TRUE(fair_registered(server, name, w.field));
+  held.unlock();
+  // The dead head was granted: an ordinary hold on the short grant lease.
+  EXPECT_EQ(server.command({"HGET", name, dead}).as_string(), "1");
+  EXPECT_LE(server.command({"PTTL", name}).as_integer(), 300);
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(w.done.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(w.done.get());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
+}
+
+TEST(FairGrantTest, AHeadGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
+  RedisServer server;
+  redisync::Client holder(grant_config(server, 5000ms)), waiter(grant_config(server, 5000ms));
+  const auto name = unique_name("fair-grant:");
+  auto held = holder.fair_lock(name);
+  int got_count = 0, gave_up = 0;
+  for (int round = 0; round < redisync::test::load_count(40); ++round) {
+    held.lock();
+    const auto wait = std::chrono::milliseconds(20 + round % 7);
+    Waiter w;
+    w.start(waiter, name, wait);
+    wait_until([&] { return server.command({"HEXISTS", fair_registrations(name), w.field}).as_integer() == 1; },
+               1s, 1ms);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 + (round * 3) % 15));
+    held.unlock();
+    ASSERT_EQ(w.done.wait_for(10s), std::future_status::ready);
+    (w.done.get() ? got_count : gave_up)++;
+    ASSERT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; },
+                           1500ms))
+        << "round " << round << ": the lock stayed held by "
+        << server.command({"HGETALL", name}).debug_string();
+    EXPECT_EQ(server.command({"LLEN", JavaLayoutClient::fair_queue(name)}).as_integer(), 0);
+  }
+  std::cout << "[ info ] granted " << got_count << ", gave up " << gave_up << "\n";
+}
+
+namespace {
+
+// A waiter whose Client is destroyed mid-wait is deregistered at the close (not left to its
+// registration's 10 s expiry): the next release then wakes (`channel` hears "0") instead of
+// granting to it. `lock_of` makes the waiting lock of a client; `is_registered` says whether
+// a field is registered now; `channel_of` is the channel a release wakes that field on.
+template <class LockOf, class IsRegistered, class ChannelOf>
+void close_mid_wait(LockOf lock_of, IsRegistered is_registered, ChannelOf channel_of) {
+  RedisServer server;
+  redisync::Client holder(grant_config(server));
+  auto client = std::make_unique<redisync::Client>(grant_config(server));
+  const auto name = unique_name("grant-close:");
+  auto held = lock_of(holder, name);
+  held.lock();
+  auto lock = lock_of(*client, name);
+  std::string waiter_field;
+  std::atomic<bool> known{false};
+  auto waiter = std::async(std::launch::async, [&] {
+    waiter_field = field_of(*client);
+    known = true;
+    try {
+      return lock.try_lock_for(20s) ? std::string("acquired") : std::string("timed out");
+    } catch (const redisync::ClientClosedError&) {
+      return std::string("closed");
+    }
+  });
+  ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
+  ASSERT_TRUE(wait_until([&] { return is_registered(server, name, waiter_field); }, 5s));
+  client.reset();
+  EXPECT_FALSE(is_registered(server, name, waiter_field));  // gone right after the close
+  ASSERT_EQ(waiter.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(waiter.get(), "closed");
+  redisync::test::ChannelListener ear(server, channel_of(name, waiter_field));
+  held.unlock();
+  EXPECT_EQ(ear.next_message(5s), "0");
+  EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);  // nobody was granted it
+}
+
+}  // namespace
+
+TEST(GrantTest, ClosingAClientRemovesTheRegistrationsOfItsPendingWaits) {
+  close_mid_wait([](redisync::Client& c, const std::string& n) { return c.lock(n); },
+                 [](RedisServer& s, const std::string& n, const std::string& f) {
+                   return !s.command({"ZSCORE", grant_key(n), f}).is_nil();
+                 },
+                 [](const std::string& n, const std::string&) {
+                   return JavaLayoutClient::lock_channel(n);
+                 });
+}
+
+TEST(FairGrantTest, ClosingAClientRemovesTheRegistrationOfItsWaitingHead) {
+  // The closed client's waiter stays in Redisson's queue (its give-up cannot be sent any
+  // more) but not among the registrations: the release wakes it on its own channel.
+  close_mid_wait([](redisync::Client& c, const std::string& n) { return c.fair_lock(n); },
+                 [](RedisServer& s, const std::string& n, const std::string& f) {
+                   return s.command({"HEXISTS", fair_registrations(n), f}).as_integer() == 1;
+                 },
+                 [](const std::string& n, const std::string& f) {
+                   return JavaLayoutClient::fair_channel(n, f);
+                 });
 }

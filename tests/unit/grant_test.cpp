@@ -193,3 +193,17 @@ TEST(GrantRegistry, SomeoneElsesGrantIsIgnored) {
   EXPECT_EQ(reg.size(), 0u);
   EXPECT_EQ(reg.expected(ch, "java:1"), 0);
 }
+
+TEST(GrantRegistry, TheRegistrationsOfListedWaitsAreRemovedAtClose) {
+  GrantRegistry reg;
+  Recorder a, b, c;
+  ASSERT_TRUE(reg.add(ch, "c:1", &a, {"ZREM", "redisync_lock_grant:{n}", "c:1"}));
+  ASSERT_TRUE(reg.add(ch, "c:2", &b, {"HDEL", "redisync_fair_grant:{n}", "c:2"}));
+  ASSERT_TRUE(reg.add(ch, "c:3", &c, {"ZREM", "redisync_lock_grant:{n}", "c:3"}));
+  reg.acquired(ch, "c:3", false);  // no longer waiting: nothing to remove
+  reg.giving_up(ch, "c:2");        // its give-up step removes it, and so does the close
+  const auto commands = reg.deregistrations();
+  ASSERT_EQ(commands.size(), 2u);
+  EXPECT_EQ(commands[0], (std::vector<std::string>{"ZREM", "redisync_lock_grant:{n}", "c:1"}));
+  EXPECT_EQ(commands[1], (std::vector<std::string>{"HDEL", "redisync_fair_grant:{n}", "c:2"}));
+}
