@@ -20,7 +20,7 @@ namespace redisync {
 namespace detail {
 class ClientCore;
 class LockKind;  // the kind's atomic steps and waiting strategy (internal)
-struct LockAccess;  // MultiLock's access to a member's internals (src/sync/multi_lock_member.cpp)
+struct LockAccess;  // MultiLock's access to a member's internals (src/sync/multi/multi_lock_member.cpp)
 }  // namespace detail
 
 /// A distributed reentrant lock of some kind (see the derived classes for the layout each one

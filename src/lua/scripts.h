@@ -19,7 +19,7 @@ extern const Script lock_force_release;
 extern const Script lock_renew;
 extern const Script lock_guard_drop;
 // Fair lock (§4), read-write lock (§5), fenced lock (§11). fair_lock_dead_heads is the shared
-// §4.2 sub-step the fair lock's scripts are sent with (see sync/fair_lock.cpp).
+// §4.2 sub-step the fair lock's scripts are sent with (see sync/locks/fair_lock.cpp).
 extern const Script fair_lock_dead_heads;
 extern const Script fair_lock_acquire;
 extern const Script fair_lock_give_up;
@@ -33,7 +33,7 @@ extern const Script rwlock_force_release;
 extern const Script rwlock_is_locked;
 extern const Script rwlock_read_renew;
 extern const Script fenced_lock_acquire;
-// Direct handoff (grant mode, sync/grant.h): grant_pass_on is the shared sub-step the grant
+// Direct handoff (grant mode, sync/acquire/grant.h): grant_pass_on is the shared sub-step the grant
 // release and give-up scripts are sent with.
 extern const Script grant_pass_on;
 extern const Script lock_grant_acquire;

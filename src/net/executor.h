@@ -35,7 +35,7 @@ enum class Retry {
   /// fresh one and is answered from the record if the first copy ran.
   recorded,
   /// The caller resends it itself after a timeout or a drop (recorded steps with their own
-  /// resend window, sync/recorded_step.h): resent here only when surely unsent, like
+  /// resend window, sync/hold/recorded_step.h): resent here only when surely unsent, like
   /// `if_unsent`; a timeout gives up its connection, like `recorded`.
   by_caller,
 };

@@ -122,7 +122,7 @@ void ClientCore::shutdown() {
 }
 
 void ClientCore::deregister_grants() {
-  // Grant mode (sync/grant.h): the registrations of waits still pending are removed, so no
+  // Grant mode (sync/acquire/grant.h): the registrations of waits still pending are removed, so no
   // release grants the lock to a waiter of a closed client (it would hold the lock for the
   // grant lease, and its registration would otherwise live up to kGrantRegistration). Best
   // effort: a bounded wait for the answers, then the close goes on.

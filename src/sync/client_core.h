@@ -24,13 +24,13 @@
 #include "net/io_thread.h"
 #include "redisync/client.h"
 #include "redisync/errors.h"
-#include "sync/blocking_result.h"
-#include "sync/grant.h"
-#include "sync/release_records.h"
-#include "sync/watchdog.h"
+#include "sync/acquire/blocking_result.h"
+#include "sync/acquire/grant.h"
+#include "sync/hold/release_records.h"
+#include "sync/hold/watchdog.h"
 
 namespace redisync::sync {
-struct AcquireProbe;  // sync/acquire_loop.h
+struct AcquireProbe;  // sync/acquire/acquire_loop.h
 }
 
 namespace redisync::detail {
@@ -90,7 +90,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
     net::assert_io_thread(io_);
     return holds_;
   }
-  /// The grant-capable acquisitions waiting now (sync/grant.h).
+  /// The grant-capable acquisitions waiting now (sync/acquire/grant.h).
   sync::GrantRegistry& grants() { return grants_; }
   std::uint64_t next_grant_id() { return ++grant_ids_; }
   /// Marks the hold lost and tells the user's handler.

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "redisync/metrics.h"
-#include "sync/acquire_loop.h"
+#include "sync/acquire/acquire_loop.h"
 #include "sync/client_core.h"
 
 namespace redisync::detail {

@@ -3,7 +3,7 @@
 // release that reported a failure (chaos_worker.cpp), as an application would: a permit must
 // never be given back twice, so never more than 2 holders at once.
 //   - semaphore: the release carries a record and is resent by the library until answered
-//     (src/sync/recorded_step.cpp), so it reports success and the worker never retries;
+//     (src/sync/hold/recorded_step.cpp), so it reports success and the worker never retries;
 //   - pes: the release is not resent (a false failure or loss report, never an overlap; see
 //     the case's comment).
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Direct handoff (Config::handoff = grant, src/sync/grant.h, docs/wire-format.md "Direct
+// Direct handoff (Config::handoff = grant, src/sync/acquire/grant.h, docs/wire-format.md "Direct
 // handoff") against a real server: the release gives the lock to a registered waiter, whose
 // lock() returns without an attempt of its own; a grant to a dead waiter frees within the
 // grant lease; a waiter giving up as it is granted never leaves the lock held by nobody;

@@ -3,7 +3,7 @@
 // lock_contract.h): reentrancy (or its refusal), ownership, exclusion, timed waits, wake-ups,
 // Guard, a key of the wrong type. Leases, loss, force unlock and the watchdog are in
 // lock_contract_leases_test.cpp, a stalled server in lock_contract_faults_test.cpp. Each kind
-// runs on the shared machinery of src/sync/lock_kind.h; a kind that drifts from the contract
+// runs on the shared machinery of src/sync/locks/lock_kind.h; a kind that drifts from the contract
 // fails here.
 #include "lock_contract.h"
 

@@ -22,7 +22,7 @@
 #include "support/test_config.h"
 #include "support/server_stats.h"
 #include "support/test_util.h"
-#include "sync/permit_expirable_semaphore_ids.h"
+#include "sync/counters/permit_expirable_semaphore_ids.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;

@@ -3,7 +3,7 @@
 // (reclaimed an expired permit, i.e. removed it from the set) before Redis's INCRBY refused
 // the value: a partial write, and an error that did not say what was wrong. Every step now
 // refuses a count that is not a whole decimal integer before anything is written, naming it,
-// as sync/counts.h does for the counts the client reads.
+// as sync/counters/counts.h does for the counts the client reads.
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -1,10 +1,10 @@
-// Steps that drive AcquireFsm (src/sync/acquire_fsm.h) in unit tests, on a fake clock and
+// Steps that drive AcquireFsm (src/sync/acquire/acquire_fsm.h) in unit tests, on a fake clock and
 // scripted replies, without a server.
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include "sync/acquire_fsm.h"
+#include "sync/acquire/acquire_fsm.h"
 
 namespace redisync::test {
 

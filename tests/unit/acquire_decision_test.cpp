@@ -1,7 +1,7 @@
 // The acquire loop's decisions (wait docs/wire-format.md §13) with a fake clock: no Redis needed.
 #include <gtest/gtest.h>
 
-#include "sync/acquire_loop.h"
+#include "sync/acquire/acquire_loop.h"
 
 using namespace std::chrono_literals;
 using redisync::Duration;

@@ -1,9 +1,9 @@
-// The acquire loop's state machine (src/sync/acquire_fsm.h) driven by a fake clock and
+// The acquire loop's state machine (src/sync/acquire/acquire_fsm.h) driven by a fake clock and
 // scripted replies: each decision of the wait, without a Redis server.
 #include <gtest/gtest.h>
 
 #include "support/acquire_fsm_steps.h"
-#include "sync/acquire_fsm.h"
+#include "sync/acquire/acquire_fsm.h"
 
 using namespace std::chrono_literals;
 using redisync::Duration;

@@ -1,6 +1,6 @@
 // sync::BlockingResult and copy_for_caller: the caller of a blocking call gets the value, or
 // an error of the same type and content in an exception object of its own.
-#include "sync/blocking_result.h"
+#include "sync/acquire/blocking_result.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include "net/cluster_map.h"
 #include "net/cluster_slot.h"
 #include "redisync/errors.h"
-#include "sync/watchdog.h"
+#include "sync/hold/watchdog.h"
 
 using redisync::Reply;
 using namespace redisync::net;

@@ -1,4 +1,4 @@
-// Direct handoff (src/sync/grant.h): what a grant message means for a waiting acquisition
+// Direct handoff (src/sync/acquire/grant.h): what a grant message means for a waiting acquisition
 // (AcquireFsm::grant_heard) and how the registry routes it (route_grant, GrantRegistry), on a
 // fake clock, without a server.
 #include <gtest/gtest.h>
@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "support/acquire_fsm_steps.h"
-#include "sync/acquire_fsm.h"
-#include "sync/grant.h"
+#include "sync/acquire/acquire_fsm.h"
+#include "sync/acquire/grant.h"
 
 using namespace std::chrono_literals;
 using redisync::Duration;

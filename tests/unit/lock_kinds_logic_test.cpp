@@ -5,9 +5,9 @@
 #include <string>
 
 #include "redisync/errors.h"
-#include "sync/fair_poll.h"
-#include "sync/spin_backoff.h"
-#include "sync/watchdog.h"
+#include "sync/acquire/fair_poll.h"
+#include "sync/acquire/spin_backoff.h"
+#include "sync/hold/watchdog.h"
 
 using namespace std::chrono_literals;
 using redisync::Duration;

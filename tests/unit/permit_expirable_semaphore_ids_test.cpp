@@ -5,8 +5,8 @@
 #include <set>
 
 #include "redisync/errors.h"
-#include "sync/permit_expirable_semaphore_ids.h"
-#include "sync/semaphore_gate.h"
+#include "sync/counters/permit_expirable_semaphore_ids.h"
+#include "sync/counters/semaphore_gate.h"
 
 namespace redisync::sync {
 namespace {

@@ -1,10 +1,10 @@
-// Pure logic of the rate limiter (src/sync/rate_limiter_plan.h): key names of docs/wire-format.md §17.1,
+// Pure logic of the rate limiter (src/sync/rate_limiter/rate_limiter_plan.h): key names of docs/wire-format.md §17.1,
 // input limits, the next sleep after a refusal, and how script errors become exceptions.
 #include <gtest/gtest.h>
 
 #include "redisync/errors.h"
 #include "redisync/rate_limiter.h"
-#include "sync/rate_limiter_plan.h"
+#include "sync/rate_limiter/rate_limiter_plan.h"
 
 namespace redisync::sync {
 namespace {

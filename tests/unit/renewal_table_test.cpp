@@ -1,8 +1,8 @@
-// The watchdog's table of holds (src/sync/renewal_table.h) on a fake clock: what a round
+// The watchdog's table of holds (src/sync/hold/renewal_table.h) on a fake clock: what a round
 // renews, what a renewal's answer means, and when an unconfirmed hold is reported lost.
 #include <gtest/gtest.h>
 
-#include "sync/renewal_table.h"
+#include "sync/hold/renewal_table.h"
 
 using namespace std::chrono_literals;
 using redisync::sync::Clock;

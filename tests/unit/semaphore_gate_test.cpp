@@ -1,4 +1,4 @@
-// The local gate of semaphores (src/sync/semaphore_gate.h), driven by a plain io_context and
+// The local gate of semaphores (src/sync/counters/semaphore_gate.h), driven by a plain io_context and
 // fake acquisitions: a waiter for n holds back later waiters for fewer, equal counts run side
 // by side, no barging, held-back timeouts, independence of keys.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sync/semaphore_gate.h"
+#include "sync/counters/semaphore_gate.h"
 
 namespace redisync::sync {
 namespace {

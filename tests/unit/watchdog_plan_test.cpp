@@ -1,7 +1,7 @@
 // The watchdog's pure decisions: batching and lease expiry with a fake clock.
 #include <gtest/gtest.h>
 
-#include "sync/watchdog.h"
+#include "sync/hold/watchdog.h"
 
 using namespace std::chrono_literals;
 using redisync::sync::Clock;

@@ -1,0 +1,275 @@
+#include "sync/acquire/acquire_loop.h"
+
+#include <algorithm>
+#include <atomic>
+#include <iostream>
+
+#include "redisync/errors.h"
+
+namespace redisync::sync {
+
+namespace {
+thread_local std::optional<Clock::time_point> deciding_sent;  // see deciding_attempt_sent()
+thread_local bool deciding_by_grant = false;                   // see deciding_grant()
+}  // namespace
+
+std::optional<Clock::time_point> deadline_after(Duration wait) {
+  if (wait < Duration{0}) return std::nullopt;
+  const auto now = Clock::now();
+  if (wait >= std::chrono::floor<Duration>(Clock::time_point::max() - now)) return std::nullopt;
+  return now + wait;
+}
+
+namespace {
+
+// Without a subscription no message can wake a waiter: it attempts this often instead.
+constexpr Duration kPollWithoutSubscription{100};
+
+// Only failures known to be passing (a dropped connection, a timeout) are retried; the rest
+// (a server error, refused credentials, a closed client, a bad reply) are reported as they are.
+AttemptError classify(std::exception_ptr error) {
+  switch (failure_kind(error)) {
+    case FailureKind::dropped_before_send:
+      return AttemptError::retry;
+    case FailureKind::dropped_after_send:
+    case FailureKind::timed_out:
+      return AttemptError::retry_uncertain;
+    default:
+      return AttemptError::fatal;
+  }
+}
+
+AcquireFsm::Settings settings_of(const AcquireLoop::Params& p, net::Executor& executor) {
+  AcquireFsm::Settings s;
+  s.deadline = p.deadline;
+  s.retry_attempts = p.retry_attempts;
+  s.retry_interval = p.retry_interval;
+  s.can_recheck = static_cast<bool>(p.recheck);
+  s.can_settle = static_cast<bool>(p.settle);
+  s.subscription_timeout = executor.subscriber().subscription_timeout();
+  s.poll_interval = kPollWithoutSubscription;
+  return s;
+}
+
+void warn_polling_once(const std::string& channel, std::exception_ptr error) {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  std::cerr << "redisync: could not subscribe to " << channel << " (" << failure_text(error)
+            << "); waiters poll every " << kPollWithoutSubscription.count()
+            << " ms instead (said once per process)\n";
+}
+
+}  // namespace
+
+void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
+  auto loop = std::shared_ptr<AcquireLoop>(
+      new AcquireLoop(executor, std::move(params), std::move(done)));
+  loop->self_ = loop;
+  // A channel this process is subscribed to already (other waiters on it, or lingering after
+  // recent ones) is joined before the first attempt, so a release published after that
+  // attempt runs is seen here as a wake-up to take. A failed first attempt can then go
+  // straight to sleep, instead of subscribing and asking the server once more.
+  loop->channel_ = executor.subscriber().join_if_subscribed(loop->params_.channel);
+  if (auto& g = loop->params_.grant) {
+    // Listed first, then subscribed: no attempt registers before both hold (registration_arg).
+    // Joined now only if subscribed already (lingering); otherwise with the lock channel
+    // (subscribe()), so an acquire that finds the lock free subscribes to nothing.
+    g->listed = g->registry->add(g->channel, g->field, loop.get(), g->deregister);
+    if (g->listed) g->joined = executor.subscriber().join_if_subscribed(g->channel);
+  }
+  loop->apply(loop->fsm_.start());
+}
+
+AcquireLoop::AcquireLoop(net::Executor& executor, Params params, Done done)
+    : executor_(executor), params_(std::move(params)), done_(std::move(done)),
+      fsm_(settings_of(params_, executor)), timer_(executor.io()) {}
+
+void AcquireLoop::apply(AcquireAction action) {
+  if (finished_) return;
+  switch (action.kind) {
+    case AcquireAction::none:
+      return;
+    case AcquireAction::attempt:
+    case AcquireAction::recheck:
+    case AcquireAction::settle:
+      return send(action.kind);
+    case AcquireAction::subscribe:
+      return subscribe(action.bound);
+    case AcquireAction::sleep:
+      channel_->sleep(this);
+      if (action.bound != Duration::max()) arm_timer(action.bound);
+      return;
+    case AcquireAction::pause:
+      return arm_timer(action.bound);
+    case AcquireAction::succeed:
+      return finish(nullptr, true);
+    case AcquireAction::fail: {
+      if (params_.on_give_up) params_.on_give_up();
+      std::exception_ptr error;
+      if (action.error == AcquireAction::Error::attempt) error = last_error_;
+      if (action.error == AcquireAction::Error::unknown) {
+        // A hold the attempt may have taken ends with its lease (it is not renewed).
+        error = std::make_exception_ptr(TimeoutError(
+            "redisync: could not find out whether an acquire whose reply timed out ran on "
+            "the server; if it did, its hold lasts until its lease ends"));
+      }
+      return finish(error, false);
+    }
+  }
+}
+
+void AcquireLoop::send(AcquireAction::Kind kind) {
+  ++round_;
+  auto self = shared_from_this();
+  if (kind == AcquireAction::settle) {
+    params_.settle([self](std::exception_ptr check_error, AttemptResult r) {
+      if (self->finished_) return;
+      std::optional<bool> acquired;
+      if (!check_error) acquired = r.acquired;
+      self->apply(self->fsm_.settle_answered(Clock::now(), acquired));
+    });
+    return;
+  }
+  if (params_.probe) ++params_.probe->attempts;
+  // A recheck may find that the uncertain attempt acquired: its (earlier) time stays.
+  if (kind == AcquireAction::attempt) attempt_sent_ = Clock::now();
+  auto& fn = kind == AcquireAction::recheck ? params_.recheck : params_.attempt;
+  fn([self](std::exception_ptr error, AttemptResult result) {
+    if (self->finished_) return;
+    const auto now = Clock::now();
+    if (error) {
+      self->last_error_ = error;
+      return self->apply(self->fsm_.attempt_failed(now, classify(error)));
+    }
+    self->answered_sent_ = self->attempt_sent_;
+    auto& ch = self->channel_;
+    const bool subscribed = ch && ch->subscribed() && !self->subscribing_;
+    const bool wakeup = subscribed && ch->take_wakeup();
+    self->apply(self->fsm_.attempt_answered(now, result, subscribed, wakeup));
+  });
+}
+
+void AcquireLoop::subscribe(Duration limit) {
+  if (auto& g = params_.grant; g && g->listed && !g->joined) {
+    g->joined = executor_.subscriber().join(g->channel, g->registry->policy());
+  }
+  if (!channel_) channel_ = executor_.subscriber().join(params_.channel, params_.policy);
+  subscribing_ = true;
+  auto self = shared_from_this();
+  // Attempt again once the subscription is confirmed: a release published between the
+  // first attempt and the subscription would otherwise be missed.
+  auto proceed = [self](std::exception_ptr sub_error) {
+    if (self->finished_) return;
+    self->subscribing_ = false;
+    auto action = self->fsm_.subscription_done(Clock::now(), !sub_error);
+    if (self->fsm_.polling()) {
+      warn_polling_once(self->params_.channel, sub_error);
+      self->leave_channel();
+    }
+    self->apply(action);
+  };
+  channel_->when_subscribed(
+      [self, proceed, limit](std::exception_ptr sub_error) {
+        if (self->finished_) return;
+        // Grant mode: the attempt that follows registers only once the grant channel is
+        // confirmed too (the two confirmations come in either order). Its failure only
+        // means no grants for this acquisition: the lock channel's result decides.
+        auto& g = self->params_.grant;
+        if (!sub_error && g && g->joined && !g->joined->subscribed()) {
+          return g->joined->when_subscribed(
+              [proceed](std::exception_ptr) { proceed(nullptr); }, limit);
+        }
+        proceed(sub_error);
+      },
+      limit);
+}
+
+void AcquireLoop::arm_timer(Duration bound) {
+  const auto round = round_;
+  auto self = shared_from_this();
+  timer_.expires_after(bound);
+  timer_.async_wait([self, round](std::error_code ec) {
+    if (ec || self->finished_ || round != self->round_) return;
+    if (self->channel_) self->channel_->cancel(self.get());
+    self->apply(self->fsm_.timer_fired(Clock::now()));
+  });
+}
+
+void AcquireLoop::wake() {
+  if (finished_) return;
+  if (params_.probe) {
+    ++params_.probe->wake_ups;
+    params_.probe->last_wake = Clock::now();
+  }
+  timer_.cancel();
+  apply(fsm_.woken(Clock::now()));
+}
+
+void AcquireLoop::grant_news(GrantNews news, const std::string& rest) {
+  if (finished_) return;
+  auto action =
+      fsm_.grant_heard(Clock::now(), news, params_.grant->grant_lease, answered_sent_);
+  // A message naming us was consumed here: an attempt that then takes a grant (-3) took
+  // the one it announced, and no message is left to expect.
+  if (news != GrantNews::for_other) grant_heard_ = true;
+  if (action.kind == AcquireAction::none) return;
+  if (action.kind != AcquireAction::sleep) {
+    timer_.cancel();
+    if (channel_) channel_->cancel(this);
+  }
+  if (news == GrantNews::for_me) {
+    by_grant_ = true;
+    if (params_.grant->on_grant) params_.grant->on_grant(rest);
+  }
+  apply(action);
+}
+
+void AcquireLoop::leave_channel() {
+  if (!channel_) return;
+  channel_->cancel(this);
+  executor_.subscriber().leave(channel_);
+  channel_.reset();
+}
+
+void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
+  if (finished_) return;
+  finished_ = true;
+  timer_.cancel();
+  leave_channel();
+  auto sent = attempt_sent_;
+  if (auto& g = params_.grant; g && g->listed) {
+    // A give-up's step (the kind's on_give_up, sent already) answers the registry later.
+    if (acquired) {
+      g->registry->acquired(g->channel, g->field, !by_grant_ && !grant_heard_ && g->took_grant);
+    } else {
+      g->registry->giving_up(g->channel, g->field);
+    }
+    // The grant came after the last answered attempt ran: the grant lease on the server
+    // counts from no earlier than that attempt's send time.
+    if (by_grant_ && answered_sent_) sent = *answered_sent_;
+  }
+  if (params_.grant && params_.grant->joined) {
+    executor_.subscriber().leave(params_.grant->joined);
+    params_.grant->joined.reset();
+  }
+  auto done = std::move(done_);
+  auto keep = std::move(self_);  // released when this function returns
+  // Visible to the completion only (I/O thread), restored however it ends.
+  const DecidingAttempt deciding(sent);
+  const bool earlier_grant = deciding_by_grant;
+  deciding_by_grant = acquired && by_grant_;
+  done(error, acquired);
+  deciding_by_grant = earlier_grant;
+}
+
+bool deciding_grant() { return deciding_by_grant; }
+
+std::optional<Clock::time_point> deciding_attempt_sent() { return deciding_sent; }
+
+DecidingAttempt::DecidingAttempt(Clock::time_point sent) : earlier_(deciding_sent) {
+  deciding_sent = sent;
+}
+
+DecidingAttempt::~DecidingAttempt() { deciding_sent = earlier_; }
+
+}  // namespace redisync::sync

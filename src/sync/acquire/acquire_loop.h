@@ -1,0 +1,134 @@
+// The push-based waiting protocol shared by every pub/sub lock kind (docs/wire-format.md §13):
+//   attempt -> (held) subscribe -> attempt again once subscribed -> sleep until a release
+//   message or the holder's remaining lease -> attempt -> ...
+// Its decisions are AcquireFsm's (acquire_fsm.h, no I/O); this class performs them.
+// When the channel is subscribed already before the first attempt (a recent or concurrent
+// waiter of this process), the loop joins it first and skips the subscribe-and-ask-again step.
+// The retry that follows a release message is sent by the I/O thread itself, inside the
+// message handler, so a handoff costs one round trip and no thread hop.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <asio/steady_timer.hpp>
+
+#include "net/executor.h"
+#include "net/subscriber.h"
+#include "sync/acquire/acquire_fsm.h"
+#include "sync/failure_kind.h"  // may_have_run, for the callers of this header
+#include "sync/acquire/grant.h"
+
+namespace redisync::sync {
+
+using Clock = std::chrono::steady_clock;
+
+/// What one acquisition's loop counted, for the Metrics hook (sync/metrics_report.h).
+struct AcquireProbe {
+  std::uint64_t attempts = 0;  ///< acquire steps run
+  std::uint64_t wake_ups = 0;  ///< release messages that woke this loop
+  std::optional<Clock::time_point> last_wake;
+};
+
+/// The deadline of a wait of `wait` from now. nullopt (no limit) when wait < 0, and when the
+/// deadline lies beyond what the steady clock can represent (~292 years from its epoch): such
+/// waits are waits without limit, never an overflow into the past (issue 22).
+std::optional<Clock::time_point> deadline_after(Duration wait);
+
+/// While an AcquireLoop's completion runs (I/O thread, synchronously inside it): when the
+/// attempt that decided it was sent (after a recheck: the uncertain attempt's send time, the
+/// earlier one). nullopt anywhere else. The local lease deadline of a new hold counts from it.
+std::optional<Clock::time_point> deciding_attempt_sent();
+
+/// Makes deciding_attempt_sent() answer `sent` while it lives (restoring the earlier answer
+/// after): set around the completion of an attempt that acquired, so that every path (a loop,
+/// one attempt, a spin loop) tells run_acquire when the deciding attempt was sent. An outer
+/// scope set later (the AcquireLoop's, after a recheck) wins.
+class DecidingAttempt {
+ public:
+  explicit DecidingAttempt(Clock::time_point sent);
+  ~DecidingAttempt();
+  DecidingAttempt(const DecidingAttempt&) = delete;
+  DecidingAttempt& operator=(const DecidingAttempt&) = delete;
+
+ private:
+  std::optional<Clock::time_point> earlier_;
+};
+
+/// While an AcquireLoop's completion runs (I/O thread): true when a grant (not an attempt)
+/// completed it (sync/acquire/grant.h); the hold then starts on the grant lease until extended.
+bool deciding_grant();
+
+/// One acquisition in progress. Lives on the I/O thread; owns itself until done.
+class AcquireLoop : public net::Waiter,
+                    public sync::GrantWaiter,
+                    public std::enable_shared_from_this<AcquireLoop> {
+ public:
+  using AttemptDone = std::function<void(std::exception_ptr, AttemptResult)>;
+  using AttemptFn = std::function<void(AttemptDone)>;
+  using Done = std::function<void(std::exception_ptr, bool acquired)>;
+
+  struct Params {
+    std::string channel;                       ///< where releases are announced
+    net::MessagePolicy policy;                 ///< what a message on it wakes
+    std::optional<Clock::time_point> deadline; ///< nullopt: wait without limit
+    AttemptFn attempt;                         ///< one try of the kind's acquire step
+    std::function<void()> on_give_up;          ///< kind-specific cleanup (fair lock queue)
+    /// Optional: run instead of `attempt` after an attempt failed in a way that may have run
+    /// on the server (timeout, connection dropped after sending). It must find out whether
+    /// that attempt acquired (e.g. compare the owner's hold count) and, if not, attempt.
+    AttemptFn recheck;
+    /// Optional: finds out, without attempting, whether an attempt that may have run on the
+    /// server acquired ({acquired}; an error when the server cannot tell). Run before the loop
+    /// gives up after such an attempt (wait over, or retries exhausted): an acquisition it
+    /// finds is reported as one, so the caller never hears "no" while it holds (issue 22).
+    AttemptFn settle;
+    /// Connection errors and timeouts are retried this many times in a row (waiting
+    /// `retry_interval` between tries, within the deadline) before they are reported.
+    int retry_attempts = 0;
+    Duration retry_interval{1500};
+    /// Optional: counts attempts and wake-ups (set when a Metrics hook is).
+    std::shared_ptr<AcquireProbe> probe;
+    /// Grant mode (sync/acquire/grant.h): the loop joins the grant channel and lists itself in the
+    /// registry; the kind's attempt registers on the server through the same link.
+    std::shared_ptr<GrantLink> grant;
+  };
+
+  static void start(net::Executor& executor, Params params, Done done);
+
+  void wake() override;
+  void grant_news(GrantNews news, const std::string& rest) override;
+
+ private:
+  AcquireLoop(net::Executor& executor, Params params, Done done);
+  /// Performs what the state machine decided.
+  void apply(AcquireAction action);
+  void send(AcquireAction::Kind kind);  // attempt, recheck or settle
+  void subscribe(Duration limit);
+  void arm_timer(Duration bound);
+  void leave_channel();
+  void finish(std::exception_ptr error, bool acquired);
+
+  net::Executor& executor_;
+  Params params_;
+  Done done_;
+  AcquireFsm fsm_;
+  std::shared_ptr<net::Channel> channel_;
+  asio::steady_timer timer_;
+  bool subscribing_ = false;
+  bool finished_ = false;
+  bool by_grant_ = false;  // completed by a grant message
+  bool grant_heard_ = false;  // a grant message for this acquisition was consumed
+  std::optional<Clock::time_point> answered_sent_;  // send time of the last answered attempt
+  std::exception_ptr last_error_;     // the last attempt's error, if it failed
+  Clock::time_point attempt_sent_{};  // send time of the last attempt (not of a recheck)
+  std::uint64_t round_ = 0;  // invalidates timer callbacks of earlier sleeps
+  std::shared_ptr<AcquireLoop> self_;  // keeps the loop alive while it waits
+};
+
+}  // namespace redisync::sync

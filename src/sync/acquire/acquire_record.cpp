@@ -1,0 +1,30 @@
+#include "sync/acquire/acquire_record.h"
+
+#include "sync/client_core.h"
+
+namespace redisync::sync {
+
+void check_by_acquire_record(const std::shared_ptr<detail::ClientCore>& core,
+                             AcquireLoop::Params& params, const std::string& record,
+                             const std::string& record_ttl_ms) {
+  params.recheck = [core, record, attempt = params.attempt](AcquireLoop::AttemptDone cb) {
+    core->executor().execute(
+        {"GET", record},
+        [cb, attempt](std::exception_ptr error, net::Reply reply) {
+          if (!error && reply.is_string() && reply.str == "1") return cb(nullptr, {true, 0});
+          attempt(cb);
+        },
+        net::Retry::never);
+  };
+  params.settle = [core, record, record_ttl_ms](AcquireLoop::AttemptDone cb) {
+    core->executor().execute(
+        {"SET", record, "0", "NX", "PX", record_ttl_ms, "GET"},
+        [cb](std::exception_ptr error, net::Reply reply) {
+          if (error) return cb(error, {});
+          cb(nullptr, {reply.is_string() && reply.str == "1", -1});
+        },
+        net::Retry::always);
+  };
+}
+
+}  // namespace redisync::sync

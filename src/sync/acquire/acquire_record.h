@@ -1,0 +1,27 @@
+// The acquire record of the semaphores' acquire scripts (docs/wire-format.md §7, §8): each
+// attempt carries a record key that its script sets to "1" when it took permits. After an
+// attempt whose reply was lost, the record tells whether it ran; before giving up, writing "0"
+// there (when absent) cancels a late copy for good, so permits nobody knows of never stay taken.
+//
+// Threading: the functions it installs run on the I/O thread.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "sync/acquire/acquire_loop.h"
+
+namespace redisync::detail {
+class ClientCore;
+}
+
+namespace redisync::sync {
+
+/// Sets `params.recheck` (read the record; attempt again when it is not "1") and
+/// `params.settle` (claim the record with "0" unless it says "1"). `params.attempt` must be
+/// set first. `record_ttl_ms`: the record's expiry, as the attempts pass it.
+void check_by_acquire_record(const std::shared_ptr<detail::ClientCore>& core,
+                             AcquireLoop::Params& params, const std::string& record,
+                             const std::string& record_ttl_ms);
+
+}  // namespace redisync::sync

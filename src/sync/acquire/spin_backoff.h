@@ -1,0 +1,63 @@
+// The spin lock's retry schedule (docs/wire-format.md §10) and its sleep-and-retry loop.
+#pragma once
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+
+#include "redisync/spin_lock.h"
+#include "sync/acquire/acquire_loop.h"
+
+namespace redisync::sync {
+
+/// The sleeps of one waiter, in order. Pure (a seeded generator), for unit tests.
+class BackoffSequence {
+ public:
+  BackoffSequence(const SpinBackoff& settings, std::uint64_t seed);
+  /// The next sleep.
+  Duration next();
+
+ private:
+  SpinBackoff settings_;
+  std::mt19937_64 rng_;
+  Duration previous_{0};
+  long long sleeps_ = 0;  // k: sleeps handed out so far
+};
+
+/// Finding out whether an attempt whose reply was lost (timeout, dropped connection) ran:
+/// `check` is tried up to `tries` times, `interval` apart, before the error is reported.
+struct SpinSettle {
+  AcquireLoop::AttemptFn check;
+  int tries = 1;
+  Duration interval{0};
+};
+
+/// Sleep-and-retry acquisition: attempt; if not acquired and time is left, sleep the next
+/// backoff (capped by the time left) on a steady_timer, then attempt again. Lives on the I/O
+/// thread; owns itself until done. No pub/sub.
+class SpinLoop : public std::enable_shared_from_this<SpinLoop> {
+ public:
+  static void start(asio::io_context& io, std::optional<Clock::time_point> deadline,
+                    AcquireLoop::AttemptFn attempt, BackoffSequence backoff,
+                    AcquireLoop::Done done, SpinSettle settle = {});
+
+ private:
+  SpinLoop(asio::io_context& io, std::optional<Clock::time_point> deadline,
+           AcquireLoop::AttemptFn attempt, BackoffSequence backoff, AcquireLoop::Done done);
+  void attempt();
+  void on_attempt(std::exception_ptr error, const AttemptResult& result);
+  void settle(std::exception_ptr error, int tries_left);
+
+  asio::steady_timer timer_;
+  std::optional<Clock::time_point> deadline_;
+  AcquireLoop::AttemptFn attempt_;
+  BackoffSequence backoff_;
+  AcquireLoop::Done done_;
+  SpinSettle settle_;
+  Clock::time_point attempt_sent_{};  // the last attempt's send time (for a settled one)
+};
+
+}  // namespace redisync::sync

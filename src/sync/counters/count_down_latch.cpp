@@ -1,0 +1,166 @@
+// redisync::CountDownLatch: Redisson's RCountDownLatch (docs/wire-format.md §9, §13).
+#include "redisync/count_down_latch.h"
+
+#include "lua/scripts.h"
+#include "lua/with_preludes.h"
+#include "redisync/errors.h"
+#include "sync/acquire/acquire_loop.h"
+#include "sync/client_core.h"
+#include "sync/counters/counts.h"
+#include "sync/identity.h"
+#include "sync/metrics_report.h"
+#include "sync/hold/recorded_step.h"
+
+namespace redisync {
+
+namespace {
+
+// Spec §9: braces are always added around N, even when N contains braces (unlike TAG(N)).
+std::string latch_channel(const std::string& name) {
+  return "redisson_countdownlatch__channel__{" + name + "}";
+}
+
+// "0" = the latch opened; "1" = a new count was set or the latch was deleted. Every message
+// makes all local waiters re-check the count: a delete opens the latch too (Redisson's own
+// waiters only re-check on "0"), and a new count is never set while anybody waits (it needs
+// the key to be absent, i.e. the latch open), so "1" costs nothing in practice.
+// A "0" is also counted (Channel::mark): a waiter that was subscribed when the latch opened
+// returns even if the count was set again before its re-check (issue 22).
+void latch_message_policy(net::Channel& channel, const std::string& payload) {
+  if (payload == "0") channel.mark();
+  channel.wake_all();
+}
+
+std::string describe_latch(const detail::ClientCore& core, const std::string& name) {
+  return "count-down latch '" + name + "' on " + core.config().describe();
+}
+
+net::Reply run(const std::shared_ptr<detail::ClientCore>& core,
+               std::function<void(net::ReplyHandler)> send, const std::string& what) {
+  auto reply = core->call<net::Reply>([&](auto done) { send(done); });
+  if (reply.is_error()) net::throw_server_error(reply, what);
+  return reply;
+}
+
+}  // namespace
+
+namespace detail {
+
+void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                      Duration wait, std::function<void(std::exception_ptr, bool)> done) {
+  asio::post(core->io(), [core, name, wait, done = std::move(done)]() mutable {
+    const std::string what = "waiting on " + describe_latch(*core, name);
+    sync::AcquireLoop::Params params;
+    params.channel = latch_channel(name);
+    params.policy = latch_message_policy;
+    params.deadline = sync::deadline_after(wait);
+    // Held for the whole wait, so openings announced while we wait are counted.
+    auto channel = core->executor().subscriber().join(params.channel, latch_message_policy);
+    const std::uint64_t openings = channel->marks();
+    params.attempt = [core, name, what, channel, openings](sync::AcquireLoop::AttemptDone cb) {
+      if (channel->marks() != openings) return cb(nullptr, {true, -1});  // it opened meanwhile
+      core->executor().execute(
+          {"GET", name},
+          [cb, what](std::exception_ptr error, net::Reply reply) {
+            // Open when the count is 0 (absent); no lease bounds the wait: a message (or the
+            // deadline) ends it. Errors are passed on outside the catch block.
+            bool open = false;
+            if (!error) open = sync::parse_count(reply, what, error) <= 0;
+            if (error) return cb(std::move(error), {});
+            cb(nullptr, {open, -1});
+          },
+          net::Retry::always);
+    };
+    // Reading the count is idempotent: connection errors and timeouts are simply retried.
+    params.retry_attempts = core->config().retry_attempts;
+    params.retry_interval = core->config().retry_interval;
+    // With a Metrics hook, a wait that sees the latch open counts as an acquisition.
+    auto meter = start_acquire_meter(*core, "count down latch", name);
+    params.probe = probe_of(meter);
+    sync::AcquireLoop::start(
+        core->executor(), std::move(params),
+        [core, channel, meter, done = std::move(done)](std::exception_ptr error, bool opened) {
+          metrics_acquired(meter, error, opened, nullptr);
+          core->executor().subscriber().leave(channel);
+          done(std::move(error), opened);
+        });
+  });
+}
+
+}  // namespace detail
+
+CountDownLatch::CountDownLatch(std::shared_ptr<detail::ClientCore> core, std::string name)
+    : core_(std::move(core)), name_(std::move(name)) {
+  if (name_.empty()) throw InvalidArgument("redisync: count-down latch name must not be empty");
+  sync::check_cluster_name(core_->config().topology == Topology::cluster, name_,
+                           "count-down latch", /*always_braced=*/true);
+}
+
+void CountDownLatch::count_down(std::int64_t n) {
+  if (n < 0) {
+    throw InvalidArgument("redisync: n for count_down of " + describe_latch(*core_, name_) +
+                          " must be >= 0 (got " + std::to_string(n) + ")");
+  }
+  if (n == 0) return;
+  // With a record, so a resend after a lost reply counts down once (sync/hold/recorded_step.h).
+  core_->call<net::Reply>([&](auto done) {
+    sync::run_recorded_step(
+        core_, lua::with_publish_check<lua::count_down_latch_count_down>(),
+        {name_, latch_channel(name_), sync::step_record_key("redisync_latch_count_down", name_)},
+        {std::to_string(n), core_->publish_command(),
+         std::to_string(sync::step_record_ttl_ms(*core_))},
+        "counting down " + describe_latch(*core_, name_), done);
+  });
+}
+
+void CountDownLatch::wait() {
+  core_->call<bool>(
+      [&](auto done) { detail::start_latch_wait(core_, name_, Duration{-1}, done); });
+}
+
+bool CountDownLatch::wait_ms(Duration wait) {
+  return core_->call<bool>(
+      [&](auto done) { detail::start_latch_wait(core_, name_, wait, done); });
+}
+
+bool CountDownLatch::try_wait() const { return count() <= 0; }
+
+bool CountDownLatch::try_set_count(std::int64_t count) {
+  if (count < 1) {
+    throw InvalidArgument("redisync: count for try_set_count of " +
+                          describe_latch(*core_, name_) + " must be >= 1 (got " +
+                          std::to_string(count) + "; a latch with count 0 is simply open)");
+  }
+  return run(
+             core_,
+             [&](net::ReplyHandler done) {
+               core_->executor().eval(
+                   lua::with_set_count_if_absent<lua::count_down_latch_try_set_count>(),
+                   {name_, latch_channel(name_)}, {std::to_string(count), core_->publish_command()},
+                   std::move(done));
+             },
+             "setting the count of " + describe_latch(*core_, name_))
+             .integer == 1;
+}
+
+std::int64_t CountDownLatch::count() const {
+  const std::string what = "querying " + describe_latch(*core_, name_);
+  auto reply = core_->call<net::Reply>([&](auto done) {
+    core_->executor().execute({"GET", name_}, done, net::Retry::always);
+  });
+  return sync::parse_count(reply, what);
+}
+
+bool CountDownLatch::remove() {
+  return run(
+             core_,
+             [&](net::ReplyHandler done) {
+               core_->executor().eval(lua::with_publish_check<lua::count_down_latch_delete>(),
+                                      {name_, latch_channel(name_)},
+                                      {core_->publish_command()}, std::move(done));
+             },
+             "removing " + describe_latch(*core_, name_))
+             .integer == 1;
+}
+
+}  // namespace redisync

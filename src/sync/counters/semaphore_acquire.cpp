@@ -1,0 +1,49 @@
+#include "sync/counters/semaphore_acquire.h"
+
+#include <utility>
+
+#include "sync/acquire/acquire_record.h"
+#include "sync/client_core.h"
+#include "sync/identity.h"
+#include "sync/counters/semaphore_gate.h"
+
+namespace redisync::sync {
+
+void start_semaphore_acquire_loop(const std::shared_ptr<detail::ClientCore>& core,
+                                  SemaphoreAcquire acquire, AcquireLoop::Done done) {
+  auto gate = SemaphoreGate::of(core.get(), acquire.gate_key, core->io());
+  const std::int64_t permits = acquire.permits;
+  const auto deadline = acquire.deadline;
+  gate->enqueue(
+      permits, deadline,
+      [core, acquire = std::move(acquire)](std::optional<Clock::time_point> until,
+                                           SemaphoreGate::Done finished) {
+        AcquireLoop::Params params;
+        params.channel = semaphore_channel(acquire.name);
+        params.policy = semaphore_message_policy;
+        params.deadline = until;
+        const std::string record =
+            acquire.record_prefix + ":" + hash_tag(acquire.name) + ":" + random_request_id();
+        const std::string record_ttl = std::to_string(core->release_record_ttl_ms());
+        params.attempt = [attempt = acquire.attempt, record,
+                          record_ttl](AcquireLoop::AttemptDone cb) {
+          attempt(record, record_ttl, std::move(cb));
+        };
+        check_by_acquire_record(core, params, record, record_ttl);
+        params.retry_attempts = core->config().retry_attempts;
+        params.retry_interval = core->config().retry_interval;
+        params.probe = acquire.probe;
+        AcquireLoop::Done loop_done = std::move(finished);
+        if (acquire.sent) {
+          loop_done = [sent = acquire.sent, finished = std::move(loop_done)](
+                          std::exception_ptr error, bool acquired) {
+            *sent = deciding_attempt_sent();  // set only while the loop completes
+            finished(error, acquired);
+          };
+        }
+        AcquireLoop::start(core->executor(), std::move(params), std::move(loop_done));
+      },
+      std::move(done));
+}
+
+}  // namespace redisync::sync

@@ -1,0 +1,132 @@
+#include "sync/hold/renewal_table.h"
+
+#include <algorithm>
+
+namespace redisync::sync {
+
+Duration loss_margin(Duration lease) { return std::max(lease / 10, Duration{1}); }
+
+Clock::time_point local_deadline(Clock::time_point sent, Duration lease) {
+  return sent + (lease - loss_margin(lease));
+}
+
+bool lease_ran_out(Clock::time_point last_renewed, Clock::time_point now, Duration lease) {
+  return now >= local_deadline(last_renewed, lease);
+}
+
+void RenewalTable::add(const RenewalKey& reg, RenewalKey report, Clock::time_point sent) {
+  auto& e = entries_[reg];
+  if (e.count++ == 0 || !e.renew) {
+    // New, or a fixed-lease hold now re-entered in watchdog mode: renewed from now on.
+    if (e.count == 1 || sent > e.last_renewed) e.last_renewed = sent;
+    e.renew = true;
+  }
+  e.lease = lease_;
+  e.report = std::move(report);
+}
+
+void RenewalTable::watch(const RenewalKey& reg, RenewalKey report, Duration lease,
+                         Clock::time_point sent) {
+  auto& e = entries_[reg];
+  if (e.count++ == 0) {
+    e.renew = false;
+    e.lease = lease;
+    e.last_renewed = sent;
+    e.report = std::move(report);
+  } else if (!e.renew) {
+    // A re-entry sets the key's expiry to its own lease (PEXPIRE) from its send time.
+    e.lease = lease;
+    e.last_renewed = sent;
+  }
+}
+
+void RenewalTable::fix(const RenewalKey& reg, Duration lease, Clock::time_point sent) {
+  auto it = entries_.find(reg);
+  if (it == entries_.end()) return;
+  it->second.renew = false;
+  it->second.lease = lease;
+  it->second.last_renewed = sent;
+}
+
+void RenewalTable::remove(const RenewalKey& reg) {
+  auto it = entries_.find(reg);
+  if (it == entries_.end()) return;
+  if (--it->second.count <= 0) entries_.erase(it);
+}
+
+void RenewalTable::forget(const RenewalKey& reg) { entries_.erase(reg); }
+
+void RenewalTable::remove_all(const std::string& key) {
+  auto it = entries_.lower_bound(RenewalKey{key, ""});
+  while (it != entries_.end() && it->first.key == key) it = entries_.erase(it);
+}
+
+std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> RenewalTable::due_for_renewal()
+    const {
+  std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> due;
+  for (const auto& [k, e] : entries_) {
+    if (!e.renew) continue;  // fixed leases: only their deadline is watched
+    (k.kind == RenewalKind::rwlock_read ? due.second : due.first).push_back(k);
+  }
+  return due;  // the map's order keeps each hash's reader fields together
+}
+
+LostHold RenewalTable::take(std::map<RenewalKey, Entry>::iterator it, std::string reason) {
+  LostHold lost{it->second.report, std::move(reason)};
+  entries_.erase(it);
+  return lost;
+}
+
+std::optional<LostHold> RenewalTable::renewal_answered(const RenewalKey& reg,
+                                                       Clock::time_point sent, bool renewed) {
+  auto it = entries_.find(reg);
+  if (it == entries_.end()) return std::nullopt;  // released meanwhile
+  if (renewed) {
+    // The server reset the lease no earlier than the renewal was sent.
+    if (it->second.renew && sent > it->second.last_renewed) it->second.last_renewed = sent;
+    return std::nullopt;
+  }
+  return take(it, "the lock key or its owner field is gone (expired or deleted)");
+}
+
+std::optional<LostHold> RenewalTable::renewal_failed(const RenewalKey& reg,
+                                                     Clock::time_point now,
+                                                     const std::string& why) {
+  auto it = entries_.find(reg);
+  if (it == entries_.end()) return std::nullopt;
+  // Errors keep the schedule (docs/wire-format.md §3.2) until the lease itself has run out.
+  if (!lease_ran_out(it->second.last_renewed, now, it->second.lease)) return std::nullopt;
+  return take(it, "lease ran out without a confirmed renewal" + (why.empty() ? "" : ": " + why));
+}
+
+std::vector<LostHold> RenewalTable::take_overdue(Clock::time_point now) {
+  std::vector<LostHold> lost;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const Entry& e = it->second;
+    if (!lease_ran_out(e.last_renewed, now, e.lease)) {
+      ++it;
+      continue;
+    }
+    const auto lease = std::to_string(e.lease.count());
+    const auto margin = std::to_string(loss_margin(e.lease).count());
+    std::string reason =
+        e.renew ? "no renewal was confirmed in time: the lease (" + lease +
+                      " ms) may end on the server within " + margin + " ms"
+                : "its fixed lease (" + lease + " ms) is ending on the server (within " +
+                      margin + " ms)";
+    lost.push_back(LostHold{e.report, std::move(reason)});
+    it = entries_.erase(it);
+  }
+  return lost;
+}
+
+std::optional<Clock::time_point> RenewalTable::next_deadline() const {
+  std::optional<Clock::time_point> earliest;
+  for (const auto& [k, e] : entries_) {
+    const auto d = local_deadline(e.last_renewed, e.lease);
+    if (!earliest || d < *earliest) earliest = d;
+  }
+  return earliest;
+}
+
+}  // namespace redisync::sync

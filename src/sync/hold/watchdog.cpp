@@ -1,0 +1,248 @@
+#include "sync/hold/watchdog.h"
+
+#include <memory>
+
+#include "lua/scripts.h"
+#include "net/cluster_slot.h"
+#include "net/io_thread.h"
+#include "redisync/errors.h"
+#include "sync/identity.h"
+
+namespace redisync::sync {
+
+std::vector<std::vector<RenewalKey>> plan_batches(const std::vector<RenewalKey>& keys,
+                                                  std::size_t batch_size) {
+  std::vector<std::vector<RenewalKey>> batches;
+  if (batch_size == 0) batch_size = 1;
+  for (std::size_t i = 0; i < keys.size(); i += batch_size) {
+    const auto end = std::min(keys.size(), i + batch_size);
+    batches.emplace_back(keys.begin() + static_cast<std::ptrdiff_t>(i),
+                         keys.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  return batches;
+}
+
+std::vector<std::vector<RenewalKey>> plan_read_batches(const std::vector<RenewalKey>& regs,
+                                                       std::size_t batch_size) {
+  std::vector<std::vector<RenewalKey>> batches;
+  if (batch_size == 0) batch_size = 1;
+  std::size_t hashes = 0;
+  for (std::size_t i = 0; i < regs.size(); ++i) {
+    const bool new_hash = i == 0 || regs[i].key != regs[i - 1].key;
+    if (new_hash && (batches.empty() || hashes == batch_size)) {
+      batches.emplace_back();
+      hashes = 0;
+    }
+    if (new_hash) ++hashes;
+    batches.back().push_back(regs[i]);
+  }
+  return batches;
+}
+
+std::vector<std::vector<RenewalKey>> group_by_slot(const std::vector<RenewalKey>& regs) {
+  std::map<std::uint16_t, std::vector<RenewalKey>> by_slot;
+  for (const auto& r : regs) by_slot[net::key_slot(r.key)].push_back(r);
+  std::vector<std::vector<RenewalKey>> groups;
+  groups.reserve(by_slot.size());
+  for (auto& [slot, group] : by_slot) groups.push_back(std::move(group));
+  return groups;
+}
+
+Watchdog::Watchdog(net::Executor& executor, Duration lease, std::size_t batch_size,
+                   LostHandler lost)
+    : executor_(executor),
+      lease_(lease),
+      batch_size_(batch_size),
+      lost_(std::move(lost)),
+      table_(lease),
+      timer_(executor.io()),
+      deadline_timer_(executor.io()) {}
+
+void Watchdog::add(const std::string& key, const std::string& field) {
+  add(RenewalKey{key, field}, RenewalKey{key, field});
+}
+
+void Watchdog::add(const RenewalKey& reg, RenewalKey report, Clock::time_point sent) {
+  net::assert_io_thread(executor_.io());
+  table_.add(reg, std::move(report), sent);
+  schedule();
+  arm_deadline();
+}
+
+void Watchdog::watch(const RenewalKey& reg, RenewalKey report, Duration lease,
+                     Clock::time_point sent) {
+  net::assert_io_thread(executor_.io());
+  table_.watch(reg, std::move(report), lease, sent);
+  arm_deadline();
+}
+
+void Watchdog::arm_deadline() {
+  if (stopped_) return;
+  const auto earliest = table_.next_deadline();
+  if (!earliest) return;
+  // A hold whose deadline comes before the armed one (a short fixed lease taken while a
+  // watchdog hold is watched) re-arms the timer; a later one leaves it.
+  if (deadline_armed_ && armed_for_ <= *earliest) return;
+  deadline_armed_ = true;
+  armed_for_ = *earliest;
+  const auto generation = ++deadline_generation_;
+  deadline_timer_.expires_at(*earliest);
+  deadline_timer_.async_wait([this, generation](std::error_code ec) {
+    if (ec || stopped_ || generation != deadline_generation_) return;
+    deadline_armed_ = false;
+    expire_overdue();
+  });
+}
+
+void Watchdog::report(const LostHold& lost) {
+  if (metrics_) metrics_->increment({"watchdog", lost.report.key}, Counter::lost_locks, 1);
+  lost_(lost.report, lost.reason);
+}
+
+void Watchdog::expire_overdue() {
+  for (const auto& lost : table_.take_overdue(Clock::now())) report(lost);
+  arm_deadline();
+}
+
+void Watchdog::fix(const RenewalKey& reg, Duration lease, Clock::time_point sent) {
+  net::assert_io_thread(executor_.io());
+  table_.fix(reg, lease, sent);
+  arm_deadline();
+}
+
+void Watchdog::remove(const std::string& key, const std::string& field) {
+  remove(RenewalKey{key, field});
+}
+
+void Watchdog::remove(const RenewalKey& reg) {
+  net::assert_io_thread(executor_.io());
+  table_.remove(reg);
+}
+
+void Watchdog::forget(const std::string& key, const std::string& field) {
+  forget(RenewalKey{key, field});
+}
+
+void Watchdog::forget(const RenewalKey& reg) { table_.forget(reg); }
+
+void Watchdog::remove_all(const std::string& key) { table_.remove_all(key); }
+
+void Watchdog::stop() {
+  stopped_ = true;
+  timer_.cancel();
+  deadline_timer_.cancel();
+}
+
+void Watchdog::schedule() {
+  if (scheduled_ || round_in_flight_ || stopped_ || table_.empty()) return;
+  scheduled_ = true;
+  // The next round starts a third of the lease after the previous one ended (docs/wire-format.md §3.1).
+  timer_.expires_after(std::max(lease_ / 3, Duration{1}));
+  timer_.async_wait([this](std::error_code ec) {
+    scheduled_ = false;
+    if (ec || stopped_) return;
+    renew_round();
+  });
+}
+
+void Watchdog::renew_round() {
+  if (table_.empty()) return;
+  ++rounds_;
+  auto [hash_regs, read_regs] = table_.due_for_renewal();
+  std::vector<Call> calls;
+  // One server: batches mix any keys. Cluster: each batch stays within one slot (docs/wire-format.md §3.2).
+  const bool per_slot = executor_.cluster() != nullptr;
+  auto groups = [per_slot](std::vector<RenewalKey> regs) {
+    if (per_slot) return group_by_slot(regs);
+    std::vector<std::vector<RenewalKey>> one;
+    if (!regs.empty()) one.push_back(std::move(regs));
+    return one;
+  };
+  for (const auto& group : groups(std::move(hash_regs))) {
+    for (const auto& batch : plan_batches(group, batch_size_)) calls.push_back(hash_call(batch));
+  }
+  for (const auto& group : groups(std::move(read_regs))) {
+    for (const auto& batch : plan_read_batches(group, batch_size_)) {
+      calls.push_back(read_call(batch));
+    }
+  }
+  if (calls.empty()) return;  // only fixed leases: nothing to renew
+  round_in_flight_ = true;
+  auto remaining = std::make_shared<std::size_t>(calls.size());
+  const auto started = Clock::now();
+  for (auto& call : calls) send(std::move(call), remaining, started);
+}
+
+// §3.2: KEYS[i] hash i, ARGV[1] lease, ARGV[1 + i] owner field of hash i.
+Watchdog::Call Watchdog::hash_call(const std::vector<RenewalKey>& batch) const {
+  Call call{&lua::lock_renew, {}, {std::to_string(lease_.count())}, batch};
+  for (const auto& k : batch) {
+    call.keys.push_back(k.key);
+    call.args.push_back(k.field);
+  }
+  return call;
+}
+
+// §5.7: per hash, its marker prefix TAG(N), the number of listed reader fields, the fields.
+// The reply has one element per listed field, in order.
+Watchdog::Call Watchdog::read_call(const std::vector<RenewalKey>& batch) const {
+  Call call{&lua::rwlock_read_renew, {}, {std::to_string(lease_.count())}, batch};
+  for (std::size_t i = 0; i < batch.size();) {
+    std::size_t j = i;
+    while (j < batch.size() && batch[j].key == batch[i].key) ++j;
+    call.keys.push_back(batch[i].key);
+    call.args.push_back(hash_tag(batch[i].key));
+    call.args.push_back(std::to_string(j - i));
+    for (std::size_t f = i; f < j; ++f) call.args.push_back(batch[f].field);
+    i = j;
+  }
+  return call;
+}
+
+void Watchdog::count_renewals(bool ok, const net::Reply& reply) {
+  if (!ok) {
+    metrics_->increment({"watchdog", {}}, Counter::renewal_failures, 1);
+    return;
+  }
+  std::uint64_t renewed = 0;
+  for (const auto& e : reply.elements) renewed += e.integer == 1 ? 1 : 0;
+  if (renewed > 0) metrics_->increment({"watchdog", {}}, Counter::renewals, renewed);
+}
+
+void Watchdog::send(Call call, const std::shared_ptr<std::size_t>& remaining,
+                    Clock::time_point started) {
+  ++calls_sent_;
+  auto regs = std::move(call.regs);
+  executor_.eval(
+      *call.script, std::move(call.keys), std::move(call.args),
+      [this, regs = std::move(regs), remaining, started](std::exception_ptr error,
+                                                         net::Reply reply) {
+        const bool ok = !error && reply.is_array() && reply.elements.size() == regs.size();
+        if (metrics_) count_renewals(ok, reply);
+        std::string why;
+        if (!ok) {
+          if (error) {
+            try {
+              std::rethrow_exception(error);
+            } catch (const std::exception& e) {
+              why = e.what();
+            }
+          } else if (reply.is_error()) {
+            why = reply.str;
+          }
+        }
+        const auto now = Clock::now();
+        for (std::size_t i = 0; i < regs.size(); ++i) {
+          auto lost = ok ? table_.renewal_answered(regs[i], started, reply.elements[i].integer == 1)
+                         : table_.renewal_failed(regs[i], now, why);
+          if (lost) report(*lost);
+        }
+        if (--*remaining == 0) {
+          round_in_flight_ = false;
+          schedule();
+        }
+      },
+      net::Retry::never);
+}
+
+}  // namespace redisync::sync

@@ -1,0 +1,121 @@
+// Lease renewal ("watchdog", docs/wire-format.md §3): one scheduler per Client renews every lock held in
+// watchdog mode every lease/3, in batches of up to Config::renewal_batch_size keys per script
+// call, all batches of one round pipelined (one round trip per server per period). In a
+// cluster every batch holds keys of one slot only (a script's keys must share a slot).
+//
+// Threading: io thread only.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <asio/steady_timer.hpp>
+
+#include "net/executor.h"
+#include "redisync/metrics.h"
+#include "sync/hold/renewal_table.h"
+
+namespace redisync::sync {
+
+using Clock = std::chrono::steady_clock;
+
+/// Splits registrations into script calls of at most `batch_size` keys. Pure, for unit tests.
+std::vector<std::vector<RenewalKey>> plan_batches(const std::vector<RenewalKey>& keys,
+                                                  std::size_t batch_size);
+
+/// Splits read-lock registrations (sorted by key) into script calls of at most `batch_size`
+/// distinct hashes; all fields of one hash go into the same call (§5.7). Pure, for unit tests.
+std::vector<std::vector<RenewalKey>> plan_read_batches(const std::vector<RenewalKey>& regs,
+                                                       std::size_t batch_size);
+
+/// Splits registrations into groups of one cluster slot each, keeping their order within a
+/// group (groups ordered by slot). Pure, for unit tests.
+std::vector<std::vector<RenewalKey>> group_by_slot(const std::vector<RenewalKey>& regs);
+
+class Watchdog {
+ public:
+  /// Called (io thread) for each registration found lost; the registration is already gone.
+  using LostHandler = std::function<void(const RenewalKey&, const std::string& reason)>;
+
+  Watchdog(net::Executor& executor, Duration lease, std::size_t batch_size, LostHandler lost);
+
+  /// +1 registration of (key, field); starts the schedule if it is the first.
+  void add(const std::string& key, const std::string& field);
+  /// +1 registration of `reg` (any kind). When it is found lost, the LostHandler is told
+  /// `report` instead of `reg` (e.g. the hold's name and the owner field "<client id>:<owner>"
+  /// for a writer field "<client id>:<owner>:write"). `sent`: when the acquire that took the
+  /// hold was sent (its local deadline counts from there).
+  void add(const RenewalKey& reg, RenewalKey report, Clock::time_point sent = Clock::now());
+  /// +1 registration of a hold with a fixed `lease` (never renewed): only its local deadline
+  /// is kept, and the LostHandler is told `report` when it passes before the release.
+  void watch(const RenewalKey& reg, RenewalKey report, Duration lease,
+             Clock::time_point sent = Clock::now());
+  /// The holds of `reg` left after a partial release are all fixed-lease holds: renewals of
+  /// it stop, and its local deadline becomes that of a fixed `lease` sent at `sent` (the
+  /// remaining hold whose lease ends last). No-op for an unknown `reg`.
+  void fix(const RenewalKey& reg, Duration lease, Clock::time_point sent);
+  /// -1 registration; renewals of (key, field) stop when it reaches 0.
+  void remove(const std::string& key, const std::string& field);
+  void remove(const RenewalKey& reg);
+  /// Drops every registration of `key` (force unlock).
+  void remove_all(const std::string& key);
+  /// Drops (key, field) whatever its count.
+  void forget(const std::string& key, const std::string& field);
+  void forget(const RenewalKey& reg);
+
+  /// Where renewals, renewal failures and lost holds are counted (null: nowhere). Set before
+  /// the first add().
+  void set_metrics(Metrics* metrics) { metrics_ = metrics; }
+
+  std::size_t size() const { return table_.size(); }
+  /// Script calls sent so far (for tests and the benchmark).
+  std::uint64_t calls_sent() const { return calls_sent_; }
+  std::uint64_t rounds() const { return rounds_; }
+  void stop();
+
+ private:
+  /// One script call of a round and the registrations its reply answers, in order.
+  struct Call {
+    const lua::Script* script;
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+    std::vector<RenewalKey> regs;
+  };
+  void schedule();
+  void renew_round();
+  /// Arms the deadline timer at the earliest local deadline, unless it is armed for that or
+  /// an earlier time already.
+  void arm_deadline();
+  /// Reports every hold whose local deadline has passed (deadline timer).
+  void expire_overdue();
+  void report(const LostHold& lost);
+  Call hash_call(const std::vector<RenewalKey>& batch) const;
+  Call read_call(const std::vector<RenewalKey>& batch) const;
+  void count_renewals(bool ok, const net::Reply& reply);  // metrics_ set
+  void send(Call call, const std::shared_ptr<std::size_t>& remaining, Clock::time_point started);
+
+  net::Executor& executor_;
+  Duration lease_;
+  std::size_t batch_size_;
+  LostHandler lost_;
+  Metrics* metrics_ = nullptr;
+  RenewalTable table_;
+  asio::steady_timer timer_;
+  asio::steady_timer deadline_timer_;
+  bool deadline_armed_ = false;
+  Clock::time_point armed_for_{};  // when the armed deadline timer fires
+  std::uint64_t deadline_generation_ = 0;  // invalidates callbacks of re-armed waits
+  bool scheduled_ = false;
+  bool round_in_flight_ = false;
+  bool stopped_ = false;
+  std::uint64_t calls_sent_ = 0;
+  std::uint64_t rounds_ = 0;
+};
+
+}  // namespace redisync::sync

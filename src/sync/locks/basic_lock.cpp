@@ -1,0 +1,161 @@
+// redisync::BasicLock: the blocking API over the shared flows of sync/locks/lock_kind.h.
+#include "redisync/basic_lock.h"
+
+#include <asio/post.hpp>
+
+#include "net/server_text.h"
+#include "sync/durations.h"
+#include "sync/identity.h"
+#include "sync/locks/lock_kind.h"
+
+namespace redisync {
+
+BasicLock::BasicLock(std::shared_ptr<detail::ClientCore> core, std::string name,
+                     std::shared_ptr<const detail::LockKind> kind)
+    : core_(std::move(core)), name_(std::move(name)), kind_(std::move(kind)) {
+  if (name_.empty())
+    throw InvalidArgument("redisync: " + kind_->noun() + " name must not be empty");
+  sync::check_cluster_name(core_->config().topology == Topology::cluster, name_, kind_->noun());
+}
+
+asio::io_context& BasicLock::io() const { return core_->io(); }
+
+void BasicLock::start_acquire(std::int64_t owner, Duration lease, Duration wait,
+                              std::function<void(std::exception_ptr, bool)> done) const {
+  detail::run_acquire(core_, kind_, name_, owner, lease, wait, std::move(done));
+}
+
+void BasicLock::start_release(std::int64_t owner,
+                              std::function<void(std::exception_ptr)> done) const {
+  const std::string what = kind_->describe(*core_, name_);
+  detail::run_release(core_, kind_, name_, owner,
+                      [done, what, owner](ReleaseOutcome outcome, std::exception_ptr error) {
+                        done(error ? error : detail::outcome_error(outcome, what, owner));
+                      });
+}
+
+void BasicLock::check_lease(Duration lease) const {
+  sync::check_lease(lease, "lease for " + kind_->noun() + " '" + name_ + "'");
+}
+
+std::string BasicLock::owner_field(std::int64_t owner) const {
+  return core_->owner_field(owner) + kind_->field_suffix();
+}
+
+void BasicLock::lock() {
+  const auto owner = sync::thread_owner_id();
+  core_->call<bool>([&](auto done) { start_acquire(owner, Duration{0}, Duration{-1}, done); });
+}
+
+void BasicLock::lock(Duration lease) {
+  check_lease(lease);
+  const auto owner = sync::thread_owner_id();
+  core_->call<bool>([&](auto done) { start_acquire(owner, lease, Duration{-1}, done); });
+}
+
+bool BasicLock::try_lock() { return try_acquire(Duration{0}, Duration{0}); }
+
+bool BasicLock::try_lock_for(Duration wait, Duration lease) {
+  check_lease(lease);
+  return try_acquire(detail::clamp_wait(wait), lease);
+}
+
+bool BasicLock::try_acquire(Duration wait, Duration lease) {
+  const auto owner = sync::thread_owner_id();
+  return core_->call<bool>([&](auto done) { start_acquire(owner, lease, wait, done); });
+}
+
+ReleaseOutcome BasicLock::release_outcome() {
+  const auto owner = sync::thread_owner_id();
+  return core_->call<ReleaseOutcome>([&](auto done) {
+    detail::run_release(core_, kind_, name_, owner,
+                        [done](ReleaseOutcome outcome, std::exception_ptr e) { done(e, outcome); });
+  });
+}
+
+ReleaseResult BasicLock::release() noexcept {
+  try {
+    return ReleaseResult{release_outcome(), {}};
+  } catch (const std::exception& e) {
+    return ReleaseResult{ReleaseOutcome::failed, e.what()};
+  } catch (...) {
+    return ReleaseResult{ReleaseOutcome::failed, "unknown error"};
+  }
+}
+
+void BasicLock::unlock() noexcept {
+  std::string what = name_;
+  try {
+    what = kind_->describe(*core_, name_);
+    const auto owner = sync::thread_owner_id();
+    const detail::HoldRef ref = kind_->hold_ref(*core_, name_, owner);
+    core_->call<bool>([&](auto done) {
+      asio::post(core_->io(), [core = core_, kind = kind_, name = name_, owner, ref, what, done] {
+        detail::quiet_unlock(
+            core, ref.hold_key, owner, ref.renewal, what,
+            [core, kind, name, owner](detail::ReleaseDone d) {
+              detail::release_now(core, kind, name, owner, std::move(d));
+            },
+            [done] { done(nullptr, true); });
+      });
+    });
+  } catch (const std::exception& e) {
+    detail::log_quiet_unlock(what, e.what());
+  } catch (...) {
+    detail::log_quiet_unlock(what, "unknown error");
+  }
+}
+
+void BasicLock::unlock_checked() {
+  const std::string what = kind_->describe(*core_, name_);
+  const ReleaseOutcome outcome = release_outcome();  // throws when the server is unreachable
+  if (auto error = detail::outcome_error(outcome, what, sync::thread_owner_id())) {
+    std::rethrow_exception(error);
+  }
+}
+
+bool BasicLock::force_unlock() {
+  return core_->call<bool>(
+      [&](auto done) { detail::run_force_release(core_, kind_, name_, done); });
+}
+
+using detail::query;
+
+bool BasicLock::is_locked() const {
+  return core_->call<bool>([&](auto done) { kind_->is_locked(core_, name_, done); });
+}
+
+bool BasicLock::is_held_by_current_thread() const {
+  return is_held_by_thread(sync::thread_owner_id());
+}
+
+bool BasicLock::is_held_by_thread(std::int64_t owner) const {
+  // A hold reported lost (e.g. its local lease deadline passed while the server was silent)
+  // is not held, whatever a late server would still say.
+  if (detail::known_lost(core_, kind_->hold_ref(*core_, name_, owner).hold_key, owner)) {
+    return false;
+  }
+  return query(core_, {"HEXISTS", name_, owner_field(owner)},
+               "querying " + kind_->describe(*core_, name_))
+             .integer == 1;
+}
+
+bool BasicLock::lost(std::int64_t owner) const {
+  return detail::known_lost(core_, kind_->hold_ref(*core_, name_, owner).hold_key, owner);
+}
+
+bool BasicLock::lost_by_current_thread() const { return lost(sync::thread_owner_id()); }
+
+int BasicLock::hold_count() const {
+  const std::string field = owner_field(sync::thread_owner_id());
+  const std::string what = "querying " + kind_->describe(*core_, name_);
+  return net::stored_number<int>(query(core_, {"HGET", name_, field}, what), what,
+                                 "key '" + name_ + "' field '" + field + "'");
+}
+
+Duration BasicLock::remaining_lease() const {
+  return Duration{
+      query(core_, {"PTTL", name_}, "querying " + kind_->describe(*core_, name_)).integer};
+}
+
+}  // namespace redisync

@@ -1,0 +1,216 @@
+// redisync::FairLock: Redisson's fair lock (docs/wire-format.md §4).
+#include "redisync/fair_lock.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "lua/scripts.h"
+#include "lua/with_preludes.h"
+#include "sync/acquire/fair_poll.h"
+#include "sync/acquire/grant.h"
+#include "sync/identity.h"
+#include "sync/locks/lock_kind.h"
+#include "sync/locks/non_reentrant.h"
+
+namespace redisync {
+
+namespace sync {
+
+long long fair_poll_ms(long long reply, int idle_polls) {
+  constexpr long long kFirst = 10;
+  constexpr long long kMax = 1000;
+  // Only the head is sent a message, and a head can leave the queue without anyone telling
+  // the next one (a give-up, or a dead head dropped by another waiter's attempt while the
+  // lock is free). Re-polling at least every kMax bounds such a stall; a long estimate (up to
+  // the allowance, minutes by default) would otherwise be slept out in full.
+  if (reply > 0) return std::min(reply, kMax);
+  const int doublings = std::clamp(idle_polls, 0, 7);
+  return std::min(kMax, kFirst << doublings);
+}
+
+}  // namespace sync
+
+namespace {
+
+// The fair lock's scripts run with the shared "drop dead heads" sub-step (§4.2) in front.
+template <const lua::Script& Body>
+const lua::Script& with_dead_heads() {
+  return lua::with_preludes<Body, lua::fair_lock_dead_heads>();
+}
+
+// Release and grant-mode give-up: also the head's wake-up or grant (fair_grant_pass_on.lua).
+template <const lua::Script& Body>
+const lua::Script& with_pass_on() {
+  return lua::with_preludes<Body, lua::fair_lock_dead_heads, lua::publish_check,
+                           lua::grant_pass_on, lua::fair_grant_pass_on>();
+}
+
+// The scripts' former "now" argument: they read the server's TIME instead (one clock for
+// every client; docs/safety.md "Clocks"). The slot is kept so the argument layout is stable.
+constexpr const char* kUnusedNow = "0";
+
+std::string queue_key(const std::string& name) {
+  return "redisson_lock_queue:" + sync::hash_tag(name);
+}
+std::string timeout_key(const std::string& name) {
+  return "redisson_lock_timeout:" + sync::hash_tag(name);
+}
+// Grant mode (sync/acquire/grant.h): the grant-capable waiters, "<deadline>:<allowance>" by owner
+// field (fair_grant_pass_on.lua). A hash, not Lock's sorted set: only the queue head is ever
+// granted, and a grant needs that head's wait allowance.
+std::string fair_grant_key(const std::string& name) {
+  return "redisync_fair_grant:" + sync::hash_tag(name);
+}
+
+// The non-reentrant fair lock's acquire step (§12): the guard in front of the usual one.
+const lua::Script& non_reentrant_acquire() {
+  static const std::string source = std::string(lua::non_reentrant_guard.source) + "\n" +
+                                    std::string(with_dead_heads<lua::fair_lock_acquire>().source);
+  static const lua::Script script{"non_reentrant_fair_lock_acquire", source};
+  return script;
+}
+
+class FairKind final : public detail::LockKind {
+ public:
+  explicit FairKind(bool reentrant = true) : reentrant_(reentrant) {}
+  std::string noun() const override {
+    return reentrant_ ? "fair lock" : "non-reentrant fair lock";
+  }
+  detail::ReleaseReply release_reply() const override {
+    return detail::ReleaseReply::own_or_absent;
+  }
+
+  void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                  std::int64_t owner, Duration effective_lease, Duration wait,
+                  std::optional<sync::Clock::time_point> deadline,
+                  detail::AcquireDone done) const override {
+    const std::string field = core->owner_field(owner);
+    const bool queueing = wait != Duration{0};
+    // Wait allowance A (§4.1): the caller's wait, else the configured default.
+    const Duration allowance = wait > Duration{0} ? wait : core->config().fair_lock_wait_timeout;
+    const std::string lease = std::to_string(effective_lease.count());
+    const std::string allow = std::to_string(allowance.count());
+    auto idle_polls = std::make_shared<int>(0);
+    // Grant mode (sync/acquire/grant.h): a queued waiter also registers, with its allowance, and a
+    // release grants it the lock when it is the head. Not the non-reentrant kind (its guard
+    // would take a grant for a re-entry).
+    std::shared_ptr<sync::GrantLink> link;
+    if (queueing && reentrant_) link = detail::grant_link(core, *this, name, owner);
+    if (link) link->deregister = {"HDEL", fair_grant_key(name), field};
+    std::vector<std::string> keys{name, queue_key(name), timeout_key(name)};
+    if (link) keys.push_back(fair_grant_key(name));
+    detail::ReplyParser plain = detail::parse_nil_or_ttl;
+    if (link) plain = detail::grant_parse(link);  // -3: took a grant
+    auto attempt = detail::script_attempt(
+        core,
+        lua::with_publish_guard(reentrant_ ? with_dead_heads<lua::fair_lock_acquire>()
+                                           : non_reentrant_acquire()),
+        std::move(keys),
+        // Refused before any write (the dead heads' drop included) when this user may not
+        // publish on its own channel, the one a release wakes it on; which other waiters'
+        // channels a release will need is known only then (fair_lock_release.lua checks them).
+        detail::publish_guarded_args(
+            *core,
+            [lease, field, allow, queueing, link, deadline] {
+              std::vector<std::string> args{lease, field, allow, kUnusedNow,
+                                            queueing ? "1" : "0"};
+              if (link) {
+                args.push_back("1");
+                args.push_back(link->registration_arg(deadline));
+              }
+              return args;
+            },
+            detail::lock_channel(name) + ":" + field),
+        describe(*core, name),
+        [idle_polls, link, plain](const net::Reply& reply) {
+          auto result = plain(reply);
+          if (!result.acquired) {
+            result.ttl_ms = sync::fair_poll_ms(result.ttl_ms, *idle_polls);
+            *idle_polls = reply.integer > 0 ? 0 : *idle_polls + 1;
+            if (link) result.ttl_ms = link->cap_wait(result.ttl_ms);
+          }
+          return result;
+        },
+        detail::release_undo(core, shared_from_this(), name, owner, effective_lease));
+    if (!reentrant_) attempt = detail::refuse_reentry(std::move(attempt), describe(*core, name));
+    if (!queueing) {
+      // §4.4: one attempt, never queued; nothing to subscribe to or clean up.
+      return attempt([done](std::exception_ptr error, sync::AttemptResult r) {
+        done(error, !error && r.acquired);
+      });
+    }
+    // A waiter that stops waiting (timed out, failed) leaves the queue (§4.5) before the
+    // caller hears about it, so nothing of it is left behind once try_lock_for() returns.
+    auto gave_up = std::make_shared<bool>(false);
+    auto finish = [core, name, field, allow, gave_up, done, link](std::exception_ptr error,
+                                                                  bool acquired) {
+      if (acquired || (!*gave_up && !error)) return done(error, acquired);
+      if (!link || !link->listed) {
+        return core->executor().eval(
+            lua::fair_lock_give_up, {queue_key(name), timeout_key(name)}, {field, allow},
+            [error, done](std::exception_ptr, net::Reply) { done(error, false); },
+            net::Retry::always);
+      }
+      // Grant mode: also leaves the registrations, and releases and passes on a grant that
+      // raced the give-up; the registry hears which (sync/acquire/grant.h).
+      core->executor().eval(
+          with_pass_on<lua::fair_lock_give_up>(),
+          {queue_key(name), timeout_key(name), name, detail::lock_channel(name),
+           fair_grant_key(name), sync::grant_channel_prefix(name)},
+          {field, allow, core->publish_command(),
+           std::to_string(core->config().grant_lease.count())},
+          [core, link, error, done](std::exception_ptr step_error, net::Reply reply) {
+            const bool released = !step_error && reply.is_integer() && reply.integer == 1;
+            core->grants().gave_up(link->channel, link->field, released);
+            done(error, false);
+          },
+          net::Retry::always);
+    };
+    // Each waiter listens on its own channel: a release wakes only the head (§4.8).
+    auto recheck = detail::hold_count_recheck(core, shared_from_this(), name, owner, attempt);
+    detail::start_pubsub_loop(core, detail::lock_channel(name) + ":" + field, deadline,
+                              std::move(attempt), std::move(finish),
+                              [gave_up] { *gave_up = true; }, std::move(recheck),
+                              detail::hold_count_check(core, shared_from_this(), name, owner),
+                              link);
+  }
+
+  void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                    const detail::HoldRef& hold, Duration lease, const std::string& record,
+                    net::ReplyHandler handler) const override {
+    std::vector<std::string> keys{name, queue_key(name), timeout_key(name),
+                                  detail::lock_channel(name), record};
+    std::vector<std::string> args{"0", std::to_string(lease.count()), hold.field, kUnusedNow,
+                                  core->publish_command(),
+                                  std::to_string(detail::lock_release_record_ttl_ms(*core))};
+    if (core->config().handoff == Handoff::grant) {  // the head may be granted the lock
+      keys.push_back(fair_grant_key(name));
+      keys.push_back(sync::grant_channel_prefix(name));
+      args.push_back(std::to_string(core->config().grant_lease.count()));
+    }
+    detail::acked_release(core, hold, with_pass_on<lua::fair_lock_release>(), std::move(keys),
+                          std::move(args), record, std::move(handler));
+  }
+
+  void force_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                  net::ReplyHandler handler) const override {
+    core->executor().eval(with_dead_heads<lua::fair_lock_force_release>(),
+                          {name, queue_key(name), timeout_key(name), detail::lock_channel(name)},
+                          {"0", kUnusedNow, core->publish_command()}, std::move(handler),
+                          net::Retry::always);
+  }
+
+ private:
+  bool reentrant_;
+};
+
+}  // namespace
+
+FairLock::FairLock(std::shared_ptr<detail::ClientCore> core, std::string name)
+    : BasicLock(std::move(core), std::move(name), std::make_shared<const FairKind>()) {}
+
+namespace detail {
+KindPtr non_reentrant_fair_kind() { return std::make_shared<const FairKind>(false); }
+}  // namespace detail
+
+}  // namespace redisync

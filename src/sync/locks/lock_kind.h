@@ -1,0 +1,292 @@
+// What distinguishes one lock kind from another (its atomic steps, its waiting strategy, how
+// its release reply reads), and the flows every kind shares: acquire -> hold bookkeeping ->
+// watchdog registration, release -> outcome, force release, queries.
+//
+// A kind describes; the flows in lock_kind.cpp do the bookkeeping, so each kind's file only
+// says which script runs with which keys.
+//
+// Threading: the step functions and the flows' callbacks run on the I/O thread.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "net/executor.h"
+#include "net/subscriber.h"
+#include "redisync/lock.h"
+#include "sync/acquire/acquire_loop.h"
+#include "sync/client_core.h"
+#include "sync/hold/watchdog.h"
+
+namespace redisync::detail {
+
+using AcquireDone = std::function<void(std::exception_ptr, bool acquired)>;
+using ReleaseDone = std::function<void(ReleaseOutcome, std::exception_ptr)>;
+using BoolDone = std::function<void(std::exception_ptr, bool)>;
+
+/// How a kind's release step answers (every kind: nil = the caller holds nothing).
+enum class ReleaseReply {
+  own_count,      ///< 0 = the caller still holds it (reentrant), 1 = the caller's last hold
+                  ///< was released (lock, fenced, spin, write lock)
+  own_or_absent,  ///< as own_count, and 2 answers a release of a lock that no longer
+                  ///< existed (fair lock §4.6: it wakes the next waiter all the same)
+  whole_lock,     ///< 0/1 say whether the lock as a whole is still held, not whether the
+                  ///< caller is (read lock §5.3): the caller's own count is kept locally
+};
+
+/// Who holds what, as the bookkeeping sees one (kind, name, owner).
+struct HoldRef {
+  std::string hold_key;  ///< key in ClientCore::holds(); the name a LockLostEvent carries
+  std::int64_t owner = 0;
+  std::string field;         ///< the owner's field in the hash (O, or W for a writer)
+  sync::RenewalKey renewal;  ///< the watchdog registration
+  sync::RenewalKey report;   ///< what the watchdog reports when it finds the hold lost
+  /// Set when releasing to undo an acquire no replica acknowledged: the replicas are known
+  /// to lag, so the release is not waited for (acked_release) — it only has to reach the master.
+  bool undo = false;
+};
+
+/// Starts the waiting loop of one acquisition (pub/sub AcquireLoop, spin loop...).
+using LoopStarter =
+    std::function<void(Duration effective_lease, std::optional<sync::Clock::time_point> deadline,
+                       sync::AcquireLoop::Done done)>;
+
+class LockKind : public std::enable_shared_from_this<LockKind> {
+ public:
+  virtual ~LockKind() = default;
+
+  /// "fair lock", "spin lock"... for messages.
+  virtual std::string noun() const = 0;
+  /// Appended to the lock name for the hold bookkeeping and LockLostEvent::name
+  /// (" (read lock)"); empty for kinds whose hash is the lock itself.
+  virtual std::string hold_suffix() const { return {}; }
+  /// Appended to "<client id>:<owner>" to make the hash field (":write").
+  virtual std::string field_suffix() const { return {}; }
+  virtual sync::RenewalKind renewal_kind() const { return sync::RenewalKind::hash_field; }
+  virtual ReleaseReply release_reply() const { return ReleaseReply::own_count; }
+  /// Every hold key a successful force release ends (a read-write lock: both sides).
+  virtual std::vector<std::string> force_hold_keys(const std::string& name) const {
+    return {name + hold_suffix()};
+  }
+
+  /// Starts the waiting loop of one acquisition of `name` by `owner` (I/O thread): the kind
+  /// picks its step and its way of waiting. `wait` as given by the caller (< 0: no limit).
+  virtual void start_loop(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                          std::int64_t owner, Duration effective_lease, Duration wait,
+                          std::optional<sync::Clock::time_point> deadline,
+                          AcquireDone done) const = 0;
+  /// Runs the release step of `field` with release record key `record` (§1.8); `lease` is
+  /// the lease of the remaining holds.
+  virtual void release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                            const HoldRef& hold, Duration lease, const std::string& record,
+                            net::ReplyHandler handler) const = 0;
+  /// Runs the force release step; the reply is 1 when something was released.
+  virtual void force_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                          net::ReplyHandler handler) const = 0;
+  /// Answers "is it locked" (default: EXISTS name).
+  virtual void is_locked(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                         BoolDone done) const;
+
+  HoldRef hold_ref(const ClientCore& core, const std::string& name, std::int64_t owner) const;
+  /// "<noun> '<name>' on <server>", for messages.
+  std::string describe(const ClientCore& core, const std::string& name) const;
+};
+
+/// A kind on the reentrant hash N of docs/wire-format.md §2.1 whose releases announce
+/// themselves (Lock, FencedLock, the non-reentrant lock): §2.3's release and §2.4's force
+/// release, each publishing on the lock channel. Such a kind only says how it acquires.
+class HashLockKind : public LockKind {
+ public:
+  void release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                    const HoldRef& hold, Duration lease, const std::string& record,
+                    net::ReplyHandler handler) const override;
+  void force_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                  net::ReplyHandler handler) const override;
+};
+
+using KindPtr = std::shared_ptr<const LockKind>;
+
+// --- The flows every kind shares ---
+
+/// Acquires on the I/O thread: picks the lease (watchdog when lease <= 0), runs the kind's
+/// loop via `start` (default: kind->start_loop), and on success counts the hold and registers
+/// it with the watchdog. wait < 0: no limit; wait == 0: one attempt.
+void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                 const std::string& name, std::int64_t owner, Duration lease, Duration wait,
+                 AcquireDone done, LoopStarter start = nullptr);
+/// The lease a partial release passes (what the holds left after it need): the watchdog lease
+/// while one of them is a watchdog hold, else the longest time left of their fixed leases.
+/// The scripts never shorten the key's expiry below it (nor below what it has).
+Duration remaining_lease(const Hold& hold, Duration watchdog_lease);
+/// Releases one hold of `owner` on the I/O thread and reports the outcome.
+void run_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                 const std::string& name, std::int64_t owner, ReleaseDone done);
+/// run_release without the post: already on the I/O thread.
+void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                 const std::string& name, std::int64_t owner, ReleaseDone done);
+/// The release behind unlock(), which never throws (std guards call it from a noexcept
+/// destructor). On the I/O thread: runs `release` and settles what it did not do:
+/// - lost: the lost-lock handler is told, unless the watchdog already told it;
+/// - failed (server unreachable): one local hold is dropped and, with the last one, its
+///   renewals stop, so the lock frees when its lease ends; a line on stderr says so;
+/// - not_held: a line on stderr.
+/// Then `finished` runs.
+void quiet_unlock(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
+                  std::int64_t owner, const sync::RenewalKey& renewal, const std::string& what,
+                  std::function<void(ReleaseDone)> release, std::function<void()> finished);
+/// A line on stderr for an unlock() that could not even start (client closed...). Never throws.
+void log_quiet_unlock(const std::string& what, const std::string& why) noexcept;
+/// Force release on the I/O thread; on success forgets every local hold it ended.
+void run_force_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                       const std::string& name, BoolDone done);
+
+/// Interprets a release reply (nil / 0 / 1), updates the holds and the watchdog. I/O thread.
+ReleaseOutcome settle_release(ClientCore& core, const HoldRef& hold, const net::Reply& reply,
+                              ReleaseReply kind);
+/// After a partial release: when none of `hold`'s remaining holds is a watchdog hold, stops
+/// its renewals and gives it the local deadline of the remaining fixed lease that ends last,
+/// so the key ends with it. I/O thread.
+void keep_renewal_for_remaining(ClientCore& core, const HoldRef& ref, Hold& hold);
+/// The InvalidArgument of sync::check_lease for `lease` (lease for <what>), or nullptr.
+std::exception_ptr too_long_lease(Duration lease, const std::string& what);
+/// NotOwnerError / LockLostError for those outcomes, else nullptr.
+std::exception_ptr outcome_error(ReleaseOutcome outcome, const std::string& what,
+                                 std::int64_t owner);
+/// The error of a failed request: `error` itself, a ServerError for an error reply naming
+/// `what`, or nullptr.
+std::exception_ptr reply_error(std::exception_ptr error, const net::Reply& reply,
+                               const std::string& what);
+
+/// True when this process knows the hold (hold_key, owner) is lost (the watchdog or its local
+/// lease deadline reported it) and it has not been released since. Any thread: on the I/O
+/// thread it reads the table in place, elsewhere it waits for the I/O thread to read it.
+bool known_lost(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
+                std::int64_t owner);
+
+/// Runs one command from a user thread and returns its reply (error replies thrown as
+/// ServerError naming `what`). Blocks; not on the I/O thread.
+net::Reply query(const std::shared_ptr<ClientCore>& core, std::vector<std::string> args,
+                 const std::string& what);
+
+/// Lock channel messages (docs/wire-format.md §13): "0" wakes one local waiter, anything else all of them.
+void lock_message_policy(net::Channel& channel, const std::string& payload);
+
+/// The arguments of one attempt (built per attempt: the fair lock passes the current time).
+using ArgsFn = std::function<std::vector<std::string>()>;
+ArgsFn fixed_args(std::vector<std::string> args);
+/// `args` followed by the publish command and `channel`: the arguments of an acquire step sent
+/// with lua::with_publish_guard, which refuses before any write a user who may not publish on
+/// `channel` (the channel the kind's release publishes on; issue 17 item 4).
+ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string channel);
+/// Reads an acquire reply; throws for an unexpected one.
+using ReplyParser = std::function<sync::AttemptResult(const net::Reply&)>;
+/// The §2.2 reading: nil = acquired, integer = the holder's PTTL.
+sync::AttemptResult parse_nil_or_ttl(const net::Reply& reply);
+
+/// Drops the one hold an unacknowledged acquire just added, then calls `then` (docs/wire-format.md §1.7).
+using UndoFn = std::function<void(std::function<void()> then)>;
+
+/// One attempt step: runs `script` and reads the reply with `parse` (parse_nil_or_ttl when
+/// empty). Error replies and parser exceptions become the attempt's error, naming `what`.
+/// With `undo`: the step is followed by WAIT when the master has replicas; an acquisition no
+/// replica acknowledged is undone and reported as a (retryable) TimeoutError. The step is then
+/// never resent by the executor: the loop retries, after a recheck.
+sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& core,
+                                            const lua::Script& script,
+                                            std::vector<std::string> keys, ArgsFn args,
+                                            std::string what, ReplyParser parse = nullptr,
+                                            UndoFn undo = nullptr);
+
+/// The undo of one acquisition of `name` by `owner` with lease `lease`: the kind's own release
+/// step (with a fresh release record).
+UndoFn release_undo(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                    const std::string& name, std::int64_t owner, Duration lease);
+
+/// A recheck for the acquire loop (AcquireLoop::Params::recheck) of kinds that count holds in
+/// the hash `name` under the owner's field: after an attempt that may have run, the owner's
+/// count on the server says whether it acquired (only this owner changes its own field); if
+/// it did not, `attempt` runs. `on_acquired` (optional) runs before reporting a recheck-found
+/// acquisition (e.g. to read the fencing token), and reports through its callback.
+sync::AcquireLoop::AttemptFn hold_count_recheck(
+    const std::shared_ptr<ClientCore>& core, const KindPtr& kind, const std::string& name,
+    std::int64_t owner, sync::AcquireLoop::AttemptFn attempt,
+    std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired = nullptr);
+
+/// The check alone (AcquireLoop::Params::settle): {acquired} when the owner's count on the
+/// server is one more than the local count; an error when the server cannot be asked.
+sync::AcquireLoop::AttemptFn hold_count_check(
+    const std::shared_ptr<ClientCore>& core, const KindPtr& kind, const std::string& name,
+    std::int64_t owner,
+    std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired = nullptr);
+
+/// The pub/sub waiting loop of docs/wire-format.md §13 for `attempt`, on `channel`. With `recheck`, errors
+/// that may have run on the server (timeouts, dropped connections, unacknowledged acquires)
+/// are retried Config::retry_attempts times within the wait; without, they are reported.
+/// With `settle` (hold_count_check), the loop never gives up after such an error without
+/// finding out whether the attempt ran (issue 22 item 1).
+void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
+                       std::optional<sync::Clock::time_point> deadline,
+                       sync::AcquireLoop::AttemptFn attempt, AcquireDone done,
+                       std::function<void()> on_give_up = nullptr,
+                       sync::AcquireLoop::AttemptFn recheck = nullptr,
+                       sync::AcquireLoop::AttemptFn settle = nullptr,
+                       std::shared_ptr<sync::GrantLink> grant = nullptr);
+
+// --- Direct handoff (Config::handoff = grant; sync/acquire/grant.h) ---
+
+/// The grant link of one acquisition of `name` by `owner`, or nullptr when the client is in
+/// wake mode or the owner holds the lock already (a re-entry never waits for a grant).
+std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& core,
+                                            const LockKind& kind, const std::string& name,
+                                            std::int64_t owner);
+/// The give-up of a grant-capable acquisition (lock_grant_give_up.lua): leaves the
+/// registrations, releases and passes on a grant it finds, and answers the registry.
+/// `token_key`: FencedLock's counter (a grant passed on issues a token), else empty.
+std::function<void()> grant_give_up(const std::shared_ptr<ClientCore>& core,
+                                    std::shared_ptr<sync::GrantLink> link,
+                                    const std::string& name, const std::string& token_key);
+/// The release of Lock and FencedLock in grant mode (lock_grant_release.lua).
+void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                        const HoldRef& hold, Duration lease, const std::string& record,
+                        const std::string& token_key, net::ReplyHandler handler);
+/// The acquire reply of lock_grant_acquire.lua without token: nil acquired, -3 took a grant
+/// (noted in `link`), else the PTTL (capped by the link's registration refresh).
+ReplyParser grant_parse(std::shared_ptr<sync::GrantLink> link);
+
+/// Runs a release step (idempotent: it carries its release record, docs/wire-format.md §1.8) followed by WAIT
+/// when the master has replicas (docs/wire-format.md §1.7). A release no replica acknowledged is resent with
+/// the same record (it answers what it did the first time) and waited for again, up to
+/// Config::retry_attempts times; then `handler` gets the step's reply all the same (the master
+/// has the release; only its copy on a replica is late).
+/// With `hold.undo` set it is a plain call (see HoldRef::undo).
+/// `record` is the step's release record (one of `keys`).
+void acked_release(const std::shared_ptr<ClientCore>& core, const HoldRef& hold,
+                   const lua::Script& script, std::vector<std::string> keys,
+                   std::vector<std::string> args, const std::string& record,
+                   net::ReplyHandler handler);
+
+/// The reentrant-hash release of docs/wire-format.md §2.3 (lock_release.lua); `publish` false for the spin
+/// lock (§10). Shared by kinds that use the hash N of §2.1.
+void hash_release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                       const HoldRef& hold, Duration lease, const std::string& record, bool publish,
+                       net::ReplyHandler handler);
+/// The force release of docs/wire-format.md §2.4 (lock_force_release.lua).
+void hash_force_step(const std::shared_ptr<ClientCore>& core, const std::string& name, bool publish,
+                     net::ReplyHandler handler);
+/// A fresh release record key (docs/wire-format.md §1.8) for one release of `name`.
+std::string release_record_key(const std::string& name);
+/// The expiry (ms) a lock release script gives its release record (docs/wire-format.md §1.8):
+/// at least 60 s and three watchdog leases, and never less than the retry budget
+/// (ClientCore::release_record_ttl_ms). A record normally goes within milliseconds (swept once
+/// the release is answered); this bounds only one whose release was sent more than once, which
+/// must outlive any copy still on its way.
+long long lock_release_record_ttl_ms(const ClientCore& core);
+/// "redisson_lock__channel:TAG(N)".
+std::string lock_channel(const std::string& name);
+
+}  // namespace redisync::detail

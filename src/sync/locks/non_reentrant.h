@@ -1,0 +1,17 @@
+// The non-reentrant lock kinds (docs/wire-format.md §12): what they add to the kinds they vary.
+#pragma once
+
+#include <string>
+
+#include "sync/locks/lock_kind.h"
+
+namespace redisync::detail {
+
+/// Wraps an attempt whose script starts with non_reentrant_guard.lua: its
+/// NON_REENTRANT_REACQUIRE error reply becomes a ReentryError naming `what` (the lock).
+sync::AcquireLoop::AttemptFn refuse_reentry(sync::AcquireLoop::AttemptFn attempt, std::string what);
+
+/// The fair lock kind of fair_lock.cpp with the guard in front of its acquire step.
+KindPtr non_reentrant_fair_kind();
+
+}  // namespace redisync::detail

@@ -1,0 +1,95 @@
+// redisync::NonReentrantLock and NonReentrantFairLock (docs/wire-format.md §12).
+#include "redisync/non_reentrant_lock.h"
+
+#include "lua/scripts.h"
+#include "lua/with_preludes.h"
+#include "sync/locks/non_reentrant.h"
+
+namespace redisync {
+
+namespace detail {
+
+namespace {
+
+// The ServerError of a NON_REENTRANT_REACQUIRE reply, as a ReentryError; others unchanged.
+std::exception_ptr as_reentry_error(std::exception_ptr error, const std::string& what) {
+  if (!error) return error;
+  try {
+    std::rethrow_exception(error);
+  } catch (const ServerError& e) {
+    if (e.reply().find("NON_REENTRANT_REACQUIRE") != std::string::npos) {
+      return std::make_exception_ptr(ReentryError(
+          "redisync: " + what + " is already held by this owner; a non-reentrant lock cannot "
+          "be acquired again by its holder (unlock it first)"));
+    }
+  } catch (...) {
+  }
+  return error;
+}
+
+}  // namespace
+
+sync::AcquireLoop::AttemptFn refuse_reentry(sync::AcquireLoop::AttemptFn attempt,
+                                            std::string what) {
+  return [attempt = std::move(attempt), what = std::move(what)](sync::AcquireLoop::AttemptDone cb) {
+    attempt([cb, what](std::exception_ptr error, sync::AttemptResult result) {
+      // Mapped first, reported outside any catch block.
+      error = as_reentry_error(std::move(error), what);
+      cb(std::move(error), result);
+    });
+  };
+}
+
+}  // namespace detail
+
+namespace {
+
+// The lock's acquire step (lock_acquire.lua with one key: the plain §2.2 step, no starvation
+// guard) with the non-reentrant guard in front.
+const lua::Script& guarded_acquire() {
+  static const std::string source =
+      std::string(lua::non_reentrant_guard.source) + "\n" + std::string(lua::lock_acquire.source);
+  static const lua::Script script{"non_reentrant_lock_acquire", source};
+  return script;
+}
+
+class NonReentrantKind final : public detail::HashLockKind {
+ public:
+  std::string noun() const override { return "non-reentrant lock"; }
+
+  void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                  std::int64_t owner, Duration effective_lease, Duration /*wait*/,
+                  std::optional<sync::Clock::time_point> deadline,
+                  detail::AcquireDone done) const override {
+    const auto self = shared_from_this();
+    auto attempt = detail::refuse_reentry(
+        detail::script_attempt(
+            core, lua::with_publish_guard(guarded_acquire()), {name},
+            detail::publish_guarded_args(
+                *core,
+                detail::fixed_args(
+                    {std::to_string(effective_lease.count()), core->owner_field(owner), "0", "0"}),
+                detail::lock_channel(name)),
+            describe(*core, name), nullptr,
+            detail::release_undo(core, self, name, owner, effective_lease)),
+        describe(*core, name));
+    // After a timeout the step may have run: the owner's count on the server tells (and a
+    // second run would answer NON_REENTRANT_REACQUIRE for our own first one).
+    auto recheck = detail::hold_count_recheck(core, self, name, owner, attempt);
+    detail::start_pubsub_loop(core, detail::lock_channel(name), deadline, std::move(attempt),
+                              std::move(done), nullptr, std::move(recheck),
+                              detail::hold_count_check(core, self, name, owner));
+  }
+
+};
+
+}  // namespace
+
+NonReentrantLock::NonReentrantLock(std::shared_ptr<detail::ClientCore> core, std::string name)
+    : BasicLock(std::move(core), std::move(name), std::make_shared<const NonReentrantKind>()) {}
+
+NonReentrantFairLock::NonReentrantFairLock(std::shared_ptr<detail::ClientCore> core,
+                                           std::string name)
+    : BasicLock(std::move(core), std::move(name), detail::non_reentrant_fair_kind()) {}
+
+}  // namespace redisync

@@ -1,0 +1,185 @@
+// redisync::SpinLock: Redisson's spin lock (docs/wire-format.md §10).
+#include "redisync/spin_lock.h"
+
+#include <algorithm>
+
+#include "lua/scripts.h"
+#include "sync/locks/lock_kind.h"
+#include "sync/acquire/spin_backoff.h"
+
+namespace redisync {
+
+void SpinBackoff::validate() const {
+  auto fail = [](const std::string& what) {
+    throw InvalidArgument("redisync: spin lock backoff: " + what);
+  };
+  // Each sleep is a timer: within max_duration, as every other duration (config.h).
+  const auto at_most_max = [&](Duration d, const char* field) {
+    if (d > max_duration) {
+      fail(std::string(field) + " must be <= " + std::to_string(max_duration.count()) +
+           " ms (redisync::max_duration; got " + std::to_string(d.count()) + " ms)");
+    }
+  };
+  if (kind == Kind::constant) {
+    if (delay <= Duration{0}) fail("delay must be > 0");
+    at_most_max(delay, "delay");
+    return;
+  }
+  if (first <= Duration{0}) fail("first must be > 0");
+  at_most_max(first, "first");
+  if (cap < first) fail("cap must be >= first");
+  at_most_max(cap, "cap");
+  if (multiplier < 1) fail("multiplier must be >= 1");
+}
+
+namespace sync {
+
+BackoffSequence::BackoffSequence(const SpinBackoff& settings, std::uint64_t seed)
+    : settings_(settings), rng_(seed) {}
+
+Duration BackoffSequence::next() {
+  Duration sleep = settings_.delay;
+  if (settings_.kind == SpinBackoff::Kind::exponential) {
+    if (sleeps_ == 0) {
+      sleep = settings_.first;
+    } else if (previous_ >= settings_.cap || previous_ > settings_.cap / settings_.multiplier) {
+      sleep = settings_.cap;  // previous * multiplier would pass the cap (or overflow)
+    } else {
+      // After the k-th sleep: previous * multiplier + a random integer in [0, k).
+      std::uniform_int_distribution<long long> jitter(0, sleeps_ - 1);
+      sleep = std::min(settings_.cap, previous_ * settings_.multiplier + Duration{jitter(rng_)});
+    }
+  }
+  ++sleeps_;
+  previous_ = sleep;
+  return sleep;
+}
+
+void SpinLoop::start(asio::io_context& io, std::optional<Clock::time_point> deadline,
+                     AcquireLoop::AttemptFn attempt, BackoffSequence backoff,
+                     AcquireLoop::Done done, SpinSettle settle) {
+  std::shared_ptr<SpinLoop> loop(
+      new SpinLoop(io, deadline, std::move(attempt), std::move(backoff), std::move(done)));
+  loop->settle_ = std::move(settle);
+  loop->attempt();
+}
+
+SpinLoop::SpinLoop(asio::io_context& io, std::optional<Clock::time_point> deadline,
+                   AcquireLoop::AttemptFn attempt, BackoffSequence backoff, AcquireLoop::Done done)
+    : timer_(io),
+      deadline_(deadline),
+      attempt_(std::move(attempt)),
+      backoff_(std::move(backoff)),
+      done_(std::move(done)) {}
+
+void SpinLoop::attempt() {
+  // The pending callback (attempt in flight, or timer) keeps the loop alive.
+  attempt_sent_ = Clock::now();
+  attempt_([self = shared_from_this()](std::exception_ptr error, AttemptResult result) {
+    self->on_attempt(error, result);
+  });
+}
+
+void SpinLoop::on_attempt(std::exception_ptr error, const AttemptResult& result) {
+  if (error && settle_.check && may_have_run(error)) return settle(error, settle_.tries);
+  if (error || result.acquired) return done_(error, !error);
+  Duration sleep = backoff_.next();
+  if (deadline_) {
+    const auto now = Clock::now();
+    if (now >= *deadline_) return done_(nullptr, false);
+    sleep = std::min(sleep, std::chrono::ceil<Duration>(*deadline_ - now));
+  }
+  timer_.expires_after(sleep);
+  timer_.async_wait([self = shared_from_this()](std::error_code ec) {
+    if (ec) return self->done_(nullptr, false);  // cancelled: the Client is shutting down
+    self->attempt();
+  });
+}
+
+// The attempt's reply was lost but it may have run: ask before reporting the error, so a
+// hold it took is reported as acquired (issue 22 item 1).
+void SpinLoop::settle(std::exception_ptr error, int tries_left) {
+  settle_.check([self = shared_from_this(), error, tries_left](std::exception_ptr check_error,
+                                                               AttemptResult r) {
+    if (!check_error) {
+      // Found acquired: the hold counts from the send of the attempt whose reply was lost.
+      std::optional<DecidingAttempt> deciding;
+      if (r.acquired) deciding.emplace(self->attempt_sent_);
+      return self->done_(r.acquired ? nullptr : error, r.acquired);
+    }
+    if (tries_left <= 1) return self->done_(error, false);
+    self->timer_.expires_after(self->settle_.interval);
+    self->timer_.async_wait([self, error, tries_left](std::error_code ec) {
+      if (ec) return self->done_(error, false);
+      self->settle(error, tries_left - 1);
+    });
+  });
+}
+
+}  // namespace sync
+
+namespace {
+
+std::uint64_t random_seed() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+class SpinKind final : public detail::LockKind {
+ public:
+  explicit SpinKind(const SpinBackoff& backoff) : backoff_(backoff) {}
+
+  std::string noun() const override { return "spin lock"; }
+
+  void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                  std::int64_t owner, Duration effective_lease, Duration /*wait*/,
+                  std::optional<sync::Clock::time_point> deadline,
+                  detail::AcquireDone done) const override {
+    // The acquire step of the reentrant lock (§2.2); the returned PTTL is not used to wait.
+    auto attempt = detail::script_attempt(
+        core, lua::lock_acquire, {name},
+        detail::fixed_args({std::to_string(effective_lease.count()), core->owner_field(owner)}),
+        describe(*core, name));
+    // With a Metrics hook, the acquisition's probe (run_acquire) counts the attempts.
+    if (auto probe = std::move(core->pending_probe)) {
+      attempt = [probe, attempt = std::move(attempt)](sync::AcquireLoop::AttemptDone cb) {
+        ++probe->attempts;
+        attempt(std::move(cb));
+      };
+    }
+    sync::SpinLoop::start(
+        core->io(), deadline, std::move(attempt), sync::BackoffSequence(backoff_, random_seed()),
+        std::move(done),
+        {detail::hold_count_check(core, shared_from_this(), name, owner),
+         std::max(core->config().retry_attempts, 1), core->config().retry_interval});
+  }
+
+  void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                    const detail::HoldRef& hold, Duration lease, const std::string& record,
+                    net::ReplyHandler handler) const override {
+    detail::hash_release_step(core, name, hold, lease, record, false, std::move(handler));
+  }
+
+  void force_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
+                  net::ReplyHandler handler) const override {
+    detail::hash_force_step(core, name, false, std::move(handler));
+  }
+
+ private:
+  SpinBackoff backoff_;
+};
+
+SpinBackoff validated(const SpinBackoff& b) {
+  b.validate();
+  return b;
+}
+
+}  // namespace
+
+SpinLock::SpinLock(std::shared_ptr<detail::ClientCore> core, std::string name,
+                   const Backoff& backoff)
+    : BasicLock(std::move(core), std::move(name),
+                std::make_shared<const SpinKind>(validated(backoff))),
+      backoff_(backoff) {}
+
+}  // namespace redisync

@@ -1,0 +1,164 @@
+// MultiLock members over the lock kinds (docs/wire-format.md §6).
+#include "sync/multi/multi_lock_member.h"
+
+#include <asio/post.hpp>
+#include <charconv>
+
+#include "net/server_text.h"
+#include "redisync/multi_lock.h"
+#include "redisync/read_write_lock.h"
+#include "sync/client_core.h"
+#include "sync/identity.h"
+#include "sync/locks/lock_kind.h"
+
+namespace redisync::detail {
+
+/// The one door into BasicLock's internals (its friend).
+struct LockAccess {
+  static const std::shared_ptr<ClientCore>& core(const BasicLock& lock) { return lock.core_; }
+  static const KindPtr& kind(const BasicLock& lock) { return lock.kind_; }
+};
+
+namespace {
+
+// Any lock kind (lock, fair, fenced, spin, read, write): the shared flows of lock_kind.h.
+class KindMember final : public MultiLockMember {
+ public:
+  explicit KindMember(const BasicLock& lock)
+      : MultiLockMember(LockAccess::core(lock), lock.name()), kind_(LockAccess::kind(lock)) {}
+
+  std::string describe() const override { return kind_->describe(*core(), name()); }
+  std::string noun() const override { return kind_->noun(); }
+
+  void acquire(std::int64_t owner, Duration lease, Duration wait, AcquireDone done) const override {
+    run_acquire(core(), kind_, name(), owner, lease, wait, std::move(done));
+  }
+  void release(std::int64_t owner, ReleaseDone done) const override {
+    run_release(core(), kind_, name(), owner, std::move(done));
+  }
+
+ protected:
+  std::string hold_key() const override { return name() + kind_->hold_suffix(); }
+  sync::RenewalKey renewal_key(std::int64_t owner) const override {
+    return kind_->hold_ref(*core(), name(), owner).renewal;
+  }
+  std::string field(std::int64_t owner) const override {
+    return core()->owner_field(owner) + kind_->field_suffix();
+  }
+  void raw_release_io(std::int64_t owner, Duration lease, const std::string& record,
+                      ReplyDone done) const override {
+    kind_->release_step(core(), name(), kind_->hold_ref(*core(), name(), owner), lease, record,
+                        std::move(done));
+  }
+
+ private:
+  KindPtr kind_;
+};
+
+}  // namespace
+
+void MultiLockMember::probe(ReplyDone done) const {
+  auto core = core_;
+  asio::post(core->io(), [core, name = name_, done = std::move(done)] {
+    core->executor().execute({"PTTL", name}, done, net::Retry::never);
+  });
+}
+
+void MultiLockMember::note_expiry(ClientCore& core, Hold& hold, const sync::RenewalKey& renewal,
+                                  Duration lease, sync::Clock::time_point sent) {
+  hold.lease = lease;
+  // The walk took this hold with its own (walking) lease; the key now ends `lease` after the
+  // PEXPIRE: that is this hold's lease for partial releases (remaining_lease) and for its
+  // local deadline. Hold::leases kept the walking lease, and the watchdog its deadline: the
+  // holder was told "lost" too early (lease > walking lease) or after the key had expired.
+  if (!hold.leases.empty() && !hold.leases.back().watchdog) {
+    hold.leases.back() = Hold::Lease{false, sent + lease, sent, lease};
+  }
+  for (const auto& l : hold.leases) {
+    if (l.watchdog) return;  // still renewed by the watchdog: its deadline follows renewals
+  }
+  core.watchdog().fix(renewal, lease, sent);
+}
+
+void MultiLockMember::set_expiry(std::int64_t owner, Duration lease,
+                                 std::function<void(bool)> done) const {
+  auto core = core_;
+  const std::string key = hold_key();
+  const sync::RenewalKey renewal = renewal_key(owner);
+  asio::post(core->io(), [core, name = name_, key, renewal, owner, lease,
+                          done = std::move(done)] {
+    const auto sent = sync::Clock::now();  // the key's new expiry counts from no earlier
+    core->executor().execute(
+        {"PEXPIRE", name, std::to_string(lease.count())},
+        [core, key, renewal, owner, lease, sent, done](std::exception_ptr error,
+                                                       net::Reply reply) {
+          const bool ok = !error && reply.is_integer() && reply.integer == 1;
+          if (ok) {
+            auto it = core->holds().find({key, owner});
+            if (it != core->holds().end()) note_expiry(*core, it->second, renewal, lease, sent);
+          }
+          done(ok);
+        },
+        net::Retry::always);
+  });
+}
+
+void MultiLockMember::undo_possible_hold(std::int64_t owner) const {
+  auto core = core_;
+  asio::post(core->io(), [self = shared_from_this(), this, core, owner] {
+    const auto& holds = core->holds();
+    auto it = holds.find({hold_key(), owner});
+    const long long local = it == holds.end() || it->second.lost ? 0 : it->second.count;
+    if (local == 0) return run_raw_release_io(owner);
+    core->executor().execute(
+        {"HGET", name_, field(owner)},
+        [self, this, owner, local](std::exception_ptr error, net::Reply reply) {
+          long long count = -1;
+          if (!error && reply.is_string() && !net::parse_decimal(reply.str, count)) count = -1;
+          if (count == local + 1) run_raw_release_io(owner);
+        },
+        net::Retry::always);
+  });
+}
+
+void MultiLockMember::run_raw_release_io(std::int64_t owner) const {
+  auto core = core_;
+  const std::string record = release_record_key(name_);
+  auto it = core->holds().find({hold_key(), owner});
+  const Duration lease = it != core->holds().end() && it->second.lease.count() > 0
+                             ? it->second.lease
+                             : core->config().lock_watchdog_timeout;
+  raw_release_io(owner, lease, record, [core, record](std::exception_ptr error, net::Reply) {
+    // Deleted in a batch once the release completed, as every release's record (§1.8).
+    if (!error) core->release_records().add(record);
+  });
+}
+
+bool MultiLockMember::known_lost(std::int64_t owner) const {
+  return detail::known_lost(core_, hold_key(), owner);
+}
+
+void MultiLockMember::is_held(std::int64_t owner, AcquireDone done) const {
+  auto core = core_;
+  asio::post(core->io(), [self = shared_from_this(), this, core, owner, done = std::move(done)] {
+    core->executor().execute(
+        {"HEXISTS", name_, field(owner)},
+        [done](std::exception_ptr error, net::Reply reply) {
+          done(error, !error && reply.is_integer() && reply.integer == 1);
+        },
+        net::Retry::never);  // a query: a dead member must not hold the answer up
+  });
+}
+
+}  // namespace redisync::detail
+
+namespace redisync {
+
+AnyLock::AnyLock(const BasicLock& lock) : impl_(std::make_shared<detail::KindMember>(lock)) {}
+AnyLock::AnyLock(const ReadWriteLock& lock)
+    : AnyLock(static_cast<const BasicLock&>(lock.write_lock())) {}
+
+const std::string& AnyLock::name() const { return impl_->name(); }
+std::string AnyLock::describe() const { return impl_->describe(); }
+
+}  // namespace redisync

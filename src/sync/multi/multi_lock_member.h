@@ -1,0 +1,87 @@
+// One member of a MultiLock / RedLock: the steps the multi-lock state machine needs from any
+// lock kind (acquire, release, probe, expiry, undo of a possible hold), over the kind's own
+// flows so hold counting and watchdog registration stay exactly as for a direct acquire.
+//
+// Threading: acquire() and release() may be called from any thread (they post to the member's
+// I/O thread). The *_io functions run on the member's I/O thread only.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "net/reply.h"
+#include "redisync/config.h"
+#include "redisync/lock.h"
+#include "sync/hold/renewal_table.h"
+
+namespace redisync::detail {
+
+class ClientCore;
+struct Hold;
+
+class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
+ public:
+  using AcquireDone = std::function<void(std::exception_ptr, bool acquired)>;
+  using ReleaseDone = std::function<void(ReleaseOutcome, std::exception_ptr)>;
+  using ReplyDone = std::function<void(std::exception_ptr, net::Reply)>;
+
+  MultiLockMember(std::shared_ptr<ClientCore> core, std::string name)
+      : core_(std::move(core)), name_(std::move(name)) {}
+  virtual ~MultiLockMember() = default;
+
+  const std::shared_ptr<ClientCore>& core() const { return core_; }
+  const std::string& name() const { return name_; }
+  /// "<kind> '<name>' on <server>".
+  virtual std::string describe() const = 0;
+  /// Which kind, for checks ("lock", "fair lock", ...).
+  virtual std::string noun() const = 0;
+
+  /// The kind's acquire flow (lease <= 0: watchdog; wait 0: one attempt).
+  virtual void acquire(std::int64_t owner, Duration lease, Duration wait,
+                       AcquireDone done) const = 0;
+  /// The kind's release flow (one hold, with bookkeeping).
+  virtual void release(std::int64_t owner, ReleaseDone done) const = 0;
+
+  /// Posts to the I/O thread: PTTL of the lock key, no resend (a probe of reachability and of
+  /// the holder's remaining lease).
+  void probe(ReplyDone done) const;
+  /// Posts to the I/O thread: sets the lock key's expiry to `lease` (docs/wire-format.md §6 step 5) and
+  /// makes it the lease of this owner's further re-entries and partial releases.
+  void set_expiry(std::int64_t owner, Duration lease, std::function<void(bool ok)> done) const;
+  /// Posts to the I/O thread: an acquisition of `owner` may have run on the server without
+  /// this process counting it (no answer in time, or an answer that came too late). Drops
+  /// that one hold if it is there, never one the owner had before: when the owner held
+  /// nothing here a plain release step runs; otherwise only if the server's hold count is one
+  /// more than ours. Best effort (the lease bounds what it cannot undo).
+  void undo_possible_hold(std::int64_t owner) const;
+  /// Posts to the I/O thread: does `owner` hold it (HEXISTS of its field)?
+  void is_held(std::int64_t owner, AcquireDone done) const;
+  /// True when this process was told that `owner`'s hold of this member was lost (its
+  /// Client's lost-lock handler ran) and it was not released since. Asks no server; any thread.
+  bool known_lost(std::int64_t owner) const;
+
+ protected:
+  /// The key of this owner's hold in ClientCore::holds() and its hash field (pure).
+  virtual std::string hold_key() const = 0;
+  virtual std::string field(std::int64_t owner) const = 0;
+  /// The watchdog registration of this owner's hold (pure).
+  virtual sync::RenewalKey renewal_key(std::int64_t owner) const = 0;
+  /// I/O thread: the raw release step (no bookkeeping), for undo_possible_hold.
+  virtual void raw_release_io(std::int64_t owner, Duration lease, const std::string& record,
+                              ReplyDone done) const = 0;
+
+ private:
+  void run_raw_release_io(std::int64_t owner) const;
+  /// I/O thread: `hold`'s latest acquisition now has the key's expiry set to `lease` by a
+  /// PEXPIRE sent at `sent` (set_expiry): its lease entry and local deadline follow.
+  static void note_expiry(ClientCore& core, Hold& hold, const sync::RenewalKey& renewal,
+                          Duration lease, sync::Clock::time_point sent);
+
+  std::shared_ptr<ClientCore> core_;
+  std::string name_;
+};
+
+}  // namespace redisync::detail
