@@ -2,8 +2,9 @@
 // its release reply reads), and the flows every kind shares: acquire -> hold bookkeeping ->
 // watchdog registration, release -> outcome, force release, queries.
 //
-// A kind describes; the flows in lock_kind.cpp do the bookkeeping, so each kind's file only
-// says which script runs with which keys.
+// A kind describes; the flows do the bookkeeping (lock_kind.cpp: the acquire side;
+// release_flow.cpp: the release side; grant_steps.cpp: the direct handoff), so each kind's
+// file only says which script runs with which keys.
 //
 // Threading: the step functions and the flows' callbacks run on the I/O thread.
 #pragma once
@@ -257,6 +258,12 @@ void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::stri
 /// The acquire reply of lock_grant_acquire.lua without token: nil acquired, -3 took a grant
 /// (noted in `link`), else the PTTL (capped by the link's registration refresh).
 ReplyParser grant_parse(std::shared_ptr<sync::GrantLink> link);
+/// A granted hold starts on the short grant lease: sets its normal lease (`lease`; the
+/// watchdog's when `watchdog`) a third of the grant lease after `registered` (the send time
+/// of the last attempt before the grant), or at once when that is past. `grant_id` names the
+/// hold: a hold released or lost meanwhile is left alone. I/O thread.
+void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref, Duration lease,
+                  bool watchdog, std::uint64_t grant_id, sync::Clock::time_point registered);
 
 /// Runs a release step (idempotent: it carries its release record, docs/wire-format.md §1.8) followed by WAIT
 /// when the master has replicas (docs/wire-format.md §1.7). A release no replica acknowledged is resent with

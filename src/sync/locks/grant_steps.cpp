@@ -1,0 +1,138 @@
+// The lock-side steps of the direct handoff (docs/wire-format.md §18): the grant link of
+// an acquisition, its give-up step, the grant-mode release and taking a grant.
+#include "sync/locks/lock_kind.h"
+
+#include <asio/post.hpp>
+#include <asio/steady_timer.hpp>
+#include <algorithm>
+#include <charconv>
+#include <iostream>
+#include <optional>
+#include <utility>
+
+#include "lua/scripts.h"
+#include "lua/with_preludes.h"
+#include "net/server_text.h"
+#include "sync/durations.h"
+#include "sync/identity.h"
+#include "sync/metrics_report.h"
+
+
+namespace redisync::detail {
+
+// Sets the granted hold's normal lease (the watchdog renewal step, one key). Sent when a
+// third of the grant lease has passed since `registered` (the send time of the last attempt
+// before the grant), or at once when that is past: a hold released sooner (a short section)
+// never needs it, which keeps a tight loop at two scripts per section. Until it answers, the
+// hold's local deadline is the grant lease from `registered`. Renewed: the hold's local
+// deadline counts the normal lease (renewed by the watchdog, or fixed) from the extension's
+// send time. Gone (the grant lease ended first): the hold is lost. An error leaves the grant
+// lease's local deadline, which reports the hold lost unless the release comes first.
+void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref, Duration lease,
+                  bool watchdog, std::uint64_t grant_id, sync::Clock::time_point registered) {
+  std::weak_ptr<ClientCore> weak = core;
+  auto send = [weak, ref, lease, watchdog, grant_id] {
+    auto live = weak.lock();
+    if (!live) return;
+    auto held = live->holds().find({ref.hold_key, ref.owner});
+    if (held == live->holds().end() || held->second.lost || held->second.grant_id != grant_id) {
+      return;  // released (or lost) already
+    }
+    const auto sent = sync::Clock::now();
+    live->executor().eval(
+        lua::lock_renew, {ref.renewal.key}, {std::to_string(lease.count()), ref.field},
+        [core = live, ref, lease, watchdog, grant_id, sent](std::exception_ptr error,
+                                                            net::Reply reply) {
+          auto it = core->holds().find({ref.hold_key, ref.owner});
+          if (it == core->holds().end() || it->second.lost || it->second.grant_id != grant_id) {
+            return;  // released (or lost) meanwhile
+          }
+          if (error || !reply.is_array() || reply.elements.empty()) return;
+          if (reply.elements[0].integer == 1) {
+            core->watchdog().remove(ref.renewal);
+            if (watchdog) {
+              core->watchdog().add(ref.renewal, ref.report, sent);
+            } else {
+              core->watchdog().watch(ref.renewal, ref.report, lease, sent);
+            }
+            return;
+          }
+          core->watchdog().forget(ref.renewal);
+          core->report_lost(ref.hold_key, ref.owner,
+                            "granted, but the grant lease ended before the hold was extended");
+        },
+        net::Retry::always);
+  };
+  const auto due = registered + core->config().grant_lease / 3;
+  if (due <= sync::Clock::now()) return send();
+  auto timer = std::make_shared<asio::steady_timer>(core->io(), due);
+  timer->async_wait([timer, send](std::error_code ec) {
+    if (!ec) send();
+  });
+}
+
+
+std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& core,
+                                            const LockKind& kind, const std::string& name,
+                                            std::int64_t owner) {
+  if (core->config().handoff != Handoff::grant) return nullptr;
+  const HoldRef ref = kind.hold_ref(*core, name, owner);
+  auto it = core->holds().find({ref.hold_key, owner});
+  if (it != core->holds().end() && it->second.count > 0 && !it->second.lost) return nullptr;
+  auto link = std::make_shared<sync::GrantLink>();
+  link->channel = sync::grant_channel(name, core->id());
+  link->field = ref.field;
+  link->grant_lease = core->config().grant_lease;
+  link->registry = &core->grants();
+  link->deregister = {"ZREM", sync::grant_key(name), ref.field};
+  return link;
+}
+
+std::function<void()> grant_give_up(const std::shared_ptr<ClientCore>& core,
+                                    std::shared_ptr<sync::GrantLink> link,
+                                    const std::string& name, const std::string& token_key) {
+  return [core, link = std::move(link), name, token_key] {
+    if (!link->listed) return;
+    std::vector<std::string> keys{name, lock_channel(name), sync::grant_key(name),
+                                  sync::grant_channel_prefix(name)};
+    if (!token_key.empty()) keys.push_back(token_key);
+    core->executor().eval(
+        lua::with_preludes<lua::lock_grant_give_up, lua::grant_pass_on>(), std::move(keys),
+        {link->field, core->publish_command(),
+         std::to_string(core->config().grant_lease.count())},
+        [core, link](std::exception_ptr error, net::Reply reply) {
+          const bool released = !error && reply.is_integer() && reply.integer == 1;
+          core->grants().gave_up(link->channel, link->field, released);
+        },
+        net::Retry::always);
+  };
+}
+
+void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                        const HoldRef& hold, Duration lease, const std::string& record,
+                        const std::string& token_key, net::ReplyHandler handler) {
+  std::vector<std::string> keys{name, lock_channel(name), record, sync::grant_key(name),
+                                sync::grant_channel_prefix(name)};
+  if (!token_key.empty()) keys.push_back(token_key);
+  acked_release(core, hold, lua::with_preludes<lua::lock_grant_release, lua::grant_pass_on>(),
+                std::move(keys),
+                {"0", std::to_string(lease.count()), hold.field,
+                 std::to_string(lock_release_record_ttl_ms(*core)), core->publish_command(),
+                 std::to_string(core->config().grant_lease.count())},
+                record, std::move(handler));
+}
+
+ReplyParser grant_parse(std::shared_ptr<sync::GrantLink> link) {
+  return [link = std::move(link)](const net::Reply& reply) {
+    if (reply.is_integer() && reply.integer == -3) {
+      link->took_grant = true;
+      return sync::AttemptResult{true, 0};
+    }
+    auto result = parse_nil_or_ttl(reply);
+    if (!result.acquired) result.ttl_ms = link->cap_wait(result.ttl_ms);
+    return result;
+  };
+}
+
+
+}  // namespace redisync::detail
