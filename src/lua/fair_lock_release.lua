@@ -20,8 +20,10 @@
 -- (a pattern ACL can allow one channel and not another).
 if redis.acl_check_cmd then
   local channels = {KEYS[4] .. ':' .. ARGV[3]}
-  for _, waiter in ipairs(redis.call('lrange', KEYS[2], 0, -1)) do
-    channels[#channels + 1] = KEYS[4] .. ':' .. waiter
+  if not KEYS[7] then  -- in grant mode fair_grant_refused (below) checks the waiters' channels
+    for _, waiter in ipairs(redis.call('lrange', KEYS[2], 0, -1)) do
+      channels[#channels + 1] = KEYS[4] .. ':' .. waiter
+    end
   end
   for _, channel in ipairs(channels) do
     if not redis.acl_check_cmd(ARGV[5], channel, ARGV[1]) then
