@@ -61,6 +61,7 @@ inline const Script& with_publish_guard(const Script& body) {
 inline std::vector<std::string> publish_guard_args(std::vector<std::string> args,
                                                    const std::string& command,
                                                    const std::string& channel) {
+  args.reserve(args.size() + 2);
   args.push_back(command);
   args.push_back(channel);
   return args;

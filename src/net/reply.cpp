@@ -1,5 +1,7 @@
 #include "net/reply.h"
 
+#include <charconv>
+
 namespace redisync {
 
 std::string Reply::to_string() const {
@@ -24,13 +26,21 @@ std::string Reply::to_string() const {
 namespace net {
 
 void encode_command(std::string& out, const std::vector<std::string>& args) {
-  out += '*';
-  out += std::to_string(args.size());
-  out += "\r\n";
-  for (const auto& a : args) {
-    out += '$';
-    out += std::to_string(a.size());
+  // Sized once: appended piece by piece, the buffer of a script call grew (and moved) about
+  // ten times per command.
+  std::size_t size = 16;  // "*<count>\r\n"
+  for (const auto& a : args) size += a.size() + 16;  // "$<length>\r\n" a "\r\n"
+  out.reserve(out.size() + size);
+  char digits[24];
+  const auto append_number = [&](char prefix, std::size_t n) {
+    out += prefix;
+    const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+    out.append(digits, end);
     out += "\r\n";
+  };
+  append_number('*', args.size());
+  for (const auto& a : args) {
+    append_number('$', a.size());
     out += a;
     out += "\r\n";
   }
