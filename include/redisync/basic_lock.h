@@ -179,6 +179,8 @@ class BasicLock {
   bool try_acquire(Duration wait, Duration lease);
   /// Releases one hold of the calling thread; throws only when the server cannot answer.
   ReleaseOutcome release_outcome();
+  /// The lock's description for a log line, or its name if even that fails.
+  std::string describe_or_name() const noexcept;
 };
 
 }  // namespace redisync

@@ -15,6 +15,7 @@ asio::io_context& io_of(const std::shared_ptr<ClientCore>& core) { return core->
 ClientCore::ClientCore(Config config)
     : config_(std::move(config)), id_(sync::random_uuid()), work_(io_.get_executor()) {
   config_.validate();
+  server_ = config_.describe();
   executor_ = std::make_unique<net::Executor>(io_, config_);
   watchdog_ = std::make_unique<sync::Watchdog>(
       *executor_, config_.lock_watchdog_timeout,

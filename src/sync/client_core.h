@@ -78,6 +78,9 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
 
   asio::io_context& io() { return io_; }
   const Config& config() const { return config_; }
+  /// config().describe(), computed once: error texts name the server with it, and building
+  /// them on every call cost the hot path allocations.
+  const std::string& server() const { return server_; }
   const std::string& id() const { return id_; }
   std::string owner_field(std::int64_t owner) const { return id_ + ":" + std::to_string(owner); }
 
@@ -166,6 +169,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::map<std::pair<std::string, std::int64_t>, Hold> holds_;
   std::set<std::pair<std::string, std::string>> lost_permits_;
   std::string publish_command_ = "PUBLISH";
+  std::string server_;  // config_.describe()
   std::mutex lost_mutex_;
   std::function<void(const LockLostEvent&)> lost_handler_;
   std::atomic<bool> closed_{false};

@@ -32,7 +32,7 @@ void latch_message_policy(net::Channel& channel, const std::string& payload) {
 }
 
 std::string describe_latch(const detail::ClientCore& core, const std::string& name) {
-  return "count-down latch '" + name + "' on " + core.config().describe();
+  return "count-down latch '" + name + "' on " + core.server();
 }
 
 net::Reply run(const std::shared_ptr<detail::ClientCore>& core,

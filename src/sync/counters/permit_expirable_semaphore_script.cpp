@@ -11,7 +11,7 @@
 namespace redisync::detail {
 
 std::string describe_pes(const ClientCore& core, const std::string& name) {
-  return "permit-expirable semaphore '" + name + "' on " + core.config().describe();
+  return "permit-expirable semaphore '" + name + "' on " + core.server();
 }
 
 std::string timeout_key(const std::string& name) { return sync::hash_tag(name) + ":timeout"; }

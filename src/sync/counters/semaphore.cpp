@@ -20,7 +20,7 @@ namespace redisync {
 namespace {
 
 std::string describe_semaphore(const detail::ClientCore& core, const std::string& name) {
-  return "semaphore '" + name + "' on " + core.config().describe();
+  return "semaphore '" + name + "' on " + core.server();
 }
 
 

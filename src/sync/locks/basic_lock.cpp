@@ -84,25 +84,29 @@ ReleaseResult BasicLock::release() noexcept {
 }
 
 void BasicLock::unlock() noexcept {
-  std::string what = name_;
   try {
-    what = kind_->describe(*core_, name_);
     const auto owner = sync::thread_owner_id();
-    const detail::HoldRef ref = kind_->hold_ref(*core_, name_, owner);
     core_->call<bool>([&](auto done) {
-      asio::post(core_->io(), [core = core_, kind = kind_, name = name_, owner, ref, what, done] {
-        detail::quiet_unlock(
-            core, ref.hold_key, owner, ref.renewal, what,
-            [core, kind, name, owner](detail::ReleaseDone d) {
-              detail::release_now(core, kind, name, owner, std::move(d));
-            },
-            [done] { done(nullptr, true); });
+      asio::post(core_->io(), [core = core_, kind = kind_, name = name_, owner, done] {
+        detail::quiet_unlock(core, kind, name, owner, [done] { done(nullptr, true); });
       });
     });
   } catch (const std::exception& e) {
-    detail::log_quiet_unlock(what, e.what());
+    detail::log_quiet_unlock(describe_or_name(), e.what());
   } catch (...) {
-    detail::log_quiet_unlock(what, "unknown error");
+    detail::log_quiet_unlock(describe_or_name(), "unknown error");
+  }
+}
+
+std::string BasicLock::describe_or_name() const noexcept {
+  try {
+    return kind_->describe(*core_, name_);
+  } catch (...) {
+    try {
+      return name_;
+    } catch (...) {
+      return {};
+    }
   }
 }
 

@@ -22,16 +22,16 @@ HoldRef LockKind::hold_ref(const ClientCore& core, const std::string& name,
   HoldRef h;
   h.hold_key = name + hold_suffix();
   h.owner = owner;
-  const std::string owner_field = core.owner_field(owner);
+  std::string owner_field = core.owner_field(owner);
   h.field = owner_field + field_suffix();
   h.renewal = sync::RenewalKey{name, h.field, renewal_kind()};
   // The Client's lost handler reads the owner from "<client id>:<owner>".
-  h.report = sync::RenewalKey{h.hold_key, owner_field};
+  h.report = sync::RenewalKey{h.hold_key, std::move(owner_field)};
   return h;
 }
 
 std::string LockKind::describe(const ClientCore& core, const std::string& name) const {
-  return noun() + " '" + name + "' on " + core.config().describe();
+  return noun() + " '" + name + "' on " + core.server();
 }
 
 void LockKind::is_locked(const std::shared_ptr<ClientCore>& core, const std::string& name,
@@ -136,14 +136,17 @@ sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& c
                                             std::vector<std::string> keys, ArgsFn args,
                                             std::string what, ReplyParser parse, UndoFn undo) {
   if (!parse) parse = parse_nil_or_ttl;
+  // Shared, not copied into every attempt's completion: it is only read for an error.
+  auto described = std::make_shared<const std::string>("acquiring " + what);
   return [core, script = &script, keys = std::move(keys), args = std::move(args),
-          what = "acquiring " + what, parse, undo](sync::AcquireLoop::AttemptDone cb) {
+          described = std::move(described), parse, undo](sync::AcquireLoop::AttemptDone cb) {
     // The send time of this attempt: a hold it takes counts its local lease deadline from
     // it, whichever path (loop, one attempt, spin loop) reports it (docs/safety.md).
     const auto sent = sync::Clock::now();
-    auto on_reply = [core, cb, what, parse, undo, sent](std::exception_ptr error,
-                                                        net::Reply reply, int acked) {
-      error = reply_error(error, reply, what);
+    auto on_reply = [core, cb, described, parse, undo, sent](std::exception_ptr error,
+                                                             net::Reply reply, int acked) {
+      const std::string& step = *described;
+      error = reply_error(error, reply, step);
       if (error) return cb(error, {});
       sync::AttemptResult result;
       try {
@@ -151,13 +154,13 @@ sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& c
       } catch (const Error&) {
         error = std::current_exception();
       } catch (const std::exception& e) {
-        error = std::make_exception_ptr(ServerError(what + ": " + e.what(), reply.to_string()));
+        error = std::make_exception_ptr(ServerError(step + ": " + e.what(), reply.to_string()));
       }
       if (!error && result.acquired && acked == 0 && undo) {
         // No replica has the hold: a failover now would lose it. Undo it and let the loop
         // try again (docs/wire-format.md §1.7).
         auto timeout = std::make_exception_ptr(TimeoutError(
-            "redisync: " + what + ": no replica acknowledged the acquire within " +
+            "redisync: " + step + ": no replica acknowledged the acquire within " +
             std::to_string(core->config().slaves_sync_timeout.count()) +
             " ms (WAIT); the hold was rolled back"));
         return undo([cb, timeout] { cb(timeout, {}); });

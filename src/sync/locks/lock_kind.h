@@ -131,15 +131,15 @@ void run_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
 void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                  const std::string& name, std::int64_t owner, ReleaseDone done);
 /// The release behind unlock(), which never throws (std guards call it from a noexcept
-/// destructor). On the I/O thread: runs `release` and settles what it did not do:
+/// destructor). On the I/O thread: releases one hold of `owner` (release_now) and settles what
+/// the release did not do:
 /// - lost: the lost-lock handler is told, unless the watchdog already told it;
 /// - failed (server unreachable): one local hold is dropped and, with the last one, its
 ///   renewals stop, so the lock frees when its lease ends; a line on stderr says so;
 /// - not_held: a line on stderr.
 /// Then `finished` runs.
-void quiet_unlock(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
-                  std::int64_t owner, const sync::RenewalKey& renewal, const std::string& what,
-                  std::function<void(ReleaseDone)> release, std::function<void()> finished);
+void quiet_unlock(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                  const std::string& name, std::int64_t owner, std::function<void()> finished);
 /// A line on stderr for an unlock() that could not even start (client closed...). Never throws.
 void log_quiet_unlock(const std::string& what, const std::string& why) noexcept;
 /// Force release on the I/O thread; on success forgets every local hold it ended.

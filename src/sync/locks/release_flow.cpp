@@ -17,6 +17,7 @@
 #include "sync/durations.h"
 #include "sync/identity.h"
 #include "sync/metrics_report.h"
+#include "sync/string_list.h"
 
 
 namespace redisync::detail {
@@ -92,10 +93,10 @@ void acked_release(const std::shared_ptr<ClientCore>& core, const HoldRef& hold,
 void hash_release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
                        const HoldRef& hold, Duration lease, const std::string& record, bool publish,
                        net::ReplyHandler handler) {
-  acked_release(core, hold, lua::lock_release, {name, lock_channel(name), record},
-                {"0", std::to_string(lease.count()), hold.field,
-                 std::to_string(lock_release_record_ttl_ms(*core)), core->publish_command(),
-                 publish ? "1" : "0"},
+  acked_release(core, hold, lua::lock_release, sync::string_list(name, lock_channel(name), record),
+                sync::string_list("0", std::to_string(lease.count()), hold.field,
+                                  std::to_string(lock_release_record_ttl_ms(*core)),
+                                  core->publish_command(), publish ? "1" : "0"),
                 record, std::move(handler));
 }
 
@@ -198,14 +199,11 @@ Duration remaining_lease(const Hold& hold, Duration watchdog_lease) {
 
 void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                  const std::string& name, std::int64_t owner, ReleaseDone done) {
-  const HoldRef ref = kind->hold_ref(*core, name, owner);
+  HoldRef ref = kind->hold_ref(*core, name, owner);
   auto it = core->holds().find({ref.hold_key, owner});
   const Duration lease = it != core->holds().end()
                              ? remaining_lease(it->second, core->config().lock_watchdog_timeout)
                              : core->config().lock_watchdog_timeout;
-  // The release record makes a resend after a dropped connection safe (docs/wire-format.md §1.8).
-  const std::string record = release_record_key(name);
-  const std::string what = "releasing " + kind->describe(*core, name);
   // A release that ends the owner's last hold: while it is in flight, a loss the watchdog
   // finds (the local lease deadline passing while the reply is late) waits for its outcome
   // (Hold::releasing). Not for a read-write lock, whose release reply does not say whether
@@ -214,32 +212,49 @@ void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
       kind->release_reply() != ReleaseReply::whole_lock) {
     it->second.releasing = true;
   }
+  // What the completion needs, shared once: this is the hot path of every unlock, and the
+  // handler is copied down the release chain. The error text is only built for an error.
+  struct Pending {
+    std::string name;
+    HoldRef ref;
+    std::string record;  // makes a resend after a dropped connection safe (docs/wire-format.md §1.8)
+    ReleaseDone done;
+  };
+  auto p = std::make_shared<const Pending>(
+      Pending{name, std::move(ref), release_record_key(name), std::move(done)});
   kind->release_step(
-      core, name, ref, lease, record,
-      [core, kind, name, ref, record, what, done](std::exception_ptr error, net::Reply reply) {
-        error = reply_error(error, reply, what);
+      core, p->name, p->ref, lease, p->record,
+      [core, kind, p](std::exception_ptr error, net::Reply reply) {
+        const HoldRef& hold = p->ref;
+        if (!error && reply.is_error()) {
+          error = net::server_error(reply, "releasing " + kind->describe(*core, p->name));
+        }
         std::optional<std::string> deferred;  // a loss found while the release was in flight
-        if (auto h = core->holds().find({ref.hold_key, ref.owner}); h != core->holds().end()) {
+        if (auto h = core->holds().find({hold.hold_key, hold.owner}); h != core->holds().end()) {
           h->second.releasing = false;
           deferred = std::exchange(h->second.deferred_loss, std::nullopt);
         }
         if (error) {
           // Unconfirmed: the hold may have been lost, as the watchdog found.
-          if (deferred) core->report_lost(ref.hold_key, ref.owner, *deferred);
-          return done(ReleaseOutcome::failed, error);
+          if (deferred) core->report_lost(hold.hold_key, hold.owner, *deferred);
+          return p->done(ReleaseOutcome::failed, error);
         }
         // Confirmed (released, or still held by the remaining holds): the hold was there when
         // the release ran, so the deferred loss never happened and is dropped. A lost outcome
         // is reported by the caller (unlock_checked() raises LockLostError; unlock() tells the
         // lost-lock handler, quiet_unlock).
-        core->release_records().add(record);
-        auto held = core->holds().find({ref.hold_key, ref.owner});
-        const Hold before = held != core->holds().end() ? held->second : Hold{};
-        const auto outcome = settle_release(*core, ref, reply, kind->release_reply());
-        if (outcome == ReleaseOutcome::released && core->config().metrics) {
-          metrics_released(*core, metrics_kind(kind->noun()), name, &before);
+        core->release_records().add(p->record);
+        const bool metered = core->config().metrics != nullptr;
+        Hold before;
+        if (metered) {
+          auto held = core->holds().find({hold.hold_key, hold.owner});
+          if (held != core->holds().end()) before = held->second;
         }
-        done(outcome, nullptr);
+        const auto outcome = settle_release(*core, hold, reply, kind->release_reply());
+        if (outcome == ReleaseOutcome::released && metered) {
+          metrics_released(*core, metrics_kind(kind->noun()), p->name, &before);
+        }
+        p->done(outcome, nullptr);
       });
 }
 
@@ -257,20 +272,23 @@ void log_quiet_unlock(const std::string& what, const std::string& why) noexcept 
   }
 }
 
-void quiet_unlock(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
-                  std::int64_t owner, const sync::RenewalKey& renewal, const std::string& what,
-                  std::function<void(ReleaseDone)> release, std::function<void()> finished) {
+void quiet_unlock(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                  const std::string& name, std::int64_t owner, std::function<void()> finished) {
+  std::string hold_key = name + kind->hold_suffix();
   auto it = core->holds().find({hold_key, owner});
   // The watchdog reports a loss it finds itself; one found only now is reported here.
   const bool reported = it != core->holds().end() && it->second.lost;
-  release([core, hold_key, owner, renewal, what, reported, finished](ReleaseOutcome outcome,
-                                                                     std::exception_ptr error) {
+  release_now(core, kind, name, owner,
+              [core, kind, name, hold_key = std::move(hold_key), owner, reported,
+               finished = std::move(finished)](ReleaseOutcome outcome, std::exception_ptr error) {
     try {
+      const auto what = [&] { return kind->describe(*core, name); };
       if (outcome == ReleaseOutcome::lost && !reported) {
         core->report_lost(hold_key, owner,
                           "found at release: the lease expired or the key was removed");
       } else if (outcome == ReleaseOutcome::failed) {
         // Stop renewing the hold this unlock gave up, so the server's lease frees the lock.
+        const sync::RenewalKey renewal = kind->hold_ref(*core, name, owner).renewal;
         auto& holds = core->holds();
         auto held = holds.find({hold_key, owner});
         core->watchdog().remove(renewal);
@@ -285,11 +303,11 @@ void quiet_unlock(const std::shared_ptr<ClientCore>& core, const std::string& ho
           why = e.what();
         } catch (...) {
         }
-        log_quiet_unlock(what, "the release did not complete (" + why +
-                                   "); the hold is no longer renewed and the lock frees when "
-                                   "its lease ends");
+        log_quiet_unlock(what(), "the release did not complete (" + why +
+                                     "); the hold is no longer renewed and the lock frees when "
+                                     "its lease ends");
       } else if (outcome == ReleaseOutcome::not_held) {
-        log_quiet_unlock(what, "not held by owner " + std::to_string(owner));
+        log_quiet_unlock(what(), "not held by owner " + std::to_string(owner));
       }
     } catch (...) {
       // Never let a report take down the I/O thread.

@@ -26,7 +26,7 @@ namespace {
 using sync::rate_keys;
 
 std::string describe(const detail::ClientCore& core, const std::string& name) {
-  return "rate limiter '" + name + "' on " + core.config().describe();
+  return "rate limiter '" + name + "' on " + core.server();
 }
 
 // The acquire, release and available scripts run with the shared window sub-steps in front.
