@@ -23,9 +23,11 @@ if KEYS[2] then
     return ttl
   end
 end
-if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
+local fresh = redis.call('exists', KEYS[1]) == 0
+if fresh or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
   redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then redis.call('pexpire', KEYS[1], ARGV[1]) end  -- never shortens (issue 22)
+  -- Never shortens (issue 22); a key this call created has no expiry to compare with.
+  if fresh or redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then redis.call('pexpire', KEYS[1], ARGV[1]) end
   if guard then
     redis.call('del', KEYS[2])
   end
