@@ -13,6 +13,7 @@
 #include "support/metrics_hook_test.h"
 #include "support/recording_metrics.h"
 #include "support/redis_server.h"
+#include "support/server_stats.h"
 #include "support/test_config.h"
 #include "support/test_util.h"
 
@@ -22,6 +23,7 @@ using redisync::Histogram;
 using redisync::test::RecordingMetrics;
 using redisync::test::RedisServer;
 using redisync::test::config_for;
+using redisync::test::evalsha_calls;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
 
@@ -56,7 +58,8 @@ TEST_F(MetricsTest, WaiterWokenByTheReleaseReportsWakeUpHandoffAndSubscription) 
   redisync::Client waiter_client(config());
   const auto name = unique_name("metrics:handoff");
   auto holder = holder_client.lock(name);
-  holder.lock();
+  holder.lock(60s);  // a fixed lease: no renewal scripts among the calls counted below
+  const long long scripts_before = evalsha_calls(server);
   auto waiter = std::async(std::launch::async, [&] {
     auto lock = waiter_client.lock(name);
     const bool got = lock.try_lock_for(20s, 30s);
@@ -68,6 +71,10 @@ TEST_F(MetricsTest, WaiterWokenByTheReleaseReportsWakeUpHandoffAndSubscription) 
                          10s));
   ASSERT_TRUE(wait_until(
       [&] { return !server.command({"PUBSUB", "CHANNELS"}).elements.empty(); }, 10s));
+  // Once subscribed, the waiter attempts once more (a release may have come meanwhile): a
+  // release before that attempt hands the lock over without a wake-up, which this test is not
+  // about. Its two attempts made, the waiter sleeps until the release's message.
+  ASSERT_TRUE(wait_until([&] { return evalsha_calls(server) >= scripts_before + 2; }, 10s));
   holder.unlock();
   ASSERT_TRUE(waiter.get());
 
