@@ -2,20 +2,15 @@
 -- KEYS[1] count string N; KEYS[2] channel; ARGV[1] n (>= 1); ARGV[2] publish command.
 -- v = N - n (absent counts as 0). When v <= 0, N is deleted; when this call opened the latch
 -- (the count went from > 0 to <= 0; for n = 1 exactly "v = 0"), "0" is published.
--- Sent with publish_check.lua in front: the right to publish is checked before any write.
+-- Sent with publish_check.lua and refused_or_recorded.lua in front: the right to publish is
+-- checked before any write.
 -- Returns v.
 -- Optional (this library): KEYS[3] the call's record "redisync_latch_count_down:TAG(N):<request
 -- id>", ARGV[3] its expiry (ms). A resent call finds the record and returns the v the first
 -- copy stored there, changing nothing.
-local refused = publish_refused(ARGV[2], KEYS[2])
-if refused then
-  return refused
-end
-if KEYS[3] then
-  local recorded = redis.call('get', KEYS[3])
-  if recorded ~= false then
-    return tonumber(recorded)
-  end
+local done, reply = refused_or_recorded(ARGV[2], KEYS[2], KEYS[3])
+if done then
+  return reply
 end
 local n = tonumber(ARGV[1])
 local v = redis.call('decrby', KEYS[1], n)

@@ -3,14 +3,14 @@
 -- KEYS[1] lock hash N; KEYS[2] queue; KEYS[3] timeout set; KEYS[4] channel prefix
 -- "redisson_lock__channel:TAG(N)".
 -- ARGV[1] message "0"; ARGV[2] unused (now is the server's TIME); ARGV[3] publish command.
--- Sent after fair_lock_dead_heads.lua (drop_dead_heads).
+-- Sent after fair_lock_dead_heads.lua (drop_dead_heads) and publish_check.lua (publish_refused).
 -- Returns 1 if the lock existed, else 0.
--- Checked before any write: a user without the right to publish would otherwise have the
--- write done and the script aborted at the publish, its waiters never woken.
-if redis.acl_check_cmd and not redis.acl_check_cmd(ARGV[3], KEYS[4] .. ':' .. 'x', ARGV[1]) then
-  return redis.error_reply('NOPERM this user may not ' .. ARGV[3] .. ' to channel ' .. KEYS[4] .. ':' .. 'x' ..
-    ' (redisync wakes waiters with it; grant it with ACL SETUSER <user> &<channel pattern>);' ..
-    ' nothing was changed')
+-- The right to publish is checked before any write (on a waiter-shaped channel, prefix:x): a
+-- user without it would otherwise have the write done and the script aborted at the publish,
+-- its waiters never woken.
+local refused = publish_refused(ARGV[3], KEYS[4] .. ':' .. 'x')
+if refused then
+  return refused
 end
 local now = server_now()
 drop_dead_heads(KEYS[2], KEYS[3], now)  -- §4.2 (fair_lock_dead_heads.lua)

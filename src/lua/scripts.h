@@ -51,6 +51,9 @@ extern const Script publish_guard;
 // Shared sub-step "set the count if absent, then announce it", sent (after publish_check) in
 // front of the try-set scripts of the semaphore, permit-expirable semaphore and latch.
 extern const Script set_count_if_absent;
+// Shared sub-step "refused, or answered from the call's record?", sent (after publish_check) in
+// front of the recorded steps that publish: the semaphore's release, the latch's count-down.
+extern const Script refused_or_recorded;
 // Counting semaphore (semaphore.cpp).
 extern const Script semaphore_try_acquire;
 extern const Script semaphore_release;

@@ -27,6 +27,13 @@ const Script& with_publish_check() {
   return with_preludes<Body, publish_check>();
 }
 
+/// A recorded step that publishes (semaphore release, latch count-down): publish_check.lua and
+/// refused_or_recorded.lua in front.
+template <const Script& Body>
+const Script& with_recorded_publish() {
+  return with_preludes<Body, publish_check, refused_or_recorded>();
+}
+
 /// A "try set" script (a count set only when absent, then announced): publish_check.lua,
 /// `Shared...` (the kind's own sub-steps) and set_count_if_absent.lua in front.
 template <const Script& Body, const Script&... Shared>

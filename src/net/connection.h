@@ -103,7 +103,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// Requests sent and not yet answered or timed out (for tests and benchmarks).
   std::size_t in_flight() const { return inflight_.size(); }
 
- /// The byte stream under a connection (TCP, TLS or unix socket); defined in the .cpp.
+ /// The byte stream under a connection (TCP, TLS or unix socket); defined in net/stream.h.
   class Stream;
 
  private:
@@ -144,7 +144,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_read(std::size_t n);
   void dispatch(Reply reply);
   void arm_timeout_timer();
+  // Sets the timeout timer to fire at `at` and run on_timeout_timer().
+  void wait_timeout_timer(Clock::time_point at);
   void on_timeout_timer();
+  // Empties `queue` and calls the handler of each entry not yet answered with `error`.
   void fail_all(std::deque<Pending>& queue, std::exception_ptr error);
   std::exception_ptr connection_error(const std::string& what, bool maybe_sent) const;
 

@@ -111,6 +111,15 @@ class Executor {
                             const std::string& node_host);
   bool retry_after_error(const std::shared_ptr<struct Attempt>& attempt,
                          std::exception_ptr error);
+  /// Runs the attempt again after `delay` (fails it with ClientClosedError if closed by then).
+  void run_after(const std::shared_ptr<struct Attempt>& attempt, Duration delay);
+  /// A new attempt with `retry` and its retry budget.
+  std::shared_ptr<struct Attempt> new_attempt(Retry retry) const;
+  /// A new attempt running `script` by EVALSHA, routed by its first key.
+  std::shared_ptr<struct Attempt> eval_attempt(const lua::Script& script,
+                                               std::vector<std::string> keys,
+                                               std::vector<std::string> args,
+                                               Retry retry) const;
   void refresh_replicas();
 
   asio::io_context& io_;

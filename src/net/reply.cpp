@@ -1,5 +1,7 @@
 #include "net/reply.h"
 
+#include <hiredis/hiredis.h>
+
 #include <charconv>
 
 namespace redisync {
@@ -24,6 +26,32 @@ std::string Reply::to_string() const {
 }
 
 namespace net {
+
+Reply convert_reply(const redisReply* r) {
+  Reply out;
+  switch (r->type) {
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS:
+    case REDIS_REPLY_ERROR:
+      out.kind = r->type == REDIS_REPLY_STRING   ? Reply::Kind::string
+                 : r->type == REDIS_REPLY_STATUS ? Reply::Kind::status
+                                                 : Reply::Kind::error;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.kind = Reply::Kind::integer;
+      out.integer = r->integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.kind = Reply::Kind::array;
+      out.elements.reserve(r->elements);
+      for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert_reply(r->element[i]));
+      break;
+    default:
+      out.kind = Reply::Kind::nil;
+  }
+  return out;
+}
 
 void encode_command(std::string& out, const std::vector<std::string>& args) {
   // Sized once: appended piece by piece, the buffer of a script call grew (and moved) about

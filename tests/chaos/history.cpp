@@ -132,12 +132,14 @@ History parse_history(const std::string& text) {
   return h;
 }
 
-History read_history(const std::string& path) {
+std::string file_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   if (in) text << in.rdbuf();
-  return parse_history(text.str());
+  return text.str();
 }
+
+History read_history(const std::string& path) { return parse_history(file_text(path)); }
 
 Verdict check(const History& history, const Expectations& expect) {
   Verdict v;

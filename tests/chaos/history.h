@@ -50,6 +50,9 @@ struct History {
 History parse_history(const std::string& text);
 /// Reads and parses a history file (an absent file is an empty history).
 History read_history(const std::string& path);
+/// The whole text of the file at `path`, empty when it cannot be read (read_history() and
+/// read_latch_history() parse it).
+std::string file_text(const std::string& path);
 
 /// What the checker is told about the run.
 struct Expectations {

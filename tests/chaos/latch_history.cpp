@@ -1,10 +1,11 @@
 #include "chaos/latch_history.h"
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
+
+#include "chaos/history.h"  // file_text
 
 namespace redisync::chaos {
 
@@ -63,10 +64,7 @@ LatchHistory parse_latch_history(const std::string& text) {
 }
 
 LatchHistory read_latch_history(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (in) text << in.rdbuf();
-  return parse_latch_history(text.str());
+  return parse_latch_history(file_text(path));
 }
 
 LatchVerdict check_latch(const LatchHistory& history, const LatchExpectations& expect) {

@@ -47,7 +47,7 @@ TEST_P(LostPermitReleaseReply, NeverMoreThanNPermitsInUse) {
       kind == "pes"
           ? lua::with_preludes<lua::permit_expirable_semaphore_release, lua::publish_check,
                                lua::permit_expirable_semaphore_common>()
-          : lua::with_publish_check<lua::semaphore_release>();
+          : lua::with_recorded_publish<lua::semaphore_release>();
   for (int w = 0; w < victims; ++w) {
     // The 2nd call: the 1st may be the EVALSHA answered NOSCRIPT (it did not run).
     run.proxy(w).drop_reply({.command = "EVALSHA", .first_arg = net::Executor::sha1_of(script)}, 2,

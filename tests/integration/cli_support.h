@@ -61,6 +61,22 @@ class CliTest : public ::testing::Test {
     return pid;
   }
 
+  // Starts `redisync run [options] <name> -- sh -c 'touch <marker>; exec sleep 30'` in the
+  // background (as start_cli): it holds the lock from when the marker exists (started()) until
+  // signalled or the lock is lost.
+  pid_t start_sleeper(const std::string& name, const std::string& marker,
+                      std::string* output_path, std::vector<std::string> options = {}) {
+    std::vector<std::string> args{"run", "--redis", server_.url()};
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {name, "--", "sh", "-c", "touch " + marker + "; exec sleep 30"});
+    return start_cli(std::move(args), output_path);
+  }
+
+  // True once the command of start_sleeper() runs (its marker exists), within 10 s.
+  static bool started(const std::string& marker) {
+    return wait_until([&] { return file_exists(marker); }, 10s);
+  }
+
   // Waits (bounded) for a background CLI; its exit code (128+signal), or -1 if it hung.
   static int finish(pid_t pid, std::chrono::milliseconds limit = 20s) {
     int status = 0;

@@ -97,10 +97,8 @@ TEST_F(CliTest, RunForwardsSigtermAndReleasesTheLock) {
   const std::string name = unique_name("cli:term:");
   const std::string marker = temp_file("started");
   std::string out;
-  const pid_t pid = start_cli({"run", "--redis", server_.url(), name, "--", "sh", "-c",
-                               "touch " + marker + "; exec sleep 30"},
-                              &out);
-  ASSERT_TRUE(wait_until([&] { return file_exists(marker); }, 10s)) << read_file(out);
+  const pid_t pid = start_sleeper(name, marker, &out);
+  ASSERT_TRUE(started(marker)) << read_file(out);
   EXPECT_TRUE(key_exists(name));
   ::kill(pid, SIGTERM);
   EXPECT_EQ(finish(pid, 10s), 128 + SIGTERM) << read_file(out);  // sleep died of the SIGTERM
@@ -111,10 +109,8 @@ TEST_F(CliTest, RunLostLockTerminatesTheCommandAndExits76) {
   const std::string name = unique_name("cli:lost:");
   const std::string marker = temp_file("started");
   std::string out;
-  const pid_t pid = start_cli({"run", "--redis", server_.url(), "--watchdog-timeout", "900ms", name,
-                               "--", "sh", "-c", "touch " + marker + "; exec sleep 30"},
-                              &out);
-  ASSERT_TRUE(wait_until([&] { return file_exists(marker); }, 10s)) << read_file(out);
+  const pid_t pid = start_sleeper(name, marker, &out, {"--watchdog-timeout", "900ms"});
+  ASSERT_TRUE(started(marker)) << read_file(out);
   server_.command({"DEL", name});
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(finish(pid, 15s), 76) << read_file(out);
@@ -127,10 +123,8 @@ TEST_F(CliTest, StatusJsonMatchesTheState) {
   const std::string name = unique_name("cli:st:");
   const std::string marker = temp_file("started");
   std::string out;
-  const pid_t pid = start_cli({"run", "--redis", server_.url(), name, "--", "sh", "-c",
-                               "touch " + marker + "; exec sleep 30"},
-                              &out);
-  ASSERT_TRUE(wait_until([&] { return file_exists(marker); }, 10s)) << read_file(out);
+  const pid_t pid = start_sleeper(name, marker, &out);
+  ASSERT_TRUE(started(marker)) << read_file(out);
 
   auto r = cli({"status", "--redis", server_.url(), "--json", name});
   EXPECT_EQ(r.exit_code, 0) << r.output;

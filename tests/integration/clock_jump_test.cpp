@@ -89,40 +89,51 @@ TEST(ClockJump, FairLockWaiterWithAClockTwoHoursBehindKeepsItsTurn) {
   EXPECT_EQ(list.elements[1].as_string(), "b");
 }
 
+namespace {
+
+// The one permit of a permit-expirable semaphore on its own server, and a client with the test's
+// own clock; take_in_worker() has a worker whose wall clock is off take the permit (killed at
+// the end).
+struct PermitOfASkewedWorker {
+  RedisServer server;
+  redisync::Client client{redisync::Config::from_url(server.url())};
+  const std::string name = unique_name("pes:");
+  const std::string zset = "{" + name + "}:timeout";
+  redisync::PermitExpirableSemaphore sem = client.permit_expirable_semaphore(name);
+  pid_t worker = -1;
+
+  ~PermitOfASkewedWorker() {
+    if (worker > 0) kill_and_reap(worker);
+  }
+  // Sets the one permit; the worker takes it for `lease_ms`, its wall clock `offset` off.
+  void take_in_worker(const std::string& offset, const std::string& lease_ms) {
+    ASSERT_TRUE(sem.try_set_permits(1));
+    worker = redisync::test::detail::spawn_process(
+        faketime_worker(offset, {"pes-hold", server.url(), name, lease_ms}), -1);
+    ASSERT_TRUE(wait_until([&] { return server.command({"ZCARD", zset}).as_integer() == 1; }, 10s));
+  }
+};
+
+}  // namespace
+
 TEST(ClockJump, PermitOfAClientTwoHoursBehindDoesNotExpireAtOnce) {
   ASSERT_EQ(::access("/usr/bin/faketime", X_OK), 0) << "faketime is not installed (scripts/deps.sh installs it)";
-  RedisServer server;
-  redisync::Client client(redisync::Config::from_url(server.url()));
-  const auto name = unique_name("pes:");
-  const std::string zset = "{" + name + "}:timeout";
-  auto sem = client.permit_expirable_semaphore(name);
-  ASSERT_TRUE(sem.try_set_permits(1));
+  PermitOfASkewedWorker p;
   // The worker takes the permit for a minute, its wall clock 2 h behind.
-  const pid_t worker = redisync::test::detail::spawn_process(
-      faketime_worker("-2h", {"pes-hold", server.url(), name, "60000"}), -1);
-  ASSERT_TRUE(wait_until([&] { return server.command({"ZCARD", zset}).as_integer() == 1; }, 10s));
+  ASSERT_NO_FATAL_FAILURE(p.take_in_worker("-2h", "60000"));
   // Another client looks: the permit is held, not reclaimed as expired 2 h ago.
-  EXPECT_EQ(sem.available_permits(), 0) << "the slow client's permit expired at once";
-  EXPECT_EQ(server.command({"ZCARD", zset}).as_integer(), 1);
-  EXPECT_FALSE(sem.try_acquire().has_value());
-  kill_and_reap(worker);
+  EXPECT_EQ(p.sem.available_permits(), 0) << "the slow client's permit expired at once";
+  EXPECT_EQ(p.server.command({"ZCARD", p.zset}).as_integer(), 1);
+  EXPECT_FALSE(p.sem.try_acquire().has_value());
 }
 
 TEST(ClockJump, PermitOfAClientTwoHoursAheadEndsWithItsLease) {
   ASSERT_EQ(::access("/usr/bin/faketime", X_OK), 0) << "faketime is not installed (scripts/deps.sh installs it)";
-  RedisServer server;
-  redisync::Client client(redisync::Config::from_url(server.url()));
-  const auto name = unique_name("pes:");
-  const std::string zset = "{" + name + "}:timeout";
-  auto sem = client.permit_expirable_semaphore(name);
-  ASSERT_TRUE(sem.try_set_permits(1));
+  PermitOfASkewedWorker p;
   // The worker takes the permit for 1 s, its wall clock 2 h ahead, and never releases it.
-  const pid_t worker = redisync::test::detail::spawn_process(
-      faketime_worker("+2h", {"pes-hold", server.url(), name, "1000"}), -1);
-  ASSERT_TRUE(wait_until([&] { return server.command({"ZCARD", zset}).as_integer() == 1; }, 10s));
+  ASSERT_NO_FATAL_FAILURE(p.take_in_worker("+2h", "1000"));
   // The permit comes back when its lease ends, not 2 h later.
-  const auto mine = sem.try_acquire_for(15s, 10s);
+  const auto mine = p.sem.try_acquire_for(15s, 10s);
   EXPECT_TRUE(mine.has_value()) << "the fast client's permit outlived its lease";
-  if (mine) sem.release(*mine);
-  kill_and_reap(worker);
+  if (mine) p.sem.release(*mine);
 }

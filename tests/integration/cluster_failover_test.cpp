@@ -14,25 +14,19 @@
 #include "redisync/redisync.h"
 #include "support/redis_cluster.h"
 #include "support/redis_server.h"
+#include "support/shared_cluster_test.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisCluster;
 using redisync::test::RedisServer;
+using redisync::test::lock_channel;
+using redisync::test::shard_subscribers;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
 using SteadyClock = std::chrono::steady_clock;
 
 namespace {
-
-long long shard_subscribers(RedisServer& node, const std::string& channel) {
-  auto r = node.command({"PUBSUB", "SHARDNUMSUB", channel});
-  return r.elements.size() == 2 ? r.elements[1].as_integer() : -1;
-}
-
-std::string lock_channel(const std::string& name) {
-  return "redisson_lock__channel:{" + name + "}";
-}
 
 long long ms_since(SteadyClock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - t0).count();
@@ -56,29 +50,12 @@ struct LossLog {
 
 }  // namespace
 
-class ClusterFailoverTest : public ::testing::Test {
+// cluster-node-timeout 1000 ms: a killed master's replica is promoted within a few seconds.
+class ClusterFailoverTest
+    : public redisync::test::SharedClusterTest<ClusterFailoverTest, 1000> {
  protected:
-  static void SetUpTestSuite() {
-    try {
-      cluster_ = new RedisCluster(3, 1000ms);
-    } catch (const std::exception& e) {
-      setup_error_ = e.what();
-    }
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_NE(cluster_, nullptr) << setup_error_;
-    ASSERT_TRUE(wait_until([] { return cluster_->healthy(); }, 20s, 100ms));
-  }
-
   static redisync::Config config() {
-    auto cfg = redisync::Config::from_url(cluster_->url());
-    cfg.subscription_linger = 500ms;
-    cfg.reconnection_delay_min = 20ms;
-    cfg.reconnection_delay_max = 200ms;
+    auto cfg = SharedClusterTest::config();
     cfg.connect_timeout = 1000ms;
     cfg.timeout = 1000ms;
     cfg.retry_interval = 200ms;
@@ -92,13 +69,7 @@ class ClusterFailoverTest : public ::testing::Test {
     const auto sends = (cfg.retry_attempts + 1) * (cfg.retry_attempts + 1);
     return std::chrono::duration_cast<std::chrono::milliseconds>(per_send * sends) + 2s;
   }
-
-  static RedisCluster* cluster_;
-  static std::string setup_error_;
 };
-
-RedisCluster* ClusterFailoverTest::cluster_ = nullptr;
-std::string ClusterFailoverTest::setup_error_;
 
 TEST_F(ClusterFailoverTest, HeldLockSurvivesMasterKillAndLocksFollowThePromotedReplica) {
   auto cfg = config();

@@ -15,66 +15,26 @@
 #include "support/redis_cluster.h"
 #include "support/redis_server.h"
 #include "support/server_stats.h"
+#include "support/shared_cluster_test.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisCluster;
 using redisync::test::RedisServer;
 using redisync::test::command_calls;
+using redisync::test::lock_channel;
+using redisync::test::shard_subscribers;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
 namespace kinds = redisync::test::kinds;
 
-namespace {
-
-// Sharded subscribers of `channel` on `node` (PUBSUB SHARDNUMSUB).
-long long shard_subscribers(RedisServer& node, const std::string& channel) {
-  auto r = node.command({"PUBSUB", "SHARDNUMSUB", channel});
-  return r.elements.size() == 2 ? r.elements[1].as_integer() : -1;
-}
-
-std::string lock_channel(const std::string& name) {
-  return "redisson_lock__channel:{" + name + "}";
-}
-
-}  // namespace
-
-class ClusterTest : public ::testing::Test {
+class ClusterTest : public redisync::test::SharedClusterTest<ClusterTest> {
  protected:
-  static void SetUpTestSuite() {
-    try {
-      cluster_ = new RedisCluster(3);
-    } catch (const std::exception& e) {
-      setup_error_ = e.what();
-    }
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_NE(cluster_, nullptr) << setup_error_;
-    ASSERT_TRUE(wait_until([] { return cluster_->healthy(); }, 20s, 100ms));
-  }
-
-  static redisync::Config config() {
-    auto cfg = redisync::Config::from_url(cluster_->url());
-    cfg.subscription_linger = 500ms;
-    cfg.reconnection_delay_min = 20ms;
-    cfg.reconnection_delay_max = 200ms;
-    return cfg;
-  }
   // The master serving `key`'s slot.
   static RedisServer& master_of(const std::string& key) {
     return cluster_->node(cluster_->master_of_slot(cluster_->key_slot(key)));
   }
-
-  static RedisCluster* cluster_;
-  static std::string setup_error_;
 };
-
-RedisCluster* ClusterTest::cluster_ = nullptr;
-std::string ClusterTest::setup_error_;
 
 TEST_F(ClusterTest, LocksSpreadOverAllMastersAndRenewPerSlot) {
   auto cfg = config();

@@ -85,22 +85,26 @@ long long score(RedisServer& server, const std::string& name, const std::string&
   return r.is_nil() ? -1 : std::stoll(r.as_string());
 }
 
-// A fair-lock waiter on its own thread: publishes its field, waits up to `wait`, holds until
-// `release` is set (or at once without), and answers whether it got the lock.
+// A waiter on its own thread, of a fair lock (or with `plain` set, of a Lock): publishes its
+// field, waits up to `wait`, runs `on_held` while it holds the lock, and answers whether it got
+// the lock.
 struct Waiter {
-  std::string field;
+  bool plain = false;
+  std::string field = {};
   std::atomic<bool> known{false};
-  std::future<bool> done;
+  std::future<bool> done = {};
   void start(redisync::Client& client, const std::string& name, std::chrono::milliseconds wait,
              std::function<void()> on_held = nullptr) {
     done = std::async(std::launch::async, [this, &client, name, wait, on_held] {
-      auto lock = client.fair_lock(name);
-      field = field_of(client);
-      known = true;
-      const bool got = lock.try_lock_for(wait);
-      if (got && on_held) on_held();
-      if (got) lock.unlock();
-      return got;
+      auto wait_on = [&](auto lock) {
+        field = field_of(client);
+        known = true;
+        const bool got = lock.try_lock_for(wait);
+        if (got && on_held) on_held();
+        if (got) lock.unlock();
+        return got;
+      };
+      return plain ? wait_on(client.lock(name)) : wait_on(client.fair_lock(name));
     });
     ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
   }
@@ -119,30 +123,20 @@ TEST(GrantTest, ReleaseGrantsTheLockToARegisteredWaiter) {
   const auto name = unique_name("grant:");
   auto held = holder.lock(name);
   held.lock();
-  std::string waiter_field;
-  std::atomic<bool> known{false};
-  auto done = std::async(std::launch::async, [&] {
-    auto lock = waiter.lock(name);
-    waiter_field = field_of(waiter);
-    known = true;
-    const bool got = lock.try_lock_for(20s);
-    std::string in_hash;
-    if (got) {
-      auto r = server.command({"HGET", name, waiter_field});
-      in_hash = r.is_nil() ? "" : r.as_string();
-      // The extension to the normal lease (the watchdog's 30 s) is sent after a third of the
-      // grant lease (20 s): before it, the hold has the grant lease.
-    }
-    const long long pttl = server.command({"PTTL", name}).as_integer();
-    if (got) lock.unlock();
-    return std::make_tuple(got, in_hash, pttl);
+  std::string in_hash;
+  long long pttl = 0;
+  Waiter w{.plain = true};
+  w.start(waiter, name, 20s, [&] {
+    auto r = server.command({"HGET", name, w.field});
+    in_hash = r.is_nil() ? "" : r.as_string();
+    // The extension to the normal lease (the watchdog's 30 s) is sent after a third of the
+    // grant lease (20 s): before it, the hold has the grant lease.
+    pttl = server.command({"PTTL", name}).as_integer();
   });
-  ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
-  ASSERT_TRUE(registered(server, name, waiter_field));
+  ASSERT_TRUE(registered(server, name, w.field));
   held.unlock();
-  ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
-  auto [got, in_hash, pttl] = done.get();
-  EXPECT_TRUE(got);
+  ASSERT_EQ(w.done.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(w.done.get());
   EXPECT_EQ(in_hash, "1");
   EXPECT_GT(pttl, 30000);  // the grant lease (60 s), not yet extended
   // No attempt after the registering one, and no wake-up: the grant completed the wait.
@@ -264,19 +258,11 @@ TEST(GrantTest, AGrantToADeadWaiterFreesWithinTheGrantLease) {
   const auto name = unique_name("grant:");
   auto held = holder.lock(name);
   held.lock();
-  std::string waiter_field;
-  std::atomic<bool> known{false};
-  auto done = std::async(std::launch::async, [&] {
-    auto lock = waiter.lock(name);
-    waiter_field = field_of(waiter);
-    known = true;
-    const bool got = lock.try_lock_for(20s);
-    const bool mine = got && server.command({"HGET", name, waiter_field}).as_string() == "1";
-    if (got) lock.unlock();
-    return mine;
-  });
-  ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
-  ASSERT_TRUE(registered(server, name, waiter_field));
+  bool mine = false;
+  Waiter w{.plain = true};
+  w.start(waiter, name, 20s,
+          [&] { mine = server.command({"HGET", name, w.field}).as_string() == "1"; });
+  ASSERT_TRUE(registered(server, name, w.field));
   // A registration of a waiter that is gone, due before the live one's.
   const std::string dead = "0123dead-0000-0000-0000-000000000000:7";
   server.command({"ZADD", grant_key(name), std::to_string(server_ms(server) + 5000), dead});
@@ -284,8 +270,9 @@ TEST(GrantTest, AGrantToADeadWaiterFreesWithinTheGrantLease) {
   // The dead waiter was granted: an ordinary hold on the short grant lease.
   EXPECT_EQ(server.command({"HGET", name, dead}).as_string(), "1");
   EXPECT_LE(server.command({"PTTL", name}).as_integer(), 300);
-  ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
-  EXPECT_TRUE(done.get());
+  ASSERT_EQ(w.done.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(w.done.get());
+  EXPECT_TRUE(mine);
 }
 
 TEST(GrantTest, AWaiterGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
@@ -299,25 +286,16 @@ TEST(GrantTest, AWaiterGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
   int got_count = 0, gave_up = 0;
   for (int round = 0; round < redisync::test::load_count(40); ++round) {
     held.lock();
-    std::string waiter_field;
-    std::atomic<bool> known{false};
     const auto wait = std::chrono::milliseconds(20 + round % 7);
-    auto done = std::async(std::launch::async, [&] {
-      auto lock = waiter.lock(name);
-      waiter_field = field_of(waiter);
-      known = true;
-      const bool got = lock.try_lock_for(wait);
-      if (got) lock.unlock();
-      return got;
-    });
-    ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
+    Waiter w{.plain = true};
+    w.start(waiter, name, wait);
     // Release about as the wait ends: right after the registration plus a varying delay.
-    wait_until([&] { return !server.command({"ZSCORE", grant_key(name), waiter_field}).is_nil(); },
+    wait_until([&] { return !server.command({"ZSCORE", grant_key(name), w.field}).is_nil(); },
                1s, 1ms);
     std::this_thread::sleep_for(std::chrono::milliseconds(10 + (round * 3) % 15));
     held.unlock();
-    ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
-    (done.get() ? got_count : gave_up)++;
+    ASSERT_EQ(w.done.wait_for(10s), std::future_status::ready);
+    (w.done.get() ? got_count : gave_up)++;
     // Nobody holds it now (the waiter released or gave up): it must be free well within
     // the 5 s grant lease.
     ASSERT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; },

@@ -72,8 +72,8 @@ TEST_P(LostReleaseReply, SemaphoreReleaseGivesBackItsPermitOnce) {
   ASSERT_TRUE(sem.try_acquire());
   ASSERT_EQ(sem.available_permits(), 0);
 
-  drop_next_reply_of(proxy, redisync::lua::with_publish_check<redisync::lua::semaphore_release>(),
-                     GetParam());
+  drop_next_reply_of(
+      proxy, redisync::lua::with_recorded_publish<redisync::lua::semaphore_release>(), GetParam());
   EXPECT_NO_THROW(sem.release(1)) << "the release ran on the server; its reply was only lost";
   EXPECT_EQ(proxy.stats().dropped_replies, 1) << "no reply was dropped: the case tested nothing";
   EXPECT_EQ(check.available_permits(), 1) << "the lost-reply release gave its permit back twice";
@@ -85,8 +85,8 @@ TEST_P(LostReleaseReply, SemaphoreAddPermitsAddsOnce) {
   const auto name = unique_name("sem:");
   auto sem = client.semaphore(name);
   sem.add_permits(2);
-  drop_next_reply_of(proxy, redisync::lua::with_publish_check<redisync::lua::semaphore_release>(),
-                     GetParam());
+  drop_next_reply_of(
+      proxy, redisync::lua::with_recorded_publish<redisync::lua::semaphore_release>(), GetParam());
   EXPECT_NO_THROW(sem.add_permits(3));
   EXPECT_EQ(proxy.stats().dropped_replies, 1);
   EXPECT_EQ(direct.semaphore(name).available_permits(), 5);
@@ -101,7 +101,7 @@ TEST_P(LostReleaseReply, LatchCountDownCountsOnce) {
   ASSERT_EQ(latch.count(), 2);
 
   drop_next_reply_of(
-      proxy, redisync::lua::with_publish_check<redisync::lua::count_down_latch_count_down>(),
+      proxy, redisync::lua::with_recorded_publish<redisync::lua::count_down_latch_count_down>(),
       GetParam());
   EXPECT_NO_THROW(latch.count_down()) << "the count-down ran on the server";
   EXPECT_EQ(proxy.stats().dropped_replies, 1);

@@ -25,13 +25,23 @@ using redisync::test::config_for;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
 
-TEST(MultiLockExpiryNotice, LeaseLongerThanTheWalkingLeaseIsNotReportedLostEarly) {
+namespace {
+
+// A MultiLock of one lock on its own server, and the lost-lock notices of its client.
+class MultiLockExpiryNotice : public ::testing::Test {
+ protected:
+  void SetUp() override { notices.attach(client); }
+
   RedisServer server;
-  redisync::Client client(config_for(server));
+  redisync::Client client{config_for(server)};
   LostNotices notices;
-  notices.attach(client);
   const std::string name = unique_name("ml:");
-  redisync::MultiLock lock({redisync::AnyLock(client.lock(name))});
+  redisync::MultiLock lock{{redisync::AnyLock(client.lock(name))}};
+};
+
+}  // namespace
+
+TEST_F(MultiLockExpiryNotice, LeaseLongerThanTheWalkingLeaseIsNotReportedLostEarly) {
   // Walking lease 2 x 200 ms = 400 ms (local deadline 360 ms); the lease set on success: 4 s.
   ASSERT_TRUE(lock.try_lock_for(200ms, 4000ms));
   const bool told = notices.wait_for(1, 1500ms);
@@ -42,13 +52,7 @@ TEST(MultiLockExpiryNotice, LeaseLongerThanTheWalkingLeaseIsNotReportedLostEarly
   EXPECT_EQ(lock.release().outcome, redisync::ReleaseOutcome::released);
 }
 
-TEST(MultiLockExpiryNotice, LeaseShorterThanTheWalkingLeaseIsReportedBeforeTheKeyExpires) {
-  RedisServer server;
-  redisync::Client client(config_for(server));
-  LostNotices notices;
-  notices.attach(client);
-  const std::string name = unique_name("ml:");
-  redisync::MultiLock lock({redisync::AnyLock(client.lock(name))});
+TEST_F(MultiLockExpiryNotice, LeaseShorterThanTheWalkingLeaseIsReportedBeforeTheKeyExpires) {
   // Walking lease 2 x 5 s = 10 s; the lease set on success: 600 ms.
   ASSERT_TRUE(lock.try_lock_for(5000ms, 600ms));
   ASSERT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; }, 5s));

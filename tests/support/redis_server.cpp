@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "net/reply.h"
 #include "support/test_util.h"
 
 namespace redisync::test {
@@ -34,56 +35,20 @@ constexpr auto kStopGrace = 5s;        // stop(): SIGTERM, then SIGKILL
 constexpr auto kReapTimeout = 10s;     // after SIGKILL
 
 // ---------------------------------------------------------------------------------------------
-// Reply conversion
+// Reply conversion: hiredis's reply through the library's conversion (net::convert_reply), then
+// copied into the test support's Reply (the same kinds, plus the test accessors).
 
-Reply convert(const redisReply* r) {
+Reply copy_of(redisync::Reply&& r) {
   Reply out;
-  switch (r->type) {
-    case REDIS_REPLY_STRING:
-      out.kind = Reply::Kind::string;
-      out.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_STATUS:
-      out.kind = Reply::Kind::status;
-      out.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_ERROR:
-      out.kind = Reply::Kind::error;
-      out.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_INTEGER:
-      out.kind = Reply::Kind::integer;
-      out.integer = r->integer;
-      break;
-    case REDIS_REPLY_ARRAY:
-      out.kind = Reply::Kind::array;
-      for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
-      break;
-      // hiredis >= 1.0 RESP3 types, mapped onto the RESP2 kinds (0.14 has none of these).
-#ifdef REDIS_REPLY_DOUBLE
-    case REDIS_REPLY_DOUBLE:
-    case REDIS_REPLY_VERB:
-    case REDIS_REPLY_BIGNUM:
-      out.kind = Reply::Kind::string;
-      out.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_BOOL:
-      out.kind = Reply::Kind::integer;
-      out.integer = r->integer;
-      break;
-    case REDIS_REPLY_MAP:
-    case REDIS_REPLY_SET:
-    case REDIS_REPLY_PUSH:
-      out.kind = Reply::Kind::array;
-      for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
-      break;
-#endif
-    default:  // REDIS_REPLY_NIL
-      out.kind = Reply::Kind::nil;
-      break;
-  }
+  out.kind = r.kind;
+  out.str = std::move(r.str);
+  out.integer = r.integer;
+  out.elements.reserve(r.elements.size());
+  for (auto& e : r.elements) out.elements.push_back(copy_of(std::move(e)));
   return out;
 }
+
+Reply convert(const redisReply* r) { return copy_of(net::convert_reply(r)); }
 
 // ---------------------------------------------------------------------------------------------
 // Files and processes

@@ -13,13 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "redisync/reply.h"
+
 struct redisContext;
 
 namespace redisync::test {
 
-/// An owning copy of a hiredis redisReply (RESP2).
+/// An owning copy of a hiredis redisReply (RESP2), read through the library's conversion.
 struct Reply {
-  enum class Kind { nil, string, status, error, integer, array };
+  using Kind = redisync::Reply::Kind;
   Kind kind = Kind::nil;
   std::string str;              // string, status, error
   long long integer = 0;        // integer

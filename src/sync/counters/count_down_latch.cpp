@@ -105,7 +105,7 @@ void CountDownLatch::count_down(std::int64_t n) {
   // With a record, so a resend after a lost reply counts down once (sync/hold/recorded_step.h).
   core_->call<net::Reply>([&](auto done) {
     sync::run_recorded_step(
-        core_, lua::with_publish_check<lua::count_down_latch_count_down>(),
+        core_, lua::with_recorded_publish<lua::count_down_latch_count_down>(),
         {name_, latch_channel(name_), sync::step_record_key("redisync_latch_count_down", name_)},
         {std::to_string(n), core_->publish_command(),
          std::to_string(sync::step_record_ttl_ms(*core_))},

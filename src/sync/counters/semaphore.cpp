@@ -49,7 +49,7 @@ net::Reply run_script(const std::shared_ptr<detail::ClientCore>& core, const lua
 void release_recorded(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                       std::int64_t permits, std::string what,
                       std::function<void(std::exception_ptr)> done) {
-  sync::run_recorded_step(core, lua::with_publish_check<lua::semaphore_release>(),
+  sync::run_recorded_step(core, lua::with_recorded_publish<lua::semaphore_release>(),
                           {name, sync::semaphore_channel(name),
                            sync::step_record_key("redisync_semaphore_release", name)},
                           {std::to_string(permits), core->publish_command(),

@@ -194,7 +194,8 @@ class FairKind final : public detail::LockKind {
 
   void force_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                   net::ReplyHandler handler) const override {
-    core->executor().eval(with_dead_heads<lua::fair_lock_force_release>(),
+    core->executor().eval(lua::with_preludes<lua::fair_lock_force_release,
+                                             lua::fair_lock_dead_heads, lua::publish_check>(),
                           {name, queue_key(name), timeout_key(name), detail::lock_channel(name)},
                           {"0", kUnusedNow, core->publish_command()}, std::move(handler),
                           net::Retry::always);

@@ -102,7 +102,8 @@ void hash_release_step(const std::shared_ptr<ClientCore>& core, const std::strin
 
 void hash_force_step(const std::shared_ptr<ClientCore>& core, const std::string& name, bool publish,
                      net::ReplyHandler handler) {
-  core->executor().eval(lua::lock_force_release, {name, lock_channel(name)},
+  core->executor().eval(lua::with_publish_check<lua::lock_force_release>(),
+                        {name, lock_channel(name)},
                         {"0", core->publish_command(), publish ? "1" : "0"}, std::move(handler),
                         net::Retry::always);
 }
