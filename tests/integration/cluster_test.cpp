@@ -232,6 +232,51 @@ TEST_F(ClusterTest, GrantModeHandsTheLockOverOnTheLocksSlot) {
   }
 }
 
+// ReadWriteLock's write side in grant mode (docs/wire-format.md §18 "ReadWriteLock"): its own
+// registrations in the lock's slot, the grant a write hold (mode = write beside W).
+TEST_F(ClusterTest, ReadWriteLockGrantModeGrantsAWaitingWriterOnTheLocksSlot) {
+  auto cfg = config();
+  cfg.handoff = redisync::Handoff::grant;
+  cfg.grant_lease = 60000ms;  // a granted hold keeps it until extended: tells a grant apart
+  redisync::Client a(cfg), b(cfg);
+  const std::string name = unique_name("rw-grant:");
+  const std::string registrations = "redisync_rwlock_grant:{" + name + "}";
+  ASSERT_EQ(cluster_->key_slot(registrations), cluster_->key_slot(name));
+  auto la = a.read_write_lock(name);
+  RedisServer& master = master_of(name);
+  for (int r = 0; r < 3; ++r) {
+    // Even rounds: a write release grants; odd rounds: the last reader's release.
+    if (r % 2) {
+      la.lock_shared(10s);
+    } else {
+      la.lock(10s);
+    }
+    std::string field;
+    std::atomic<bool> known{false};
+    auto waiter = std::async(std::launch::async, [&] {
+      auto lb = b.read_write_lock(name);
+      field = b.id() + ":" + std::to_string(redisync::Client::current_thread_id()) + ":write";
+      known = true;
+      const bool got = lb.try_lock_for(10s, 10s);
+      const long long pttl = master.command({"PTTL", name}).as_integer();
+      auto mode = master.command({"HGET", name, "mode"});
+      if (got) lb.unlock();
+      return got && pttl > 10000 && !mode.is_nil() && mode.as_string() == "write";
+    });
+    ASSERT_TRUE(wait_until([&] { return known.load(); }, 10s));
+    ASSERT_TRUE(wait_until(
+        [&] { return !master.command({"ZSCORE", registrations, field}).is_nil(); }, 10s))
+        << "round " << r;
+    if (r % 2) {
+      la.unlock_shared();
+    } else {
+      la.unlock();
+    }
+    ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
+    EXPECT_TRUE(waiter.get()) << "round " << r;
+  }
+}
+
 TEST_F(ClusterTest, FairLockGrantModeGrantsTheHeadOnTheLocksSlot) {
   auto cfg = config();
   cfg.handoff = redisync::Handoff::grant;
