@@ -23,6 +23,26 @@ local function answered_early(refused, record)
   end
   return false
 end
+-- rw_release_start(refused, lock, channel, message, publish, record, expiry, only): the start
+-- of a read-write lock release (§5.3, §5.5): answered_early; then, when the lock has no mode
+-- (it is gone), publishes `message` as Redisson does and records nil; when `only` is given
+-- and the mode is another, records nil. Returns the reply, or false and the lock's mode when
+-- the release goes on.
+local function rw_release_start(refused, lock, channel, message, publish, record, expiry, only)
+  local early = answered_early(refused, record)
+  if early ~= false then
+    return early
+  end
+  local mode = redis.call('hget', lock, 'mode')
+  if mode == false then
+    redis.call(publish, channel, message)
+    return record_outcome(record, nil, expiry)
+  end
+  if only and mode ~= only then
+    return record_outcome(record, nil, expiry)
+  end
+  return false, mode
+end
 -- drop_hold(lock, field, lease, record, expiry): one release of the reentrant hold `field` of
 -- the hash `lock`. Not the owner: records and returns nil. More than one hold: drops one,
 -- keeps the key's expiry at least `lease` ms (never shortens it, issue 22), records and

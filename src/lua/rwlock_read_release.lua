@@ -18,15 +18,10 @@
 -- never granted.
 -- Sent after release_record.lua and grant_pass_on.lua (grant_publish_refused checks the lock
 -- channel alone in wake mode).
-local grant = KEYS[6] ~= nil
-local early = answered_early(grant_publish_refused(ARGV[4], KEYS[2], KEYS[7], KEYS[6]), KEYS[5])
+local refused = grant_publish_refused(ARGV[4], KEYS[2], KEYS[7], KEYS[6])
+local early, mode = rw_release_start(refused, KEYS[1], KEYS[2], ARGV[1], ARGV[4], KEYS[5], ARGV[3])
 if early ~= false then
   return early
-end
-local mode = redis.call('hget', KEYS[1], 'mode')
-if mode == false then
-  redis.call(ARGV[4], KEYS[2], ARGV[1])
-  return record_outcome(KEYS[5], nil, ARGV[3])
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
   return record_outcome(KEYS[5], nil, ARGV[3])
@@ -61,7 +56,7 @@ if redis.call('hlen', KEYS[1]) > 1 then
   end
 end
 redis.call('del', KEYS[1])
-if grant then
+if KEYS[6] then  -- grant mode
   pass_on(KEYS[1], KEYS[6], KEYS[7], KEYS[2], nil, ARGV[5], ARGV[4], ARGV[1])
 else
   redis.call(ARGV[4], KEYS[2], ARGV[1])

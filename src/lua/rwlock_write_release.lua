@@ -17,18 +17,11 @@
 -- publishes as in wake mode. A downgrade (the lock stays read-held) never grants.
 -- Sent after release_record.lua and grant_pass_on.lua (grant_publish_refused checks the lock
 -- channel alone in wake mode).
-local grant = KEYS[4] ~= nil
-local early = answered_early(grant_publish_refused(ARGV[5], KEYS[2], KEYS[5], KEYS[4]), KEYS[3])
+local refused = grant_publish_refused(ARGV[5], KEYS[2], KEYS[5], KEYS[4])
+local early = rw_release_start(refused, KEYS[1], KEYS[2], ARGV[1], ARGV[5], KEYS[3], ARGV[4],
+                               'write')
 if early ~= false then
   return early
-end
-local mode = redis.call('hget', KEYS[1], 'mode')
-if mode == false then
-  redis.call(ARGV[5], KEYS[2], ARGV[1])
-  return record_outcome(KEYS[3], nil, ARGV[4])
-end
-if mode ~= 'write' then
-  return record_outcome(KEYS[3], nil, ARGV[4])
 end
 local reply = drop_hold(KEYS[1], ARGV[3], ARGV[2], KEYS[3], ARGV[4])
 if reply ~= false then
@@ -37,7 +30,7 @@ end
 redis.call('hdel', KEYS[1], ARGV[3])
 if redis.call('hlen', KEYS[1]) == 1 then
   redis.call('del', KEYS[1])
-  if grant then
+  if KEYS[4] then  -- grant mode
     pass_on(KEYS[1], KEYS[4], KEYS[5], KEYS[2], nil, ARGV[6], ARGV[5], ARGV[1])
     return record_outcome(KEYS[3], 1, ARGV[4])
   end

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "grant_util.h"
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
 #include "support/test_util.h"
@@ -290,12 +291,7 @@ TEST(AclUsers, RwGrantReleaseChecksTheGrantChannelBeforeWriting) {
   const auto name = unique_name("rw-grant-acl:");
   auto rw = holder.read_write_lock(name);
   rw.lock(30s);
-  auto done = std::async(std::launch::async, [&] {
-    auto w = waiter.read_write_lock(name);
-    const bool got = w.try_lock_for(20s);
-    if (got) w.unlock();
-    return got;
-  });
+  auto done = redisync::test::grant::try_lock_async([&] { return waiter.read_write_lock(name); });
   const std::string registrations = "redisync_rwlock_grant:{" + name + "}";
   ASSERT_TRUE(wait_until(
       [&] { return server.command({"ZCARD", registrations}).as_integer() == 1; }, 5s));

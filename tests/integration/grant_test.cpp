@@ -279,20 +279,11 @@ TEST(GrantTest, AGrantToADeadWaiterFreesWithinTheGrantLease) {
 }
 
 TEST(GrantTest, AWaiterGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
-  RedisServer server;
-  redisync::Client holder(grant_config(server, 5000ms)), waiter(grant_config(server, 5000ms));
-  const auto name = unique_name("grant:");
-  auto held = holder.lock(name);
   give_up_as_granted_rounds(
-      server, name, waiter, [&](int) { held.lock(); }, [&](int) { held.unlock(); },
-      [&](std::chrono::milliseconds wait) {
-        auto lock = waiter.lock(name);
-        const bool got = lock.try_lock_for(wait);
-        if (got) lock.unlock();
-        return got;
-      },
-      [&](const std::string& field) {
-        return !server.command({"ZSCORE", grant_key(name), field}).is_nil();
+      [](redisync::Client& c, const std::string& n) { return c.lock(n); },
+      [](redisync::Lock& l, int) { l.lock(); }, [](redisync::Lock& l, int) { l.unlock(); },
+      [](RedisServer& s, const std::string& n, const std::string& f) {
+        return !s.command({"ZSCORE", grant_key(n), f}).is_nil();
       });
 }
 

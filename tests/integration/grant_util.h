@@ -41,32 +41,49 @@ inline long long server_ms(RedisServer& server) {
   return std::stoll(t.elements[0].as_string()) * 1000 + std::stoll(t.elements[1].as_string()) / 1000;
 }
 
+/// Runs, on its own thread, `try_wait(wait)` on the lock `make()` makes there (a lock or
+/// ReadWriteLock: its write side), and unlocks what it got; the future says whether it did.
+template <class Make>
+std::future<bool> try_lock_async(Make make, std::chrono::milliseconds wait = 20s) {
+  return std::async(std::launch::async, [make, wait] {
+    auto lock = make();
+    const bool got = lock.try_lock_for(wait);
+    if (got) lock.unlock();
+    return got;
+  });
+}
+
 /// Rounds in which a waiter's wait ends about when the holder's release grants it the lock.
 /// Whichever comes first, the lock is then either the waiter's (it said so) or passed on at
 /// once: with a 5 s grant lease, a grant left behind would keep the lock for 5 s.
-/// `hold(round)` / `release(round)` take and give back the holder's lock; `try_wait(wait)`
-/// (on the waiter's thread) tries for `wait`, unlocks what it got, and says whether it got it;
-/// `is_registered(field)` says whether the waiter with field_of() `field` is registered now.
-template <class Hold, class Release, class TryWait, class IsRegistered>
-void give_up_as_granted_rounds(RedisServer& server, const std::string& name,
-                               const Client& waiter, Hold hold, Release release,
-                               TryWait try_wait, IsRegistered is_registered) {
+/// `lock_of(client, name)` makes a client's lock; `hold(lock, round)` / `release(lock, round)`
+/// take and give back the holder's; `is_registered(server, name, field)` says whether the
+/// waiter with field_of() `field` is registered now.
+template <class LockOf, class Hold, class Release, class IsRegistered>
+void give_up_as_granted_rounds(LockOf lock_of, Hold hold, Release release,
+                               IsRegistered is_registered) {
+  RedisServer server;
+  Client holder(grant_config(server, 5000ms)), waiter(grant_config(server, 5000ms));
+  const auto name = unique_name("grant-race:");
+  auto held = lock_of(holder, name);
   int got_count = 0, gave_up = 0;
   for (int round = 0; round < load_count(40); ++round) {
-    hold(round);
+    hold(held, round);
     std::string field;
     std::atomic<bool> known{false};
     const auto wait = std::chrono::milliseconds(20 + round % 7);
-    auto done = std::async(std::launch::async, [&] {
-      field = field_of(waiter);
-      known = true;
-      return try_wait(wait);
-    });
+    auto done = try_lock_async(
+        [&] {
+          field = field_of(waiter);
+          known = true;
+          return lock_of(waiter, name);
+        },
+        wait);
     ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
     // Release about as the wait ends: right after the registration plus a varying delay.
-    wait_until([&] { return is_registered(field); }, 1s, 1ms);
+    wait_until([&] { return is_registered(server, name, field); }, 1s, 1ms);
     std::this_thread::sleep_for(std::chrono::milliseconds(10 + (round * 3) % 15));
-    release(round);
+    release(held, round);
     ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
     (done.get() ? got_count : gave_up)++;
     // Nobody holds it now (the waiter released or gave up): it must be free well within
@@ -75,7 +92,8 @@ void give_up_as_granted_rounds(RedisServer& server, const std::string& name,
                            1500ms))
         << "round " << round << ": the lock stayed held by "
         << server.command({"HGETALL", name}).debug_string();
-    EXPECT_TRUE(wait_until([&] { return !is_registered(field); }, 1s)) << "round " << round;
+    EXPECT_TRUE(wait_until([&] { return !is_registered(server, name, field); }, 1s))
+        << "round " << round;
   }
   std::cout << "[ info ] granted " << got_count << ", gave up " << gave_up << "\n";
 }

@@ -20,11 +20,7 @@
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
-using redisync::test::JavaLayoutClient;
-using redisync::test::RedisServer;
-using redisync::test::config_for;
-using redisync::test::unique_name;
-using redisync::test::wait_until;
+using namespace redisync::test;         // RedisServer, JavaLayoutClient, wait_until...
 using namespace redisync::test::grant;  // grant_util.h
 
 namespace {
@@ -166,18 +162,8 @@ TEST(RwGrantTest, ReadersNeverRegisterAndWakeModeNeverGrants) {
   const auto name = unique_name("rw-grant:");
   auto held = grant_holder.read_write_lock(name);
   held.lock();
-  auto reader = std::async(std::launch::async, [&] {
-    auto rw = grant_reader.read_write_lock(name);
-    const bool got = rw.try_lock_shared_for(20s);
-    if (got) rw.unlock_shared();
-    return got;
-  });
-  auto writer = std::async(std::launch::async, [&] {
-    auto rw = wake_writer.read_write_lock(name);
-    const bool got = rw.try_lock_for(20s);
-    if (got) rw.unlock();
-    return got;
-  });
+  auto reader = try_lock_async([&] { return grant_reader.read_write_lock(name).read_lock(); });
+  auto writer = try_lock_async([&] { return wake_writer.read_write_lock(name); });
   ASSERT_TRUE(wait_until(
       [&] {
         auto r = server.command({"PUBSUB", "NUMSUB", JavaLayoutClient::rwlock_channel(name)});
@@ -212,22 +198,15 @@ TEST(RwGrantTest, AGrantToADeadWaiterFreesWithinTheGrantLease) {
 }
 
 TEST(RwGrantTest, AWriterGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
-  RedisServer server;
-  redisync::Client holder(grant_config(server, 5000ms)), waiter(grant_config(server, 5000ms));
-  const auto name = unique_name("rw-grant:");
-  auto held = holder.read_write_lock(name);
   // Odd rounds: the lock is read-held, and the last reader's release grants.
+  using RW = redisync::ReadWriteLock;
   give_up_as_granted_rounds(
-      server, name, waiter,
-      [&](int round) { round % 2 ? held.lock_shared() : held.lock(); },
-      [&](int round) { round % 2 ? held.unlock_shared_checked() : held.unlock_checked(); },
-      [&](std::chrono::milliseconds wait) {
-        auto rw = waiter.read_write_lock(name);
-        const bool got = rw.try_lock_for(wait);
-        if (got) rw.unlock_checked();
-        return got;
-      },
-      [&](const std::string& field) { return registered_now(server, name, field + ":write"); });
+      [](redisync::Client& c, const std::string& n) { return c.read_write_lock(n); },
+      [](RW& rw, int round) { round % 2 ? rw.lock_shared() : rw.lock(); },
+      [](RW& rw, int round) { round % 2 ? rw.unlock_shared_checked() : rw.unlock_checked(); },
+      [](RedisServer& s, const std::string& n, const std::string& f) {
+        return registered_now(s, n, f + ":write");
+      });
 }
 
 TEST(RwGrantTest, ClosingAClientRemovesTheRegistrationOfItsWaitingWriter) {
@@ -246,7 +225,7 @@ TEST(RwGrantTest, RedissonLayoutWaitersAreNeverGrantedAndAreWokenByRedissonsMess
   JavaLayoutClient java(s.server);
   s.held.lock();
   // Java waiters, a writer and a reader: they attempted (PTTL) and listen on Redisson's channel.
-  redisync::test::ChannelListener java_ear(s.server, JavaLayoutClient::rwlock_channel(s.name));
+  ChannelListener java_ear(s.server, JavaLayoutClient::rwlock_channel(s.name));
   ASSERT_FALSE(java.write_acquire(s.name, 30000, 5).is_nil());
   ASSERT_FALSE(java.read_acquire(s.name, 30000, 6).is_nil());
   ASSERT_TRUE(s.wait_registered());
