@@ -7,8 +7,8 @@
 -- Grant mode only (redisync, "Direct handoff"): KEYS[6] registrations
 -- "redisync_fair_grant:TAG(N)"; KEYS[7] grant channel prefix "redisync_grant__channel:TAG(N)";
 -- ARGV[7] grant lease (ms): a registered live head is granted the lock instead of woken.
--- Sent after fair_lock_dead_heads.lua (drop_dead_heads), publish_check.lua, grant_pass_on.lua
--- and fair_grant_pass_on.lua.
+-- Sent after fair_lock_dead_heads.lua (drop_dead_heads), publish_check.lua, grant_pass_on.lua,
+-- fair_grant_pass_on.lua and release_record.lua.
 -- Returns nil: caller is not the owner; 0: still held (reentrant); 1: released; 2: the lock
 -- no longer existed (the next waiter is woken all the same, as Redisson does; the caller's
 -- hold, if it believed it had one, was lost). Every outcome is recorded in KEYS[5], nil as
@@ -39,9 +39,9 @@ if KEYS[7] then  -- grant mode: the grant channels too (fair_grant_pass_on.lua)
     return refused
   end
 end
-local recorded = redis.call('get', KEYS[5])
-if recorded ~= false then
-  return tonumber(recorded)
+local early = answered_early(nil, KEYS[5])
+if early ~= false then
+  return early
 end
 local now = server_now()
 drop_dead_heads(KEYS[2], KEYS[3], now)  -- §4.2 (fair_lock_dead_heads.lua)
@@ -51,20 +51,13 @@ local function wake_head()
 end
 if redis.call('exists', KEYS[1]) == 0 then
   wake_head()
-  redis.call('set', KEYS[5], 2, 'px', ARGV[6])
-  return 2
+  return record_outcome(KEYS[5], 2, ARGV[6])
 end
-if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
-  redis.call('set', KEYS[5], -1, 'px', ARGV[6])
-  return nil
-end
-local count = redis.call('hincrby', KEYS[1], ARGV[3], -1)
-if count > 0 then
-  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then redis.call('pexpire', KEYS[1], ARGV[2]) end  -- never shortens (issue 22)
-  redis.call('set', KEYS[5], 0, 'px', ARGV[6])
-  return 0
+local reply = drop_hold(KEYS[1], ARGV[3], ARGV[2], KEYS[5], ARGV[6])
+if reply ~= false then
+  return reply
 end
 redis.call('del', KEYS[1])
-redis.call('set', KEYS[5], 1, 'px', ARGV[6])
+record_outcome(KEYS[5], 1, ARGV[6])
 wake_head()
 return 1

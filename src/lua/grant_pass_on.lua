@@ -12,16 +12,34 @@ local function grant_now()
   local t = redis.call('time')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
--- The grant channel of the client that owns `field` ("<client id>:<thread id>").
-local function grantee_channel(grant_channel, field)
-  return grant_channel .. ':' .. (string.match(field, '^(.+):[^:]*$') or field)
+-- grant_register(registrations, field, period): registers the waiter `field` for a grant
+-- until `period` ms from now (period 0: not at all), and keeps the set at least that long.
+local function grant_register(registrations, field, period)
+  period = tonumber(period)
+  if period > 0 then
+    redis.call('zadd', registrations, grant_now() + period, field)
+    if redis.call('pttl', registrations) < period then
+      redis.call('pexpire', registrations, period)
+    end
+  end
 end
+-- The grant channel of the client that owns `field` ("<client id>:<thread id>", or a
+-- read-write lock's writer field "<client id>:<thread id>:write").
+local function grantee_channel(grant_channel, field)
+  local client = string.match(field, '^(.+):[^:]*:write$') or string.match(field, '^(.+):[^:]*$')
+  return grant_channel .. ':' .. (client or field)
+end
+-- `rw_message` (a read-write lock, §5): the grant is a write hold ("mode" = "write" beside the
+-- writer's field), and with no live registration `rw_message` is published instead of "0".
 local function pass_on(lock, registrations, grant_channel, lock_channel, token_key, grant_lease,
-                       publish)
+                       publish, rw_message)
   redis.call('zremrangebyscore', registrations, '-inf', grant_now())
   local first = redis.call('zrange', registrations, 0, 0)[1]
   if first then
     redis.call('zrem', registrations, first)
+    if rw_message then
+      redis.call('hset', lock, 'mode', 'write')
+    end
     redis.call('hset', lock, first, 1)
     redis.call('pexpire', lock, grant_lease)
     local message = first
@@ -31,15 +49,17 @@ local function pass_on(lock, registrations, grant_channel, lock_channel, token_k
     redis.call(publish, grantee_channel(grant_channel, first), message)
     return first
   end
-  redis.call(publish, lock_channel, '0')
+  redis.call(publish, lock_channel, rw_message or '0')
   return false
 end
 -- The ACL check of a script that may publish on the lock channel or, when a live registration
 -- exists, on the grant channel of the earliest one (see publish_check.lua). Reads only.
+-- registrations nil (a read-write lock release in wake mode): the lock channel alone.
 local function grant_publish_refused(publish, lock_channel, grant_channel, registrations)
   if redis.acl_check_cmd then
     local channels = {lock_channel}
-    local first = redis.call('zrangebyscore', registrations, grant_now(), '+inf', 'limit', 0, 1)[1]
+    local first = registrations and
+      redis.call('zrangebyscore', registrations, grant_now(), '+inf', 'limit', 0, 1)[1]
     if first then
       table.insert(channels, grantee_channel(grant_channel, first))
     end

@@ -9,6 +9,7 @@
 -- to the grant channel yet); ARGV[5] "1": reply with the token (FencedLock acquire-with-token).
 -- Returns, without token: nil acquired, -3 acquired by taking a grant, else PTTL of N.
 -- With token: {-1, token} acquired, {-3, token} took a grant, else {PTTL, -1}.
+-- Sent after grant_pass_on.lua (grant_register).
 local fenced = KEYS[3] ~= nil
 local function reply(code, token)
   if ARGV[5] == '1' then
@@ -44,11 +45,5 @@ if held or redis.call('exists', KEYS[1]) == 0 then
   end
   return reply(-1, token)
 end
-local period = tonumber(ARGV[4])
-if period > 0 then
-  local t = redis.call('time')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('zadd', KEYS[2], now + period, ARGV[2])
-  if redis.call('pttl', KEYS[2]) < period then redis.call('pexpire', KEYS[2], period) end
-end
+grant_register(KEYS[2], ARGV[2], ARGV[4])
 return reply(redis.call('pttl', KEYS[1]), -1)

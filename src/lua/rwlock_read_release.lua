@@ -10,24 +10,21 @@
 -- for the absent lock and returns nil: a second copy must answer what the first did).
 -- Checked before any write: a user without the right to publish would otherwise have the
 -- write done and the script aborted at the publish, its waiters never woken.
-if redis.acl_check_cmd and not redis.acl_check_cmd(ARGV[4], KEYS[2], ARGV[1]) then
-  return redis.error_reply('NOPERM this user may not ' .. ARGV[4] .. ' to channel ' .. KEYS[2] ..
-    ' (redisync wakes waiters with it; grant it with ACL SETUSER <user> &<channel pattern>);' ..
-    ' nothing was changed')
-end
-local recorded = redis.call('get', KEYS[5])
-if recorded ~= false then
-  return tonumber(recorded)
-end
-local mode = redis.call('hget', KEYS[1], 'mode')
-if mode == false then
-  redis.call(ARGV[4], KEYS[2], ARGV[1])
-  redis.call('set', KEYS[5], -1, 'px', ARGV[3])
-  return nil
+-- Grant mode (redisync, "Direct handoff"): KEYS[6] registrations
+-- "redisync_rwlock_grant:TAG(N)"; KEYS[7] grant channel prefix "redisync_grant__channel:TAG(N)";
+-- ARGV[5] grant lease (ms): the release of the last read hold grants the lock to the
+-- registered writer with the earliest live deadline (as rwlock_write_release.lua) instead of
+-- publishing ARGV[1]; with no live registration it publishes as in wake mode. Readers are
+-- never granted.
+-- Sent after release_record.lua and grant_pass_on.lua (grant_publish_refused checks the lock
+-- channel alone in wake mode).
+local refused = grant_publish_refused(ARGV[4], KEYS[2], KEYS[7], KEYS[6])
+local early, mode = rw_release_start(refused, KEYS[1], KEYS[2], ARGV[1], ARGV[4], KEYS[5], ARGV[3])
+if early ~= false then
+  return early
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
-  redis.call('set', KEYS[5], -1, 'px', ARGV[3])
-  return nil
+  return record_outcome(KEYS[5], nil, ARGV[3])
 end
 local count = redis.call('hincrby', KEYS[1], ARGV[2], -1)
 if count == 0 then
@@ -52,15 +49,16 @@ if redis.call('hlen', KEYS[1]) > 1 then
     if mode ~= 'write' or redis.call('pttl', KEYS[1]) < longest then
       redis.call('pexpire', KEYS[1], longest)
     end
-    redis.call('set', KEYS[5], 0, 'px', ARGV[3])
-    return 0
+    return record_outcome(KEYS[5], 0, ARGV[3])
   end
   if mode == 'write' then
-    redis.call('set', KEYS[5], 0, 'px', ARGV[3])
-    return 0
+    return record_outcome(KEYS[5], 0, ARGV[3])
   end
 end
 redis.call('del', KEYS[1])
-redis.call(ARGV[4], KEYS[2], ARGV[1])
-redis.call('set', KEYS[5], 1, 'px', ARGV[3])
-return 1
+if KEYS[6] then  -- grant mode
+  pass_on(KEYS[1], KEYS[6], KEYS[7], KEYS[2], nil, ARGV[5], ARGV[4], ARGV[1])
+else
+  redis.call(ARGV[4], KEYS[2], ARGV[1])
+end
+return record_outcome(KEYS[5], 1, ARGV[3])

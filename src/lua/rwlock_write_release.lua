@@ -9,44 +9,36 @@
 -- for the absent lock and returns nil: a second copy must answer what the first did).
 -- Checked before any write: a user without the right to publish would otherwise have the
 -- write done and the script aborted at the publish, its waiters never woken.
-if redis.acl_check_cmd and not redis.acl_check_cmd(ARGV[5], KEYS[2], ARGV[1]) then
-  return redis.error_reply('NOPERM this user may not ' .. ARGV[5] .. ' to channel ' .. KEYS[2] ..
-    ' (redisync wakes waiters with it; grant it with ACL SETUSER <user> &<channel pattern>);' ..
-    ' nothing was changed')
+-- Grant mode (redisync, "Direct handoff"): KEYS[4] registrations
+-- "redisync_rwlock_grant:TAG(N)"; KEYS[5] grant channel prefix "redisync_grant__channel:TAG(N)";
+-- ARGV[6] grant lease (ms): a release that frees the lock grants it to the registered writer
+-- with the earliest live deadline (a write hold with the short grant lease, announced on its
+-- client's grant channel) instead of publishing ARGV[1]; with no live registration it
+-- publishes as in wake mode. A downgrade (the lock stays read-held) never grants.
+-- Sent after release_record.lua and grant_pass_on.lua (grant_publish_refused checks the lock
+-- channel alone in wake mode).
+local refused = grant_publish_refused(ARGV[5], KEYS[2], KEYS[5], KEYS[4])
+local early = rw_release_start(refused, KEYS[1], KEYS[2], ARGV[1], ARGV[5], KEYS[3], ARGV[4],
+                               'write')
+if early ~= false then
+  return early
 end
-local recorded = redis.call('get', KEYS[3])
-if recorded ~= false then
-  return tonumber(recorded)
+local reply = drop_hold(KEYS[1], ARGV[3], ARGV[2], KEYS[3], ARGV[4])
+if reply ~= false then
+  return reply
 end
-local mode = redis.call('hget', KEYS[1], 'mode')
-if mode == false then
-  redis.call(ARGV[5], KEYS[2], ARGV[1])
-  redis.call('set', KEYS[3], -1, 'px', ARGV[4])
-  return nil
-end
-if mode == 'write' then
-  if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
-    redis.call('set', KEYS[3], -1, 'px', ARGV[4])
-    return nil
+redis.call('hdel', KEYS[1], ARGV[3])
+if redis.call('hlen', KEYS[1]) == 1 then
+  redis.call('del', KEYS[1])
+  if KEYS[4] then  -- grant mode
+    pass_on(KEYS[1], KEYS[4], KEYS[5], KEYS[2], nil, ARGV[6], ARGV[5], ARGV[1])
+    return record_outcome(KEYS[3], 1, ARGV[4])
   end
-  local count = redis.call('hincrby', KEYS[1], ARGV[3], -1)
-  if count > 0 then
-    if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then redis.call('pexpire', KEYS[1], ARGV[2]) end  -- never shortens (issue 22)
-    redis.call('set', KEYS[3], 0, 'px', ARGV[4])
-    return 0
-  end
-  redis.call('hdel', KEYS[1], ARGV[3])
-  if redis.call('hlen', KEYS[1]) == 1 then
-    redis.call('del', KEYS[1])
-    redis.call(ARGV[5], KEYS[2], ARGV[1])
-  else
-    -- The same thread still reads (downgrade): the lock stays, in read mode.
-    redis.call('hset', KEYS[1], 'mode', 'read')
-    -- Waiting readers can enter now (issue 22: they used to wait for their deadline).
-    redis.call(ARGV[5], KEYS[2], ARGV[1])
-  end
-  redis.call('set', KEYS[3], 1, 'px', ARGV[4])
-  return 1
+else
+  -- The same thread still reads (downgrade): the lock stays, in read mode.
+  redis.call('hset', KEYS[1], 'mode', 'read')
 end
-redis.call('set', KEYS[3], -1, 'px', ARGV[4])
-return nil
+-- Wakes every waiter (after a downgrade, waiting readers can enter now: issue 22, they used
+-- to wait for their deadline).
+redis.call(ARGV[5], KEYS[2], ARGV[1])
+return record_outcome(KEYS[3], 1, ARGV[4])

@@ -18,6 +18,9 @@ extern const Script lock_release;
 extern const Script lock_force_release;
 extern const Script lock_renew;
 extern const Script lock_guard_drop;
+// Shared sub-steps of the lock releases: the release record read first, every outcome recorded
+// (docs/wire-format.md §1.8), and the reentrant hash's one-hold release.
+extern const Script release_record;
 // Fair lock (§4), read-write lock (§5), fenced lock (§11). fair_lock_dead_heads is the shared
 // §4.2 sub-step the fair lock's scripts are sent with (see sync/locks/fair_lock.cpp).
 extern const Script fair_lock_dead_heads;

@@ -63,7 +63,9 @@ long long mono_ns() {
 
 long default_duration_ms() { return env_or("REDISYNC_CHAOS_MS", 6000); }
 
-bool is_reader(const std::string& kind, int worker) { return kind == "rw-mix" && worker % 2 == 1; }
+bool is_reader(const std::string& kind, int worker) {
+  return (kind == "rw-mix" || kind == "rw-mix-grant") && worker % 2 == 1;
+}
 
 ChaosRun::ChaosRun(RunParams params) : params_(std::move(params)) {
   if (params_.workers <= 0) params_.workers = static_cast<int>(env_or("REDISYNC_CHAOS_WORKERS", 8));

@@ -37,7 +37,9 @@ Verdict finish_and_check(ChaosRun& run, const std::string& label, const std::str
 // results table run shorter (chaos_case.h).
 long run_ms(const std::string& kind) {
   if (is_broken(kind)) return shorter_ms(3000);
-  return kind == "rw-mix" || kind == "pes" ? shorter_ms(4000) : 0;
+  const bool later = kind == "rw-mix" || kind == "pes" || kind == "rw-write-grant" ||
+                     kind == "rw-mix-grant";
+  return later ? shorter_ms(4000) : 0;
 }
 
 // The section length of a kind in the kill cases, which must catch a worker inside one
@@ -79,7 +81,7 @@ TEST_P(KillHolder, LockRecoveredWithinLeaseAndExclusionHolds) {
 INSTANTIATE_TEST_SUITE_P(Kinds, KillHolder,
                          ::testing::Values("lock", "fair", "fenced", "rw-write", "multi", "rw-mix",
                                            "broken-ignore", "lock-grant", "fenced-grant",
-                                           "fair-grant"));
+                                           "fair-grant", "rw-write-grant", "rw-mix-grant"));
 
 // --- (2) SIGSTOP of a holder past its lease, then SIGCONT: the holder is told. ---
 // A PermitExpirableSemaphore holder (pes, 2 permits, lease 1 s) is told by nobody: it knows
@@ -128,7 +130,8 @@ TEST_P(StopHolder, StaleHolderIsToldAndFencingRejectsItsWrite) {
 INSTANTIATE_TEST_SUITE_P(Kinds, StopHolder,
                          ::testing::Values("lock", "fair", "fenced", "rw-write", "multi", "rw-mix",
                                            "pes", "broken-ignore", "lock-grant",
-                                           "fenced-grant", "fair-grant"));
+                                           "fenced-grant", "fair-grant", "rw-write-grant",
+                                           "rw-mix-grant"));
 
 // --- (2b) SIGKILL of a permit holder: never more than N permits in use. A Semaphore permit
 // has no lease: the killed holder's permit is lost for good, so one is killed and the others

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "grant_util.h"
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
 #include "support/test_util.h"
@@ -274,4 +275,33 @@ TEST(AclUsers, NoChannelRightsAcquireRefusesBeforeWriting) {
   auto spin = client.spin_lock(unique_name("spin:"));
   ASSERT_TRUE(spin.try_lock());
   EXPECT_EQ(spin.release().outcome, redisync::ReleaseOutcome::released);
+}
+
+// A ReadWriteLock release in grant mode (docs/wire-format.md §18 "ReadWriteLock") may publish
+// on the grant channel of the earliest registered writer: a user allowed Redisson's channel
+// but not that one is refused before the release deletes or grants anything.
+TEST(AclUsers, RwGrantReleaseChecksTheGrantChannelBeforeWriting) {
+  RedisServer server;
+  auto cfg = as_user(server, "rwonly", {"~*", "&redisson_rwlock:*", "+@all"});
+  cfg.handoff = redisync::Handoff::grant;
+  redisync::Client holder(cfg);
+  auto waiter_cfg = redisync::Config::from_url(server.url());
+  waiter_cfg.handoff = redisync::Handoff::grant;
+  redisync::Client waiter(waiter_cfg);
+  const auto name = unique_name("rw-grant-acl:");
+  auto rw = holder.read_write_lock(name);
+  rw.lock(30s);
+  auto done = redisync::test::grant::try_lock_async([&] { return waiter.read_write_lock(name); });
+  const std::string registrations = "redisync_rwlock_grant:{" + name + "}";
+  ASSERT_TRUE(wait_until(
+      [&] { return server.command({"ZCARD", registrations}).as_integer() == 1; }, 5s));
+  fails_naming("rw grant release", "NOPERM", [&] { rw.unlock_checked(); });
+  const std::string ours =
+      holder.id() + ":" + std::to_string(redisync::Client::current_thread_id()) + ":write";
+  EXPECT_EQ(server.command({"HLEN", name}).as_integer(), 2);  // mode and our W: nothing granted
+  EXPECT_FALSE(server.command({"HGET", name, ours}).is_nil());
+  EXPECT_EQ(server.command({"ZCARD", registrations}).as_integer(), 1);
+  // Redisson's channel is allowed: the force release wakes the writer, which acquires.
+  EXPECT_TRUE(rw.write_lock().force_unlock());
+  EXPECT_TRUE(done.get());
 }

@@ -34,6 +34,48 @@ class ClusterTest : public redisync::test::SharedClusterTest<ClusterTest> {
   static RedisServer& master_of(const std::string& key) {
     return cluster_->node(cluster_->master_of_slot(cluster_->key_slot(key)));
   }
+
+  // Three grant rounds in a cluster on a fresh lock "<kind>:<unique>" (grant lease 60 s: a
+  // granted hold keeps it until extended, which tells a grant apart from `b`'s own acquire
+  // with its 10 s lease). Its registrations "<registrations>{<name>}" share its slot. `a`
+  // holds (`hold(lock, round)`), `b`'s waiter registers (`registered(master, key, field)`, its
+  // field "<client id>:<thread id>" + `suffix`), `a` releases (`release(lock, round)`), and
+  // the waiter's lock() returns holding the grant; `granted(master, name)` checks more.
+  template <class LockOf, class Hold, class Release, class Registered, class Granted>
+  static void grant_rounds(const std::string& kind, const std::string& registrations,
+                           const std::string& suffix, LockOf lock_of, Hold hold, Release release,
+                           Registered registered, Granted granted) {
+    auto cfg = config();
+    cfg.handoff = redisync::Handoff::grant;
+    cfg.grant_lease = 60000ms;
+    const std::string name = unique_name(kind + ":");
+    const std::string key = registrations + "{" + name + "}";
+    ASSERT_EQ(cluster_->key_slot(key), cluster_->key_slot(name));
+    RedisServer& master = master_of(name);
+    redisync::Client a(cfg), b(cfg);
+    auto la = lock_of(a, name);
+    for (int r = 0; r < 3; ++r) {
+      hold(la, r);
+      std::string field;
+      std::atomic<bool> known{false};
+      auto waiter = std::async(std::launch::async, [&] {
+        auto lb = lock_of(b, name);
+        field = b.id() + ":" + std::to_string(redisync::Client::current_thread_id()) + suffix;
+        known = true;
+        const bool got = lb.try_lock_for(10s, 10s);
+        const bool grant =
+            master.command({"PTTL", name}).as_integer() > 10000 && granted(master, name);
+        if (got) lb.unlock();
+        return got && grant;
+      });
+      ASSERT_TRUE(wait_until([&] { return known.load(); }, 10s));
+      ASSERT_TRUE(wait_until([&] { return registered(master, key, field); }, 10s))
+          << "round " << r;
+      release(la, r);
+      ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
+      EXPECT_TRUE(waiter.get()) << "round " << r;
+    }
+  }
 };
 
 TEST_F(ClusterTest, LocksSpreadOverAllMastersAndRenewPerSlot) {
@@ -192,37 +234,35 @@ TEST_F(ClusterTest, GrantModeHandsTheLockOverOnTheLocksSlot) {
   }
 }
 
+// ReadWriteLock's write side in grant mode (docs/wire-format.md §18 "ReadWriteLock"): its own
+// registrations in the lock's slot, the grant a write hold (mode = write beside W). Even
+// rounds: a write release grants; odd rounds: the last reader's release.
+TEST_F(ClusterTest, ReadWriteLockGrantModeGrantsAWaitingWriterOnTheLocksSlot) {
+  using RW = redisync::ReadWriteLock;
+  grant_rounds(
+      "rw-grant", "redisync_rwlock_grant:", ":write",
+      [](redisync::Client& c, const std::string& n) { return c.read_write_lock(n); },
+      [](RW& rw, int r) { r % 2 ? rw.lock_shared(10s) : rw.lock(10s); },
+      [](RW& rw, int r) { r % 2 ? rw.unlock_shared() : rw.unlock(); },
+      [](RedisServer& m, const std::string& key, const std::string& f) {
+        return !m.command({"ZSCORE", key, f}).is_nil();
+      },
+      [](RedisServer& m, const std::string& n) {
+        auto mode = m.command({"HGET", n, "mode"});
+        return !mode.is_nil() && mode.as_string() == "write";
+      });
+}
+
 TEST_F(ClusterTest, FairLockGrantModeGrantsTheHeadOnTheLocksSlot) {
-  auto cfg = config();
-  cfg.handoff = redisync::Handoff::grant;
-  cfg.grant_lease = 60000ms;  // a granted hold keeps it until extended: tells a grant apart
-  redisync::Client a(cfg), b(cfg);
-  const std::string name = unique_name("fair-grant:");
-  const std::string registrations = "redisync_fair_grant:{" + name + "}";
-  ASSERT_EQ(cluster_->key_slot(registrations), cluster_->key_slot(name));
-  auto la = a.fair_lock(name);
-  RedisServer& master = master_of(name);
-  for (int r = 0; r < 3; ++r) {
-    la.lock(10s);
-    std::string field;
-    std::atomic<bool> known{false};
-    auto waiter = std::async(std::launch::async, [&] {
-      auto lb = b.fair_lock(name);
-      field = b.id() + ":" + std::to_string(redisync::Client::current_thread_id());
-      known = true;
-      const bool got = lb.try_lock_for(10s, 10s);
-      const long long pttl = master.command({"PTTL", name}).as_integer();
-      if (got) lb.unlock();
-      return got && pttl > 10000;  // the grant lease, not the 10 s lease of an own acquire
-    });
-    ASSERT_TRUE(wait_until([&] { return known.load(); }, 10s));
-    ASSERT_TRUE(wait_until(
-        [&] { return master.command({"HEXISTS", registrations, field}).as_integer() == 1; }, 10s))
-        << "round " << r;
-    la.unlock();
-    ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
-    EXPECT_TRUE(waiter.get()) << "round " << r;
-  }
+  grant_rounds(
+      "fair-grant", "redisync_fair_grant:", "",
+      [](redisync::Client& c, const std::string& n) { return c.fair_lock(n); },
+      [](redisync::FairLock& l, int) { l.lock(10s); },
+      [](redisync::FairLock& l, int) { l.unlock(); },
+      [](RedisServer& m, const std::string& key, const std::string& f) {
+        return m.command({"HEXISTS", key, f}).as_integer() == 1;
+      },
+      [](RedisServer&, const std::string&) { return true; });
 }
 
 TEST_F(ClusterTest, ReshardingAHeldLocksSlotIsFollowed) {

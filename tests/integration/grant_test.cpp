@@ -15,6 +15,7 @@
 
 #include "redisync/metrics.h"
 #include "redisync/redisync.h"
+#include "grant_util.h"
 #include "support/java_layout.h"
 #include "support/redis_server.h"
 #include "support/test_config.h"
@@ -26,31 +27,20 @@ using redisync::test::RedisServer;
 using redisync::test::config_for;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
+using redisync::test::grant::close_mid_wait;
+using redisync::test::grant::field_of;
+using redisync::test::grant::give_up_as_granted_rounds;
+using redisync::test::grant::grant_config;
+using redisync::test::grant::server_ms;
 
 namespace {
 
-redisync::Config grant_config(const RedisServer& server, std::chrono::milliseconds lease = 2000ms) {
-  auto cfg = config_for(server);
-  cfg.handoff = redisync::Handoff::grant;
-  cfg.grant_lease = lease;
-  return cfg;
-}
-
 std::string grant_key(const std::string& name) { return "redisync_lock_grant:{" + name + "}"; }
-
-std::string field_of(const redisync::Client& c) {
-  return c.id() + ":" + std::to_string(redisync::Client::current_thread_id());
-}
 
 // True once `field` is registered for a grant of `name`.
 bool registered(RedisServer& server, const std::string& name, const std::string& field) {
   return wait_until(
       [&] { return !server.command({"ZSCORE", grant_key(name), field}).is_nil(); }, 5s);
-}
-
-long long server_ms(RedisServer& server) {
-  auto t = server.command({"TIME"});
-  return std::stoll(t.elements[0].as_string()) * 1000 + std::stoll(t.elements[1].as_string()) / 1000;
 }
 
 // Counts what the Metrics hook reports: acquire attempts and wake-ups.
@@ -276,34 +266,12 @@ TEST(GrantTest, AGrantToADeadWaiterFreesWithinTheGrantLease) {
 }
 
 TEST(GrantTest, AWaiterGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
-  // The waiter's wait ends about when the release grants it the lock. Whichever comes first,
-  // the lock is then either the waiter's (it said so) or passed on at once: with a 5 s grant
-  // lease, a grant left behind would keep the lock for 5 s.
-  RedisServer server;
-  redisync::Client holder(grant_config(server, 5000ms)), waiter(grant_config(server, 5000ms));
-  const auto name = unique_name("grant:");
-  auto held = holder.lock(name);
-  int got_count = 0, gave_up = 0;
-  for (int round = 0; round < redisync::test::load_count(40); ++round) {
-    held.lock();
-    const auto wait = std::chrono::milliseconds(20 + round % 7);
-    Waiter w{.plain = true};
-    w.start(waiter, name, wait);
-    // Release about as the wait ends: right after the registration plus a varying delay.
-    wait_until([&] { return !server.command({"ZSCORE", grant_key(name), w.field}).is_nil(); },
-               1s, 1ms);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10 + (round * 3) % 15));
-    held.unlock();
-    ASSERT_EQ(w.done.wait_for(10s), std::future_status::ready);
-    (w.done.get() ? got_count : gave_up)++;
-    // Nobody holds it now (the waiter released or gave up): it must be free well within
-    // the 5 s grant lease.
-    ASSERT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; },
-                           1500ms))
-        << "round " << round << ": the lock stayed held by "
-        << server.command({"HGETALL", name}).debug_string();
-  }
-  std::cout << "[ info ] granted " << got_count << ", gave up " << gave_up << "\n";
+  give_up_as_granted_rounds(
+      [](redisync::Client& c, const std::string& n) { return c.lock(n); },
+      [](redisync::Lock& l, int) { l.lock(); }, [](redisync::Lock& l, int) { l.unlock(); },
+      [](RedisServer& s, const std::string& n, const std::string& f) {
+        return !s.command({"ZSCORE", grant_key(n), f}).is_nil();
+      });
 }
 
 TEST(GrantTest, RedissonLayoutWaitersAreNeverGrantedAndStillGetTheLock) {
@@ -580,46 +548,6 @@ TEST(FairGrantTest, AHeadGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
   }
   std::cout << "[ info ] granted " << got_count << ", gave up " << gave_up << "\n";
 }
-
-namespace {
-
-// A waiter whose Client is destroyed mid-wait is deregistered at the close (not left to its
-// registration's 10 s expiry): the next release then wakes (`channel` hears "0") instead of
-// granting to it. `lock_of` makes the waiting lock of a client; `is_registered` says whether
-// a field is registered now; `channel_of` is the channel a release wakes that field on.
-template <class LockOf, class IsRegistered, class ChannelOf>
-void close_mid_wait(LockOf lock_of, IsRegistered is_registered, ChannelOf channel_of) {
-  RedisServer server;
-  redisync::Client holder(grant_config(server));
-  auto client = std::make_unique<redisync::Client>(grant_config(server));
-  const auto name = unique_name("grant-close:");
-  auto held = lock_of(holder, name);
-  held.lock();
-  auto lock = lock_of(*client, name);
-  std::string waiter_field;
-  std::atomic<bool> known{false};
-  auto waiter = std::async(std::launch::async, [&] {
-    waiter_field = field_of(*client);
-    known = true;
-    try {
-      return lock.try_lock_for(20s) ? std::string("acquired") : std::string("timed out");
-    } catch (const redisync::ClientClosedError&) {
-      return std::string("closed");
-    }
-  });
-  ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
-  ASSERT_TRUE(wait_until([&] { return is_registered(server, name, waiter_field); }, 5s));
-  client.reset();
-  EXPECT_FALSE(is_registered(server, name, waiter_field));  // gone right after the close
-  ASSERT_EQ(waiter.wait_for(5s), std::future_status::ready);
-  EXPECT_EQ(waiter.get(), "closed");
-  redisync::test::ChannelListener ear(server, channel_of(name, waiter_field));
-  held.unlock();
-  EXPECT_EQ(ear.next_message(5s), "0");
-  EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);  // nobody was granted it
-}
-
-}  // namespace
 
 TEST(GrantTest, ClosingAClientRemovesTheRegistrationsOfItsPendingWaits) {
   close_mid_wait([](redisync::Client& c, const std::string& n) { return c.lock(n); },

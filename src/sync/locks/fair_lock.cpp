@@ -42,7 +42,7 @@ const lua::Script& with_dead_heads() {
 template <const lua::Script& Body>
 const lua::Script& with_pass_on() {
   return lua::with_preludes<Body, lua::fair_lock_dead_heads, lua::publish_check,
-                           lua::grant_pass_on, lua::fair_grant_pass_on>();
+                           lua::grant_pass_on, lua::fair_grant_pass_on, lua::release_record>();
 }
 
 // The scripts' former "now" argument: they read the server's TIME instead (one clock for

@@ -75,7 +75,8 @@ class FencedKind final : public detail::HashLockKind {
              : detail::fixed_args({lease, field, with_token});
     auto attempt = detail::script_attempt(
         core,
-        lua::with_publish_guard(link ? lua::lock_grant_acquire : lua::fenced_lock_acquire),
+        lua::with_publish_guard(link ? lua::with_preludes<lua::lock_grant_acquire, lua::grant_pass_on>()
+                                     : lua::fenced_lock_acquire),
         link ? std::vector<std::string>{name, sync::grant_key(name), token_key(name)}
              : std::vector<std::string>{name, token_key(name)},
         // Refused before any write when this user may not publish the release's message.

@@ -91,15 +91,24 @@ std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& c
 std::function<void()> grant_give_up(const std::shared_ptr<ClientCore>& core,
                                     std::shared_ptr<sync::GrantLink> link,
                                     const std::string& name, const std::string& token_key) {
-  return [core, link = std::move(link), name, token_key] {
+  std::vector<std::string> keys{name, lock_channel(name), sync::grant_key(name),
+                                sync::grant_channel_prefix(name)};
+  if (!token_key.empty()) keys.push_back(token_key);
+  return grant_give_up_step(core, std::move(link), std::move(keys), {});
+}
+
+std::function<void()> grant_give_up_step(const std::shared_ptr<ClientCore>& core,
+                                         std::shared_ptr<sync::GrantLink> link,
+                                         std::vector<std::string> keys,
+                                         std::vector<std::string> extra_args) {
+  return [core, link = std::move(link), keys = std::move(keys),
+          extra_args = std::move(extra_args)] {
     if (!link->listed) return;
-    std::vector<std::string> keys{name, lock_channel(name), sync::grant_key(name),
-                                  sync::grant_channel_prefix(name)};
-    if (!token_key.empty()) keys.push_back(token_key);
+    std::vector<std::string> args{link->field, core->publish_command(),
+                                  std::to_string(core->config().grant_lease.count())};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
     core->executor().eval(
-        lua::with_preludes<lua::lock_grant_give_up, lua::grant_pass_on>(), std::move(keys),
-        {link->field, core->publish_command(),
-         std::to_string(core->config().grant_lease.count())},
+        lua::with_preludes<lua::lock_grant_give_up, lua::grant_pass_on>(), keys, std::move(args),
         [core, link](std::exception_ptr error, net::Reply reply) {
           const bool released = !error && reply.is_integer() && reply.integer == 1;
           core->grants().gave_up(link->channel, link->field, released);
@@ -114,7 +123,9 @@ void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::stri
   std::vector<std::string> keys{name, lock_channel(name), record, sync::grant_key(name),
                                 sync::grant_channel_prefix(name)};
   if (!token_key.empty()) keys.push_back(token_key);
-  acked_release(core, hold, lua::with_preludes<lua::lock_grant_release, lua::grant_pass_on>(),
+  acked_release(core, hold,
+                lua::with_preludes<lua::lock_grant_release, lua::release_record,
+                                   lua::grant_pass_on>(),
                 std::move(keys),
                 {"0", std::to_string(lease.count()), hold.field,
                  std::to_string(lock_release_record_ttl_ms(*core)), core->publish_command(),

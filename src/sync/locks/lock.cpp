@@ -78,7 +78,8 @@ class PlainKind final : public detail::HashLockKind {
     const std::string lease = std::to_string(effective_lease.count());
     const std::string field = core->owner_field(owner);
     auto attempt = detail::script_attempt(
-        core, lua::with_publish_guard(lua::lock_grant_acquire), {name, sync::grant_key(name)},
+        core, lua::with_publish_guard(lua::with_preludes<lua::lock_grant_acquire, lua::grant_pass_on>()),
+        {name, sync::grant_key(name)},
         // Refused before any write when this user may not publish the release's message.
         detail::publish_guarded_args(
             *core,

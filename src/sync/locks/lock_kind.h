@@ -251,6 +251,12 @@ std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& c
 std::function<void()> grant_give_up(const std::shared_ptr<ClientCore>& core,
                                     std::shared_ptr<sync::GrantLink> link,
                                     const std::string& name, const std::string& token_key);
+/// The give-up step of any kind on lock_grant_give_up.lua: `keys` its KEYS, `extra_args` what
+/// follows ARGV[3] (ReadWriteLock's write side: the write release message).
+std::function<void()> grant_give_up_step(const std::shared_ptr<ClientCore>& core,
+                                         std::shared_ptr<sync::GrantLink> link,
+                                         std::vector<std::string> keys,
+                                         std::vector<std::string> extra_args);
 /// The release of Lock and FencedLock in grant mode (lock_grant_release.lua).
 void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
                         const HoldRef& hold, Duration lease, const std::string& record,

@@ -3,6 +3,7 @@
 
 #include "lua/scripts.h"
 #include "lua/with_preludes.h"
+#include "sync/acquire/grant.h"
 #include "sync/identity.h"
 #include "sync/locks/lock_kind.h"
 
@@ -17,6 +18,29 @@ std::string rwlock_channel(const std::string& name) {
 // "TAG(N):<reader field>:rwlock_timeout": a reader's markers are this plus ":<k>" (§5.1).
 std::string marker_prefix(const std::string& name, const std::string& reader_field) {
   return sync::hash_tag(name) + ":" + reader_field + ":rwlock_timeout";
+}
+
+// Grant mode (sync/acquire/grant.h): the writers waiting for a grant (sorted set, member = W,
+// score = registration deadline). Its own key, not Lock's "redisync_lock_grant:TAG(N)": a
+// grant here is a write hold (mode "write" beside W), which a Lock release on the same name
+// must never hand out. Readers never register (they are never granted).
+std::string rw_grant_key(const std::string& name) {
+  return "redisync_rwlock_grant:" + sync::hash_tag(name);
+}
+
+// The releases: the shared release-record sub-steps, and in grant mode the pass-on.
+template <const lua::Script& Body>
+const lua::Script& release_script() {
+  return lua::with_preludes<Body, lua::release_record, lua::grant_pass_on>();
+}
+
+// The release's grant-mode keys and argument (none in wake mode).
+void add_grant(const detail::ClientCore& core, const std::string& name,
+               std::vector<std::string>& keys, std::vector<std::string>& args) {
+  if (core.config().handoff != Handoff::grant) return;
+  keys.push_back(rw_grant_key(name));
+  keys.push_back(sync::grant_channel_prefix(name));
+  args.push_back(std::to_string(core.config().grant_lease.count()));
 }
 
 const std::string kReadSuffix = " (read lock)";
@@ -53,12 +77,15 @@ class RwKind : public detail::LockKind {
 
   void start_rw_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                      std::int64_t owner, std::optional<sync::Clock::time_point> deadline,
-                     sync::AcquireLoop::AttemptFn attempt, detail::AcquireDone done) const {
+                     sync::AcquireLoop::AttemptFn attempt, detail::AcquireDone done,
+                     std::function<void()> give_up = nullptr,
+                     std::shared_ptr<sync::GrantLink> grant = nullptr) const {
     auto recheck = detail::hold_count_recheck(core, shared_from_this(), name, owner, attempt);
     // Read and write waiters share the channel: "0" wakes one, "1" (write release) all.
     detail::start_pubsub_loop(core, rwlock_channel(name), deadline, std::move(attempt),
-                              std::move(done), nullptr, std::move(recheck),
-                              detail::hold_count_check(core, shared_from_this(), name, owner));
+                              std::move(done), std::move(give_up), std::move(recheck),
+                              detail::hold_count_check(core, shared_from_this(), name, owner),
+                              std::move(grant));
   }
 };
 
@@ -92,12 +119,14 @@ class ReadKind final : public RwKind {
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                     const detail::HoldRef& hold, Duration /*lease*/, const std::string& record,
                     net::ReplyHandler handler) const override {
-    detail::acked_release(
-        core, hold, lua::rwlock_read_release,
-        {name, rwlock_channel(name), marker_prefix(name, hold.field), sync::hash_tag(name), record},
-        {"0", hold.field, std::to_string(detail::lock_release_record_ttl_ms(*core)),
-         core->publish_command()},
-        record, std::move(handler));
+    std::vector<std::string> keys{name, rwlock_channel(name), marker_prefix(name, hold.field),
+                                  sync::hash_tag(name), record};
+    std::vector<std::string> args{"0", hold.field,
+                                  std::to_string(detail::lock_release_record_ttl_ms(*core)),
+                                  core->publish_command()};
+    add_grant(*core, name, keys, args);  // the last reader's release grants a waiting writer
+    detail::acked_release(core, hold, release_script<lua::rwlock_read_release>(), std::move(keys),
+                          std::move(args), record, std::move(handler));
   }
 
  protected:
@@ -115,39 +144,63 @@ class WriteKind final : public RwKind {
                   std::optional<sync::Clock::time_point> deadline,
                   detail::AcquireDone done) const override {
     const std::string reader = core->owner_field(owner);
+    const std::string writer = reader + ":write";
     const std::string what = describe(*core, name);
-    start_rw_loop(
-        core, name, owner, deadline,
-        detail::script_attempt(core, lua::with_publish_guard(lua::rwlock_write_acquire), {name},
-                               detail::publish_guarded_args(
-                                   *core,
-                                   detail::fixed_args({std::to_string(effective_lease.count()),
-                                                       reader + ":write", reader}),
-                                   rwlock_channel(name)),
-                               what,
-                               [what, owner](const net::Reply& reply) {
-                                 if (reply.is_string() && reply.str == "upgrade") {
-                                   throw UpgradeError(
-                                       "redisync: " + what + ": owner " + std::to_string(owner) +
-                                       " holds the read lock; waiting for the write lock would "
-                                       "never end (release the read lock first)");
-                                 }
-                                 return detail::parse_nil_or_ttl(reply);
-                               },
-                               detail::release_undo(core, shared_from_this(), name, owner,
-                                                    effective_lease)),
-        std::move(done));
+    const std::string lease = std::to_string(effective_lease.count());
+    const auto self = shared_from_this();
+    detail::ReplyParser nil_or_ttl = detail::parse_nil_or_ttl;
+    // Grant mode (sync/acquire/grant.h), a fresh acquisition: a failed attempt registers the
+    // writer in rw_grant_key; a release that frees the lock may grant it (reply -3 when an
+    // attempt finds the grant first).
+    auto link = detail::grant_link(core, *this, name, owner);
+    std::vector<std::string> keys{name};
+    detail::ArgsFn args = detail::fixed_args({lease, writer, reader});
+    if (link) {
+      link->deregister = {"ZREM", rw_grant_key(name), writer};
+      keys.push_back(rw_grant_key(name));
+      args = [link, lease, writer, reader, deadline] {
+        return std::vector<std::string>{lease, writer, reader, link->registration_arg(deadline)};
+      };
+      nil_or_ttl = detail::grant_parse(link);
+    }
+    auto attempt = detail::script_attempt(
+        core,
+        lua::with_publish_guard(link ? lua::with_preludes<lua::rwlock_write_acquire,
+                                                          lua::grant_pass_on>()
+                                     : lua::rwlock_write_acquire),
+        std::move(keys),
+        // Refused before any write when this user may not publish the release's message.
+        detail::publish_guarded_args(*core, std::move(args), rwlock_channel(name)), what,
+        [what, owner, nil_or_ttl](const net::Reply& reply) {
+          if (reply.is_string() && reply.str == "upgrade") {
+            throw UpgradeError("redisync: " + what + ": owner " + std::to_string(owner) +
+                               " holds the read lock; waiting for the write lock would never "
+                               "end (release the read lock first)");
+          }
+          return nil_or_ttl(reply);
+        },
+        detail::release_undo(core, self, name, owner, effective_lease));
+    std::function<void()> give_up;
+    if (link) {
+      give_up = detail::grant_give_up_step(
+          core, link,
+          {name, rwlock_channel(name), rw_grant_key(name), sync::grant_channel_prefix(name)},
+          {"1"});
+    }
+    start_rw_loop(core, name, owner, deadline, std::move(attempt), std::move(done),
+                  std::move(give_up), std::move(link));
   }
 
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                     const detail::HoldRef& hold, Duration lease, const std::string& record,
                     net::ReplyHandler handler) const override {
-    detail::acked_release(core, hold, lua::rwlock_write_release,
-                          {name, rwlock_channel(name), record},
-                          {"1", std::to_string(lease.count()), hold.field,
-                           std::to_string(detail::lock_release_record_ttl_ms(*core)),
-                           core->publish_command()},
-                          record, std::move(handler));
+    std::vector<std::string> keys{name, rwlock_channel(name), record};
+    std::vector<std::string> args{"1", std::to_string(lease.count()), hold.field,
+                                  std::to_string(detail::lock_release_record_ttl_ms(*core)),
+                                  core->publish_command()};
+    add_grant(*core, name, keys, args);
+    detail::acked_release(core, hold, release_script<lua::rwlock_write_release>(),
+                          std::move(keys), std::move(args), record, std::move(handler));
   }
 
  protected:

@@ -1,0 +1,139 @@
+// Helpers shared by the direct-handoff tests (grant_test.cpp, rw_grant_test.cpp): a grant-mode
+// client configuration, the server's clock, and two races every grant-capable kind must pass
+// (a waiter giving up as it is granted; a Client closed mid-wait).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "redisync/redisync.h"
+#include "support/java_layout.h"
+#include "support/redis_server.h"
+#include "support/test_config.h"
+#include "support/test_util.h"
+
+namespace redisync::test::grant {
+
+using namespace std::chrono_literals;
+
+inline Config grant_config(const RedisServer& server, std::chrono::milliseconds lease = 2000ms) {
+  auto cfg = config_for(server);
+  cfg.handoff = Handoff::grant;
+  cfg.grant_lease = lease;
+  return cfg;
+}
+
+/// "<client id>:<thread id>" of the calling thread of `c`.
+inline std::string field_of(const Client& c) {
+  return c.id() + ":" + std::to_string(Client::current_thread_id());
+}
+
+/// The server's clock in epoch ms (registration deadlines are server times).
+inline long long server_ms(RedisServer& server) {
+  auto t = server.command({"TIME"});
+  return std::stoll(t.elements[0].as_string()) * 1000 + std::stoll(t.elements[1].as_string()) / 1000;
+}
+
+/// Runs, on its own thread, `try_wait(wait)` on the lock `make()` makes there (a lock or
+/// ReadWriteLock: its write side), and unlocks what it got; the future says whether it did.
+template <class Make>
+std::future<bool> try_lock_async(Make make, std::chrono::milliseconds wait = 20s) {
+  return std::async(std::launch::async, [make, wait] {
+    auto lock = make();
+    const bool got = lock.try_lock_for(wait);
+    if (got) lock.unlock();
+    return got;
+  });
+}
+
+/// Rounds in which a waiter's wait ends about when the holder's release grants it the lock.
+/// Whichever comes first, the lock is then either the waiter's (it said so) or passed on at
+/// once: with a 5 s grant lease, a grant left behind would keep the lock for 5 s.
+/// `lock_of(client, name)` makes a client's lock; `hold(lock, round)` / `release(lock, round)`
+/// take and give back the holder's; `is_registered(server, name, field)` says whether the
+/// waiter with field_of() `field` is registered now.
+template <class LockOf, class Hold, class Release, class IsRegistered>
+void give_up_as_granted_rounds(LockOf lock_of, Hold hold, Release release,
+                               IsRegistered is_registered) {
+  RedisServer server;
+  Client holder(grant_config(server, 5000ms)), waiter(grant_config(server, 5000ms));
+  const auto name = unique_name("grant-race:");
+  auto held = lock_of(holder, name);
+  int got_count = 0, gave_up = 0;
+  for (int round = 0; round < load_count(40); ++round) {
+    hold(held, round);
+    std::string field;
+    std::atomic<bool> known{false};
+    const auto wait = std::chrono::milliseconds(20 + round % 7);
+    auto done = try_lock_async(
+        [&] {
+          field = field_of(waiter);
+          known = true;
+          return lock_of(waiter, name);
+        },
+        wait);
+    ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
+    // Release about as the wait ends: right after the registration plus a varying delay.
+    wait_until([&] { return is_registered(server, name, field); }, 1s, 1ms);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 + (round * 3) % 15));
+    release(held, round);
+    ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
+    (done.get() ? got_count : gave_up)++;
+    // Nobody holds it now (the waiter released or gave up): it must be free well within
+    // the 5 s grant lease.
+    ASSERT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; },
+                           1500ms))
+        << "round " << round << ": the lock stayed held by "
+        << server.command({"HGETALL", name}).debug_string();
+    EXPECT_TRUE(wait_until([&] { return !is_registered(server, name, field); }, 1s))
+        << "round " << round;
+  }
+  std::cout << "[ info ] granted " << got_count << ", gave up " << gave_up << "\n";
+}
+
+/// A waiter whose Client is destroyed mid-wait is deregistered at the close (not left to its
+/// registration's 10 s expiry): the next release then wakes (`channel` hears `message`)
+/// instead of granting to it. `lock_of` makes the waiting lock of a client; `is_registered`
+/// says whether a field_of() is registered now; `channel_of` is the channel a release wakes
+/// that field on.
+template <class LockOf, class IsRegistered, class ChannelOf>
+void close_mid_wait(LockOf lock_of, IsRegistered is_registered, ChannelOf channel_of,
+                    const std::string& message = "0") {
+  RedisServer server;
+  Client holder(grant_config(server));
+  auto client = std::make_unique<Client>(grant_config(server));
+  const auto name = unique_name("grant-close:");
+  auto held = lock_of(holder, name);
+  held.lock();
+  auto lock = lock_of(*client, name);
+  std::string waiter_field;
+  std::atomic<bool> known{false};
+  auto waiter = std::async(std::launch::async, [&] {
+    waiter_field = field_of(*client);
+    known = true;
+    try {
+      return lock.try_lock_for(20s) ? std::string("acquired") : std::string("timed out");
+    } catch (const ClientClosedError&) {
+      return std::string("closed");
+    }
+  });
+  ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
+  ASSERT_TRUE(wait_until([&] { return is_registered(server, name, waiter_field); }, 5s));
+  client.reset();
+  EXPECT_FALSE(is_registered(server, name, waiter_field));  // gone right after the close
+  ASSERT_EQ(waiter.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(waiter.get(), "closed");
+  ChannelListener ear(server, channel_of(name, waiter_field));
+  held.unlock();
+  EXPECT_EQ(ear.next_message(5s), message);
+  EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);  // nobody was granted it
+}
+
+}  // namespace redisync::test::grant
