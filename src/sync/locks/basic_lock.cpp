@@ -136,7 +136,7 @@ bool BasicLock::is_held_by_current_thread() const {
 bool BasicLock::is_held_by_thread(std::int64_t owner) const {
   // A hold reported lost (e.g. its local lease deadline passed while the server was silent)
   // is not held, whatever a late server would still say.
-  if (detail::known_lost(core_, kind_->hold_ref(*core_, name_, owner).hold_key, owner)) {
+  if (detail::known_lost(core_, kind_->hold_key(name_), owner)) {
     return false;
   }
   return query(core_, {"HEXISTS", name_, owner_field(owner)},
@@ -145,7 +145,7 @@ bool BasicLock::is_held_by_thread(std::int64_t owner) const {
 }
 
 bool BasicLock::lost(std::int64_t owner) const {
-  return detail::known_lost(core_, kind_->hold_ref(*core_, name_, owner).hold_key, owner);
+  return detail::known_lost(core_, kind_->hold_key(name_), owner);
 }
 
 bool BasicLock::lost_by_current_thread() const { return lost(sync::thread_owner_id()); }

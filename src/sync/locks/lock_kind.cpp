@@ -20,7 +20,7 @@ namespace redisync::detail {
 HoldRef LockKind::hold_ref(const ClientCore& core, const std::string& name,
                            std::int64_t owner) const {
   HoldRef h;
-  h.hold_key = name + hold_suffix();
+  h.hold_key = hold_key(name);
   h.owner = owner;
   std::string owner_field = core.owner_field(owner);
   h.field = owner_field + field_suffix();

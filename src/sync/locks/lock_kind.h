@@ -66,13 +66,15 @@ class LockKind : public std::enable_shared_from_this<LockKind> {
   /// Appended to the lock name for the hold bookkeeping and LockLostEvent::name
   /// (" (read lock)"); empty for kinds whose hash is the lock itself.
   virtual std::string hold_suffix() const { return {}; }
+  /// The key of `name`'s holds in ClientCore::holds(): name + hold_suffix().
+  std::string hold_key(const std::string& name) const { return name + hold_suffix(); }
   /// Appended to "<client id>:<owner>" to make the hash field (":write").
   virtual std::string field_suffix() const { return {}; }
   virtual sync::RenewalKind renewal_kind() const { return sync::RenewalKind::hash_field; }
   virtual ReleaseReply release_reply() const { return ReleaseReply::own_count; }
   /// Every hold key a successful force release ends (a read-write lock: both sides).
   virtual std::vector<std::string> force_hold_keys(const std::string& name) const {
-    return {name + hold_suffix()};
+    return {hold_key(name)};
   }
 
   /// Starts the waiting loop of one acquisition of `name` by `owner` (I/O thread): the kind

@@ -277,7 +277,7 @@ void log_quiet_unlock(const std::string& what, const std::string& why) noexcept 
 
 void quiet_unlock(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                   const std::string& name, std::int64_t owner, std::function<void()> finished) {
-  std::string hold_key = name + kind->hold_suffix();
+  std::string hold_key = kind->hold_key(name);
   auto it = core->holds().find({hold_key, owner});
   // The watchdog reports a loss it finds itself; one found only now is reported here.
   const bool reported = it != core->holds().end() && it->second.lost;

@@ -38,7 +38,7 @@ class KindMember final : public MultiLockMember {
   }
 
  protected:
-  std::string hold_key() const override { return name() + kind_->hold_suffix(); }
+  std::string hold_key() const override { return kind_->hold_key(name()); }
   sync::RenewalKey renewal_key(std::int64_t owner) const override {
     return kind_->hold_ref(*core(), name(), owner).renewal;
   }
