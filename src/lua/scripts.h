@@ -42,6 +42,8 @@ extern const Script grant_pass_on;
 extern const Script lock_grant_acquire;
 extern const Script lock_grant_release;
 extern const Script lock_grant_give_up;
+// Sets a granted hold's own lease (shortening the grant lease when that was longer).
+extern const Script grant_extend;
 // FairLock's grant sub-step (release and give-up; also the release's head wake-up in wake mode).
 extern const Script fair_grant_pass_on;
 

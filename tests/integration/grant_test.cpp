@@ -31,6 +31,7 @@ using redisync::test::grant::close_mid_wait;
 using redisync::test::grant::field_of;
 using redisync::test::grant::give_up_as_granted_rounds;
 using redisync::test::grant::grant_config;
+using redisync::test::grant::granted_hold_lasts_its_own_lease;
 using redisync::test::grant::server_ms;
 
 namespace {
@@ -77,9 +78,10 @@ long long score(RedisServer& server, const std::string& name, const std::string&
 
 // A waiter on its own thread, of a fair lock (or with `plain` set, of a Lock): publishes its
 // field, waits up to `wait`, runs `on_held` while it holds the lock, and answers whether it got
-// the lock.
+// the lock. With `lease` set, it waits with that fixed lease (else the watchdog's).
 struct Waiter {
   bool plain = false;
+  std::chrono::milliseconds lease{0};
   std::string field = {};
   std::atomic<bool> known{false};
   std::future<bool> done = {};
@@ -89,7 +91,7 @@ struct Waiter {
       auto wait_on = [&](auto lock) {
         field = field_of(client);
         known = true;
-        const bool got = lock.try_lock_for(wait);
+        const bool got = lease.count() > 0 ? lock.try_lock_for(wait, lease) : lock.try_lock_for(wait);
         if (got && on_held) on_held();
         if (got) lock.unlock();
         return got;
@@ -115,12 +117,12 @@ TEST(GrantTest, ReleaseGrantsTheLockToARegisteredWaiter) {
   held.lock();
   std::string in_hash;
   long long pttl = 0;
-  Waiter w{.plain = true};
+  Waiter w{.plain = true, .lease = 90000ms};
   w.start(waiter, name, 20s, [&] {
     auto r = server.command({"HGET", name, w.field});
     in_hash = r.is_nil() ? "" : r.as_string();
-    // The extension to the normal lease (the watchdog's 30 s) is sent after a third of the
-    // grant lease (20 s): before it, the hold has the grant lease.
+    // The extension to the waiter's 90 s lease is sent after a third of the grant lease
+    // (20 s): before it, the hold has the grant lease.
     pttl = server.command({"PTTL", name}).as_integer();
   });
   ASSERT_TRUE(registered(server, name, w.field));
@@ -128,7 +130,8 @@ TEST(GrantTest, ReleaseGrantsTheLockToARegisteredWaiter) {
   ASSERT_EQ(w.done.wait_for(10s), std::future_status::ready);
   EXPECT_TRUE(w.done.get());
   EXPECT_EQ(in_hash, "1");
-  EXPECT_GT(pttl, 30000);  // the grant lease (60 s), not yet extended
+  EXPECT_GT(pttl, 0);
+  EXPECT_LE(pttl, 60000);  // the grant lease (60 s), not yet extended to 90 s
   // No attempt after the registering one, and no wake-up: the grant completed the wait.
   std::lock_guard g(counts->m);
   ASSERT_EQ(counts->attempts.size(), 1u);
@@ -217,6 +220,26 @@ TEST(GrantTest, AGrantedHoldIsExtendedToItsLeaseAndNotReportedLost) {
   ASSERT_EQ(done.wait_for(15s), std::future_status::ready);
   EXPECT_TRUE(done.get());
   EXPECT_EQ(lost.load(), 0);
+}
+
+TEST(GrantTest, AGrantedHoldLastsItsOwnLeaseNotTheLongerGrantLease) {
+  granted_hold_lasts_its_own_lease(
+      [](redisync::Client& c, const std::string& n) { return c.lock(n); },
+      [](RedisServer& s, const std::string& n, const std::string& f) { return registered(s, n, f); });
+}
+
+TEST(GrantTest, AGrantedFencedHoldLastsItsOwnLeaseNotTheLongerGrantLease) {
+  granted_hold_lasts_its_own_lease(
+      [](redisync::Client& c, const std::string& n) { return c.fenced_lock(n); },
+      [](RedisServer& s, const std::string& n, const std::string& f) { return registered(s, n, f); });
+}
+
+TEST(FairGrantTest, AGrantedHoldLastsItsOwnLeaseNotTheLongerGrantLease) {
+  granted_hold_lasts_its_own_lease(
+      [](redisync::Client& c, const std::string& n) { return c.fair_lock(n); },
+      [](RedisServer& s, const std::string& n, const std::string& f) {
+        return fair_registered(s, n, f);
+      });
 }
 
 TEST(GrantTest, WakeModeNeitherRegistersNorGrants) {
@@ -369,13 +392,14 @@ TEST(FairGrantTest, ReleaseGrantsTheLockToTheRegisteredHead) {
   auto held = holder.fair_lock(name);
   held.lock();
   std::atomic<long long> pttl{0};
-  Waiter w;
+  Waiter w{.lease = 90000ms};
   w.start(waiter, name, 20s, [&] { pttl = server.command({"PTTL", name}).as_integer(); });
   ASSERT_TRUE(fair_registered(server, name, w.field));
   held.unlock();
   ASSERT_EQ(w.done.wait_for(10s), std::future_status::ready);
   EXPECT_TRUE(w.done.get());
-  EXPECT_GT(pttl.load(), 30000);  // the grant lease (60 s), not yet extended: granted
+  EXPECT_GT(pttl.load(), 0);
+  EXPECT_LE(pttl.load(), 60000);  // the grant lease (60 s), not yet extended to 90 s: granted
   // No attempt after the registering one, and no wake-up: the grant completed the wait.
   std::lock_guard g(counts->m);
   ASSERT_EQ(counts->attempts.size(), 1u);
@@ -468,8 +492,9 @@ TEST(FairGrantTest, AGrantMovesTheRemainingDeadlinesByTheHeadsAllowance) {
 
 TEST(FairGrantTest, AJavaHeadIsWokenNotGrantedAndTheRedisyncWaitersBehindAreGrantedLater) {
   RedisServer server;
-  redisync::Client holder(grant_config(server, 60000ms)), a(grant_config(server, 60000ms)),
-      b(grant_config(server, 60000ms));
+  // A 20 s grant lease: below the 30 s watchdog lease, which b's extension sets only later.
+  redisync::Client holder(grant_config(server, 20000ms)), a(grant_config(server, 20000ms)),
+      b(grant_config(server, 20000ms));
   JavaLayoutClient java(server);
   const auto name = unique_name("fair-grant:");
   auto held = holder.fair_lock(name);
@@ -495,7 +520,9 @@ TEST(FairGrantTest, AJavaHeadIsWokenNotGrantedAndTheRedisyncWaitersBehindAreGran
   EXPECT_TRUE(wa.done.get());
   ASSERT_EQ(wb.done.wait_for(10s), std::future_status::ready);
   EXPECT_TRUE(wb.done.get());
-  EXPECT_GT(b_pttl.load(), 30000);  // b's hold has the grant lease: granted
+  // b's hold has the grant lease: granted (an acquire of its own sets the 30 s lease).
+  EXPECT_GT(b_pttl.load(), 0);
+  EXPECT_LE(b_pttl.load(), 20000);
 }
 
 TEST(FairGrantTest, ADeadGrantedHeadFreesWithinTheGrantLeaseAndTheNextGetsTheLock) {

@@ -98,6 +98,36 @@ void give_up_as_granted_rounds(LockOf lock_of, Hold hold, Release release,
   std::cout << "[ info ] granted " << got_count << ", gave up " << gave_up << "\n";
 }
 
+/// A grantee's hold lasts its own lease, not the releaser's (longer) grant lease: granted a
+/// lock with a 400 ms fixed lease under a 10 s grant lease, a grantee that then does nothing
+/// (as if killed in its section) leaves the lock free within its lease. Before the fix the
+/// lock stayed held by nobody for the whole grant lease (the chaos kill case: two leases).
+/// `lock_of` makes a client's lock; `is_registered` says whether a field_of() is registered.
+template <class LockOf, class IsRegistered>
+void granted_hold_lasts_its_own_lease(LockOf lock_of, IsRegistered is_registered) {
+  RedisServer server;
+  Client holder(grant_config(server, 10000ms)), grantee(grant_config(server, 10000ms));
+  const auto name = unique_name("grant-lease:");
+  auto held = lock_of(holder, name);
+  held.lock();
+  auto lock = lock_of(grantee, name);
+  std::string field;
+  std::atomic<bool> known{false};
+  auto got = std::async(std::launch::async, [&] {
+    field = field_of(grantee);
+    known = true;
+    return lock.try_lock_for(20s, 400ms);
+  });
+  ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
+  ASSERT_TRUE(wait_until([&] { return is_registered(server, name, field); }, 5s));
+  held.unlock();
+  ASSERT_EQ(got.wait_for(10s), std::future_status::ready);
+  ASSERT_TRUE(got.get());
+  EXPECT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; }, 4s))
+      << "the granted hold outlived its 400 ms lease: PTTL "
+      << server.command({"PTTL", name}).as_integer() << " ms";
+}
+
 /// A waiter whose Client is destroyed mid-wait is deregistered at the close (not left to its
 /// registration's 10 s expiry): the next release then wakes (`channel` hears `message`)
 /// instead of granting to it. `lock_of` makes the waiting lock of a client; `is_registered`

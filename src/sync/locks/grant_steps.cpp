@@ -20,10 +20,12 @@
 
 namespace redisync::detail {
 
-// Sets the granted hold's normal lease (the watchdog renewal step, one key). Sent when a
-// third of the grant lease has passed since `registered` (the send time of the last attempt
-// before the grant), or at once when that is past: a hold released sooner (a short section)
-// never needs it, which keeps a tight loop at two scripts per section. Until it answers, the
+// Sets the granted hold's normal lease (grant_extend.lua). Sent when a third of the grant
+// lease has passed since `registered` (the send time of the last attempt before the grant),
+// or at once when that is past: a hold released sooner (a short section) never needs it,
+// which keeps a tight loop at two scripts per section. A lease shorter than the grant lease is
+// set at once instead: a holder killed in its section must free the lock within its own
+// lease, not the releaser's grant lease (the chaos kill case saw two leases). Until it answers, the
 // hold's local deadline is the grant lease from `registered`. Renewed: the hold's local
 // deadline counts the normal lease (renewed by the watchdog, or fixed) from the extension's
 // send time. Gone (the grant lease ended first): the hold is lost. An error leaves the grant
@@ -40,7 +42,7 @@ void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref, D
     }
     const auto sent = sync::Clock::now();
     live->executor().eval(
-        lua::lock_renew, {ref.renewal.key}, {std::to_string(lease.count()), ref.field},
+        lua::grant_extend, {ref.renewal.key}, {std::to_string(lease.count()), ref.field},
         [core = live, ref, lease, watchdog, grant_id, sent](std::exception_ptr error,
                                                             net::Reply reply) {
           auto it = core->holds().find({ref.hold_key, ref.owner});
@@ -64,7 +66,7 @@ void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref, D
         net::Retry::always);
   };
   const auto due = registered + core->config().grant_lease / 3;
-  if (due <= sync::Clock::now()) return send();
+  if (lease < core->config().grant_lease || due <= sync::Clock::now()) return send();
   auto timer = std::make_shared<asio::steady_timer>(core->io(), due);
   timer->async_wait([timer, send](std::error_code ec) {
     if (!ec) send();

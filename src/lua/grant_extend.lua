@@ -1,0 +1,22 @@
+-- The extension of a granted hold (direct handoff, docs/wire-format.md "Direct handoff").
+-- KEYS[1] lock hash N; ARGV[1] the holder's lease ms; ARGV[2] owner field.
+-- A release granted N with the releaser's grant lease, which may be longer than the grantee's
+-- own lease. While the hash is still exactly the grant (the field at 1 and nothing else but a
+-- read-write lock's "mode"), its expiry is set to the lease, shorter or longer: a grantee
+-- that dies then frees the lock within its own lease. A hold re-entered or joined since keeps
+-- the never-shorten rule of renewals (issue 22). Returns {1} held (expiry set), {0} gone; the
+-- shape of lock_renew.lua's reply.
+if redis.call('hget', KEYS[1], ARGV[2]) ~= '1' then
+  if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+    return {0}
+  end
+  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then redis.call('pexpire', KEYS[1], ARGV[1]) end
+  return {1}
+end
+local fields = redis.call('hlen', KEYS[1])
+if fields == 1 or (fields == 2 and redis.call('hexists', KEYS[1], 'mode') == 1) then
+  redis.call('pexpire', KEYS[1], ARGV[1])
+elseif redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('pexpire', KEYS[1], ARGV[1])
+end
+return {1}
