@@ -243,11 +243,20 @@ Verdict check(const History& history, const Expectations& expect) {
         const std::string limit =
             permits == 1 ? "" : "; " + std::to_string(on.size() + 1) + " holds of " +
                                     std::to_string(permits) + " permits";
+        // The two sections' times (ms from the earlier acquisition), for the post-mortem of
+        // a run that cannot be repeated: was the earlier hold cut off, or really not told?
+        const auto at = [&](long long t) {
+          return t == 0 ? std::string("-") : std::to_string(ms(t - e.hold->acquired));
+        };
+        const std::string times =
+            "; earlier: ended " + at(e.hold->section_end) + " released " + at(e.hold->released) +
+            " outcome " + (e.hold->closed ? e.hold->outcome : std::string("open")) +
+            ", later acquired " + at(holds[j]->acquired) + " ms after it";
         v.problems.push_back("overlap without a timely lost-lock notice: worker " +
                              std::to_string(e.hold->worker) + " seq " +
                              std::to_string(e.hold->seq) + " and worker " +
                              std::to_string(holds[j]->worker) + " seq " +
-                             std::to_string(holds[j]->seq) + " (" + why + limit + ")");
+                             std::to_string(holds[j]->seq) + " (" + why + limit + times + ")");
       }
     }
   }

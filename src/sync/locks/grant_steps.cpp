@@ -28,12 +28,13 @@ namespace redisync::detail {
 // lease, not the releaser's grant lease (the chaos kill case saw two leases). Until it answers, the
 // hold's local deadline is the grant lease from `registered`. Renewed: the hold's local
 // deadline counts the normal lease (renewed by the watchdog, or fixed) from the extension's
-// send time. Gone (the grant lease ended first): the hold is lost. An error leaves the grant
-// lease's local deadline, which reports the hold lost unless the release comes first.
+// send time. Gone (the grant lease ended first): the hold is lost. An error leaves the
+// earlier of the grant lease's local deadline and the lease from the send, which reports the
+// hold lost unless the release comes first.
 void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref, Duration lease,
                   bool watchdog, std::uint64_t grant_id, sync::Clock::time_point registered) {
   std::weak_ptr<ClientCore> weak = core;
-  auto send = [weak, ref, lease, watchdog, grant_id] {
+  auto send = [weak, ref, lease, watchdog, grant_id, registered] {
     auto live = weak.lock();
     if (!live) return;
     auto held = live->holds().find({ref.hold_key, ref.owner});
@@ -41,6 +42,12 @@ void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref, D
       return;  // released (or lost) already
     }
     const auto sent = sync::Clock::now();
+    // An extension that may shorten the grant lease: once it runs, the server's expiry is
+    // the lease from a moment after `sent`, which may come before the grant lease's end. The
+    // local deadline is the earlier of the two from now on, so the notice is never late.
+    if (sent + lease < registered + live->config().grant_lease) {
+      live->watchdog().fix(ref.renewal, lease, sent);
+    }
     live->executor().eval(
         lua::grant_extend, {ref.renewal.key}, {std::to_string(lease.count()), ref.field},
         [core = live, ref, lease, watchdog, grant_id, sent](std::exception_ptr error,
