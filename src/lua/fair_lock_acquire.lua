@@ -15,10 +15,11 @@ local allowance = tonumber(ARGV[3])
 local grants = KEYS[4]
 if grants then
   if ARGV[6] == '1' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    -- Granted by a release (it left the queue then): one hold, with the normal lease.
+    -- Granted by a release (it left the queue then): one hold, with exactly the normal
+    -- lease (the hash is this one hold; the grant lease may have been longer).
     redis.call('hdel', grants, ARGV[2])
     redis.call('hset', KEYS[1], ARGV[2], 1)
-    if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then redis.call('pexpire', KEYS[1], ARGV[1]) end
+    redis.call('pexpire', KEYS[1], ARGV[1])
     return -3
   end
   redis.call('hdel', grants, ARGV[2])  -- registered again below while it still waits

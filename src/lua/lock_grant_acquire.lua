@@ -23,10 +23,11 @@ end
 local held = redis.call('hget', KEYS[1], ARGV[2])
 if held and ARGV[3] == '1' then
   -- Granted by a release (or a hold of ours this client no longer counts): one hold, with
-  -- the normal lease. The token was issued at the grant.
+  -- exactly the normal lease (shorter or longer than the releaser's grant lease: the hash
+  -- is this one hold, so its expiry is this hold's lease). The token was issued at the grant.
   redis.call('zrem', KEYS[2], ARGV[2])
   redis.call('hset', KEYS[1], ARGV[2], 1)
-  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then redis.call('pexpire', KEYS[1], ARGV[1]) end
+  redis.call('pexpire', KEYS[1], ARGV[1])
   local token = -1
   if fenced then
     token = tonumber(redis.call('get', KEYS[3]) or '0')

@@ -24,10 +24,11 @@ if mode == false then
 end
 if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   if grant then
-    -- Granted: one hold, with the normal lease (mode is "write" already).
+    -- Granted: one hold, with exactly the normal lease (mode is "write" already; the hash
+    -- is this one hold, and the grant lease may have been longer).
     redis.call('zrem', KEYS[2], ARGV[2])
     redis.call('hset', KEYS[1], ARGV[2], 1)
-    if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then redis.call('pexpire', KEYS[1], ARGV[1]) end
+    redis.call('pexpire', KEYS[1], ARGV[1])
     return -3
   end
   redis.call('hincrby', KEYS[1], ARGV[2], 1)

@@ -234,6 +234,12 @@ TEST(GrantTest, AGrantedFencedHoldLastsItsOwnLeaseNotTheLongerGrantLease) {
       [](RedisServer& s, const std::string& n, const std::string& f) { return registered(s, n, f); });
 }
 
+TEST(GrantTest, AGrantTakenByAnAttemptLastsItsOwnLease) {
+  redisync::test::grant::grant_taken_by_attempt_lasts_its_own_lease(
+      [](redisync::Client& c, const std::string& n) { return c.lock(n); },
+      "redisync_lock_grant:", "");
+}
+
 TEST(FairGrantTest, AGrantedHoldLastsItsOwnLeaseNotTheLongerGrantLease) {
   granted_hold_lasts_its_own_lease(
       [](redisync::Client& c, const std::string& n) { return c.fair_lock(n); },

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "redisync/redisync.h"
 #include "support/java_layout.h"
@@ -125,6 +126,51 @@ void granted_hold_lasts_its_own_lease(LockOf lock_of, IsRegistered is_registered
   ASSERT_TRUE(got.get());
   EXPECT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; }, 4s))
       << "the granted hold outlived its 400 ms lease: PTTL "
+      << server.command({"PTTL", name}).as_integer() << " ms";
+}
+
+/// The same when the grantee takes its grant by an attempt (no grant message reached it; the
+/// attempt finds its field and replies -3): the taking attempt sets the hold's own lease. The
+/// lock starts held by a stranger; once the waiter is registered, one script does what a
+/// release's grant does (the stranger's hold deleted, the waiter's field `suffix` -> 1 with
+/// `extra` fields, e.g. a read-write lock's mode, a 10 s grant lease, the registration in
+/// `registrations` removed; `extra` also in the stranger's hold) but publishes nothing: the waiter's next attempt, due within a
+/// third of the grant lease, takes it with its 400 ms fixed lease.
+template <class LockOf>
+void grant_taken_by_attempt_lasts_its_own_lease(LockOf lock_of, const std::string& prefix,
+                                                const std::string& suffix,
+                                                std::vector<std::string> extra = {}) {
+  RedisServer server;
+  Client grantee(grant_config(server, 10000ms));
+  const auto name = unique_name("grant-lease:");
+  const std::string registrations = prefix + "{" + name + "}";
+  std::vector<std::string> held{"HSET", name, "stranger:1" + suffix, "1"};
+  held.insert(held.end(), extra.begin(), extra.end());
+  server.command(held);
+  server.command({"PEXPIRE", name, "30000"});
+  auto lock = lock_of(grantee, name);
+  std::string field;
+  std::atomic<bool> known{false};
+  auto got = std::async(std::launch::async, [&] {
+    field = field_of(grantee) + suffix;
+    known = true;
+    return lock.try_lock_for(20s, 400ms);
+  });
+  ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
+  ASSERT_TRUE(wait_until(
+      [&] { return !server.command({"ZSCORE", registrations, field}).is_nil(); }, 5s));
+  std::vector<std::string> grant{
+      "EVAL",
+      "redis.call('del', KEYS[1]); redis.call('hset', KEYS[1], ARGV[1], 1); "
+      "for i = 2, #ARGV, 2 do redis.call('hset', KEYS[1], ARGV[i], ARGV[i + 1]) end; "
+      "redis.call('pexpire', KEYS[1], 10000); redis.call('zrem', KEYS[2], ARGV[1])",
+      "2", name, registrations, field};
+  grant.insert(grant.end(), extra.begin(), extra.end());
+  server.command(grant);
+  ASSERT_EQ(got.wait_for(10s), std::future_status::ready);
+  ASSERT_TRUE(got.get());
+  EXPECT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; }, 2500ms))
+      << "the hold taken by an attempt outlived its 400 ms lease: PTTL "
       << server.command({"PTTL", name}).as_integer() << " ms";
 }
 

@@ -219,6 +219,12 @@ TEST(RwGrantTest, AGrantedWriteHoldLastsItsOwnLeaseNotTheLongerGrantLease) {
       });
 }
 
+TEST(RwGrantTest, AGrantTakenByAnAttemptLastsItsOwnLease) {
+  redisync::test::grant::grant_taken_by_attempt_lasts_its_own_lease(
+      [](redisync::Client& c, const std::string& n) { return c.read_write_lock(n); },
+      "redisync_rwlock_grant:", ":write", {"mode", "write"});
+}
+
 TEST(RwGrantTest, ClosingAClientRemovesTheRegistrationOfItsWaitingWriter) {
   close_mid_wait([](redisync::Client& c, const std::string& n) { return c.read_write_lock(n); },
                  [](RedisServer& s, const std::string& n, const std::string& f) {
