@@ -208,7 +208,7 @@ void AcquireLoop::wake() {
 void AcquireLoop::grant_news(GrantNews news, const std::string& rest) {
   if (finished_) return;
   auto action =
-      fsm_.grant_heard(Clock::now(), news, params_.grant->grant_lease, answered_sent_);
+      fsm_.grant_heard(Clock::now(), news, params_.grant->grant_lease, grant_made_after());
   // A message naming us was consumed here: an attempt that then takes a grant (-3) took
   // the one it announced, and no message is left to expect.
   if (news != GrantNews::for_other) grant_heard_ = true;
@@ -244,9 +244,8 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
     } else {
       g->registry->giving_up(g->channel, g->field);
     }
-    // The grant came after the last answered attempt ran: the grant lease on the server
-    // counts from no earlier than that attempt's send time.
-    if (by_grant_ && answered_sent_) sent = *answered_sent_;
+    // The grant lease on the server counts from no earlier than grant_made_after().
+    if (auto after = grant_made_after(); by_grant_ && after) sent = *after;
   }
   if (params_.grant && params_.grant->joined) {
     executor_.subscriber().leave(params_.grant->joined);
@@ -260,6 +259,16 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   deciding_by_grant = acquired && by_grant_;
   done(error, acquired);
   deciding_by_grant = earlier_grant;
+}
+
+std::optional<Clock::time_point> AcquireLoop::grant_made_after() const {
+  // A failed answered attempt ran before any grant (it would have taken it, reply -3), and a
+  // grant needs a registration: the later of the two send times. Without either, unknown.
+  auto after = answered_sent_;
+  if (const auto& g = params_.grant; g && g->first_registration_sent) {
+    if (!after || *after < *g->first_registration_sent) after = g->first_registration_sent;
+  }
+  return after;
 }
 
 bool deciding_grant() { return deciding_by_grant; }

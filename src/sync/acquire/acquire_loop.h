@@ -113,6 +113,8 @@ class AcquireLoop : public net::Waiter,
   void arm_timer(Duration bound);
   void leave_channel();
   void finish(std::exception_ptr error, bool acquired);
+  /// A time no later than any grant to this acquisition was made (nullopt: unknown).
+  std::optional<Clock::time_point> grant_made_after() const;
 
   net::Executor& executor_;
   Params params_;

@@ -129,6 +129,7 @@ std::string GrantLink::registration_arg(std::optional<Clock::time_point> deadlin
   if (deadline) {
     period = std::min(period, std::chrono::ceil<Duration>(*deadline - now));
   }
+  if (!first_registration_sent) first_registration_sent = now;
   return std::to_string(std::max<long long>(period.count(), 1));
 }
 

@@ -123,6 +123,10 @@ struct GrantLink {
   std::vector<std::string> deregister;
   /// Runs with what a grant message carries after the field (FencedLock: reads the token).
   std::function<void(const std::string&)> on_grant;
+  /// When the first attempt that registers was sent: a grant to this acquisition needs a
+  /// registration, so it was made (and its grant lease started) no earlier than this, even
+  /// when that attempt's reply is still on its way.
+  std::optional<Clock::time_point> first_registration_sent;
 
   /// The registration argument of the next attempt (ms; "0": do not register).
   std::string registration_arg(std::optional<Clock::time_point> deadline);
