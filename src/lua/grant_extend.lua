@@ -6,17 +6,14 @@
 -- that dies then frees the lock within its own lease. A hold re-entered or joined since keeps
 -- the never-shorten rule of renewals (issue 22). Returns {1} held (expiry set), {0} gone; the
 -- shape of lock_renew.lua's reply.
-if redis.call('hget', KEYS[1], ARGV[2]) ~= '1' then
-  if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
-    return {0}
-  end
-  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then redis.call('pexpire', KEYS[1], ARGV[1]) end
-  return {1}
+local count = redis.call('hget', KEYS[1], ARGV[2])
+if count == false then
+  return {0}
 end
 local fields = redis.call('hlen', KEYS[1])
-if fields == 1 or (fields == 2 and redis.call('hexists', KEYS[1], 'mode') == 1) then
-  redis.call('pexpire', KEYS[1], ARGV[1])
-elseif redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then
+local just_the_grant = count == '1' and
+  (fields == 1 or (fields == 2 and redis.call('hexists', KEYS[1], 'mode') == 1))
+if just_the_grant or redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then
   redis.call('pexpire', KEYS[1], ARGV[1])
 end
 return {1}

@@ -21,16 +21,16 @@
 namespace redisync::detail {
 
 // Sets the granted hold's normal lease (grant_extend.lua). Sent when a third of the grant
-// lease has passed since `registered` (the send time of the last attempt before the grant),
-// or at once when that is past: a hold released sooner (a short section) never needs it,
-// which keeps a tight loop at two scripts per section. A lease shorter than the grant lease is
-// set at once instead: a holder killed in its section must free the lock within its own
-// lease, not the releaser's grant lease (the chaos kill case saw two leases). Until it answers, the
-// hold's local deadline is the grant lease from `registered`. Renewed: the hold's local
-// deadline counts the normal lease (renewed by the watchdog, or fixed) from the extension's
-// send time. Gone (the grant lease ended first): the hold is lost. An error leaves the
-// earlier of the grant lease's local deadline and the lease from the send, which reports the
-// hold lost unless the release comes first.
+// lease has passed since `registered` (a time no later than the grant was made,
+// AcquireLoop::grant_made_after), or at once when that is past: a hold released sooner (a
+// short section) never needs it, which keeps a tight loop at two scripts per section. A lease
+// shorter than the grant lease is set at once instead: a holder killed in its section must
+// free the lock within its own lease, not the releaser's grant lease (the chaos kill case saw
+// two leases). Until it answers, the hold's local deadline is the grant lease from
+// `registered`. Renewed: the hold's local deadline counts the normal lease (renewed by the
+// watchdog, or fixed) from the extension's send time. Gone (the grant lease ended first): the
+// hold is lost. An error leaves the earlier of the grant lease's local deadline and the lease
+// from the send, which reports the hold lost unless the release comes first.
 void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref, Duration lease,
                   bool watchdog, std::uint64_t grant_id, sync::Clock::time_point registered) {
   std::weak_ptr<ClientCore> weak = core;
