@@ -91,7 +91,8 @@ struct Waiter {
       auto wait_on = [&](auto lock) {
         field = field_of(client);
         known = true;
-        const bool got = lease.count() > 0 ? lock.try_lock_for(wait, lease) : lock.try_lock_for(wait);
+        const bool got =
+            lease.count() > 0 ? lock.try_lock_for(wait, lease) : lock.try_lock_for(wait);
         if (got && on_held) on_held();
         if (got) lock.unlock();
         return got;
@@ -225,13 +226,17 @@ TEST(GrantTest, AGrantedHoldIsExtendedToItsLeaseAndNotReportedLost) {
 TEST(GrantTest, AGrantedHoldLastsItsOwnLeaseNotTheLongerGrantLease) {
   granted_hold_lasts_its_own_lease(
       [](redisync::Client& c, const std::string& n) { return c.lock(n); },
-      [](RedisServer& s, const std::string& n, const std::string& f) { return registered(s, n, f); });
+      [](RedisServer& s, const std::string& n, const std::string& f) {
+        return registered(s, n, f);
+      });
 }
 
 TEST(GrantTest, AGrantedFencedHoldLastsItsOwnLeaseNotTheLongerGrantLease) {
   granted_hold_lasts_its_own_lease(
       [](redisync::Client& c, const std::string& n) { return c.fenced_lock(n); },
-      [](RedisServer& s, const std::string& n, const std::string& f) { return registered(s, n, f); });
+      [](RedisServer& s, const std::string& n, const std::string& f) {
+        return registered(s, n, f);
+      });
 }
 
 TEST(GrantTest, AGrantTakenByAnAttemptLastsItsOwnLease) {

@@ -99,6 +99,24 @@ void give_up_as_granted_rounds(LockOf lock_of, Hold hold, Release release,
   std::cout << "[ info ] granted " << got_count << ", gave up " << gave_up << "\n";
 }
 
+/// Runs `lock.try_lock_for(20 s, 400 ms fixed lease)` on its own thread and keeps what it got
+/// (never unlocks: a grantee that does nothing after the grant). Returns once `field` holds the
+/// waiting thread's field_of(`client`) + `suffix`; the future says whether it got the lock.
+template <class Lock>
+std::future<bool> keep_async(Client& client, Lock& lock, const std::string& suffix,
+                             std::string& field) {
+  std::promise<void> known;
+  auto field_known = known.get_future();
+  auto got = std::async(std::launch::async, [&client, &lock, &field, suffix,
+                                             known = std::move(known)]() mutable {
+    field = field_of(client) + suffix;
+    known.set_value();
+    return lock.try_lock_for(20s, 400ms);
+  });
+  field_known.wait();
+  return got;
+}
+
 /// A grantee's hold lasts its own lease, not the releaser's (longer) grant lease: granted a
 /// lock with a 400 ms fixed lease under a 10 s grant lease, a grantee that then does nothing
 /// (as if killed in its section) leaves the lock free within its lease. Before the fix the
@@ -113,13 +131,7 @@ void granted_hold_lasts_its_own_lease(LockOf lock_of, IsRegistered is_registered
   held.lock();
   auto lock = lock_of(grantee, name);
   std::string field;
-  std::atomic<bool> known{false};
-  auto got = std::async(std::launch::async, [&] {
-    field = field_of(grantee);
-    known = true;
-    return lock.try_lock_for(20s, 400ms);
-  });
-  ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
+  auto got = keep_async(grantee, lock, "", field);
   ASSERT_TRUE(wait_until([&] { return is_registered(server, name, field); }, 5s));
   held.unlock();
   ASSERT_EQ(got.wait_for(10s), std::future_status::ready);
@@ -134,8 +146,9 @@ void granted_hold_lasts_its_own_lease(LockOf lock_of, IsRegistered is_registered
 /// lock starts held by a stranger; once the waiter is registered, one script does what a
 /// release's grant does (the stranger's hold deleted, the waiter's field `suffix` -> 1 with
 /// `extra` fields, e.g. a read-write lock's mode, a 10 s grant lease, the registration in
-/// `registrations` removed; `extra` also in the stranger's hold) but publishes nothing: the waiter's next attempt, due within a
-/// third of the grant lease, takes it with its 400 ms fixed lease.
+/// `registrations` removed; `extra` also in the stranger's hold) but publishes nothing: the
+/// waiter's next attempt, due within a third of the grant lease, takes it with its 400 ms
+/// fixed lease.
 template <class LockOf>
 void grant_taken_by_attempt_lasts_its_own_lease(LockOf lock_of, const std::string& prefix,
                                                 const std::string& suffix,
@@ -150,13 +163,7 @@ void grant_taken_by_attempt_lasts_its_own_lease(LockOf lock_of, const std::strin
   server.command({"PEXPIRE", name, "30000"});
   auto lock = lock_of(grantee, name);
   std::string field;
-  std::atomic<bool> known{false};
-  auto got = std::async(std::launch::async, [&] {
-    field = field_of(grantee) + suffix;
-    known = true;
-    return lock.try_lock_for(20s, 400ms);
-  });
-  ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
+  auto got = keep_async(grantee, lock, suffix, field);
   ASSERT_TRUE(wait_until(
       [&] { return !server.command({"ZSCORE", registrations, field}).is_nil(); }, 5s));
   std::vector<std::string> grant{
@@ -169,7 +176,8 @@ void grant_taken_by_attempt_lasts_its_own_lease(LockOf lock_of, const std::strin
   server.command(grant);
   ASSERT_EQ(got.wait_for(10s), std::future_status::ready);
   ASSERT_TRUE(got.get());
-  EXPECT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; }, 2500ms))
+  EXPECT_TRUE(
+      wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; }, 2500ms))
       << "the hold taken by an attempt outlived its 400 ms lease: PTTL "
       << server.command({"PTTL", name}).as_integer() << " ms";
 }
