@@ -14,10 +14,13 @@ local function grant_now()
 end
 -- grant_register(registrations, field, period): registers the waiter `field` for a grant
 -- until `period` ms from now (period 0: not at all), and keeps the set at least that long.
+-- Registrations whose deadline has passed are dropped here, off the release's path.
 local function grant_register(registrations, field, period)
   period = tonumber(period)
   if period > 0 then
-    redis.call('zadd', registrations, grant_now() + period, field)
+    local now = grant_now()
+    redis.call('zremrangebyscore', registrations, '-inf', now)
+    redis.call('zadd', registrations, now + period, field)
     if redis.call('pttl', registrations) < period then
       redis.call('pexpire', registrations, period)
     end
@@ -29,12 +32,22 @@ local function grantee_channel(grant_channel, field)
   local client = string.match(field, '^(.+):[^:]*:write$') or string.match(field, '^(.+):[^:]*$')
   return grant_channel .. ':' .. (client or field)
 end
+-- The waiter a release that frees the lock now would grant it to: the live registration with
+-- the earliest deadline, or false.
+local function grant_candidate(registrations)
+  return redis.call('zrangebyscore', registrations, grant_now(), '+inf', 'limit', 0, 1)[1] or
+    false
+end
 -- `rw_message` (a read-write lock, §5): the grant is a write hold ("mode" = "write" beside the
 -- writer's field), and with no live registration `rw_message` is published instead of "0".
+-- `candidate`: grant_candidate()'s answer taken earlier in the same script (it cannot have
+-- changed), or nil to look it up here.
 local function pass_on(lock, registrations, grant_channel, lock_channel, token_key, grant_lease,
-                       publish, rw_message)
-  redis.call('zremrangebyscore', registrations, '-inf', grant_now())
-  local first = redis.call('zrange', registrations, 0, 0)[1]
+                       publish, rw_message, candidate)
+  local first = candidate
+  if first == nil then
+    first = grant_candidate(registrations)
+  end
   if first then
     redis.call('zrem', registrations, first)
     if rw_message then
@@ -55,13 +68,19 @@ end
 -- The ACL check of a script that may publish on the lock channel or, when a live registration
 -- exists, on the grant channel of the earliest one (see publish_check.lua). Reads only.
 -- registrations nil (a read-write lock release in wake mode): the lock channel alone.
-local function grant_publish_refused(publish, lock_channel, grant_channel, registrations)
+-- `candidate` (a script whose only publish is pass_on's, given grant_candidate()'s answer):
+-- only the one channel pass_on will publish on.
+local function grant_publish_refused(publish, lock_channel, grant_channel, registrations,
+                                     candidate)
   if redis.acl_check_cmd then
     local channels = {lock_channel}
-    local first = registrations and
-      redis.call('zrangebyscore', registrations, grant_now(), '+inf', 'limit', 0, 1)[1]
-    if first then
-      table.insert(channels, grantee_channel(grant_channel, first))
+    if candidate ~= nil then
+      channels = {candidate and grantee_channel(grant_channel, candidate) or lock_channel}
+    elseif registrations then
+      local first = grant_candidate(registrations)
+      if first then
+        table.insert(channels, grantee_channel(grant_channel, first))
+      end
     end
     for _, channel in ipairs(channels) do
       if not redis.acl_check_cmd(publish, channel, '0') then

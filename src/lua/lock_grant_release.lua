@@ -8,11 +8,14 @@
 -- Returns nil: caller is not the owner; 0: still held (reentrant); 1: released. Every
 -- outcome is recorded in KEYS[3], nil as -1, as in lock_release.lua.
 -- Sent after release_record.lua and grant_pass_on.lua.
-local refused = grant_publish_refused(ARGV[5], KEYS[2], KEYS[5], KEYS[4])
+-- The grantee is looked up once: the check and the grant use the same answer (the script is
+-- atomic), and only the channel the release will publish on is checked.
+local candidate = grant_candidate(KEYS[4])
+local refused = grant_publish_refused(ARGV[5], KEYS[2], KEYS[5], KEYS[4], candidate)
 local reply = release_hold(refused, KEYS[1], ARGV[3], ARGV[2], KEYS[3], ARGV[4])
 if reply ~= false then
   return reply
 end
 redis.call('del', KEYS[1])
-pass_on(KEYS[1], KEYS[4], KEYS[5], KEYS[2], KEYS[6], ARGV[6], ARGV[5])
+pass_on(KEYS[1], KEYS[4], KEYS[5], KEYS[2], KEYS[6], ARGV[6], ARGV[5], nil, candidate)
 return record_outcome(KEYS[3], 1, ARGV[4])

@@ -305,3 +305,32 @@ TEST(AclUsers, RwGrantReleaseChecksTheGrantChannelBeforeWriting) {
   EXPECT_TRUE(rw.write_lock().force_unlock());
   EXPECT_TRUE(done.get());
 }
+
+// The same for Lock: its grant-mode release looks the grantee up once and checks only the
+// channel it will publish on, the grantee's, so a user allowed Redisson's lock channel alone
+// is refused before the release deletes or grants anything.
+TEST(AclUsers, LockGrantReleaseChecksTheGranteeChannelBeforeWriting) {
+  RedisServer server;
+  auto cfg = as_user(server, "lockonly", {"~*", "&redisson_lock__channel:*", "+@all"});
+  cfg.handoff = redisync::Handoff::grant;
+  redisync::Client holder(cfg);
+  auto waiter_cfg = redisync::Config::from_url(server.url());
+  waiter_cfg.handoff = redisync::Handoff::grant;
+  redisync::Client waiter(waiter_cfg);
+  const auto name = unique_name("lock-grant-acl:");
+  auto lock = holder.lock(name);
+  lock.lock(30s);
+  auto done = redisync::test::grant::try_lock_async([&] { return waiter.lock(name); });
+  const std::string registrations = "redisync_lock_grant:{" + name + "}";
+  ASSERT_TRUE(wait_until(
+      [&] { return server.command({"ZCARD", registrations}).as_integer() == 1; }, 5s));
+  fails_naming("lock grant release", "redisync_grant__channel", [&] { lock.unlock_checked(); });
+  const std::string ours =
+      holder.id() + ":" + std::to_string(redisync::Client::current_thread_id());
+  EXPECT_EQ(server.command({"HLEN", name}).as_integer(), 1);  // still ours: nothing granted
+  EXPECT_FALSE(server.command({"HGET", name, ours}).is_nil());
+  EXPECT_EQ(server.command({"ZCARD", registrations}).as_integer(), 1);
+  // Redisson's channel is allowed: the force release wakes the waiter, which acquires.
+  EXPECT_TRUE(lock.force_unlock());
+  EXPECT_TRUE(done.get());
+}
