@@ -1,0 +1,100 @@
+// grant_extend.lua's two decisions on hand-built hashes (docs/wire-format.md "Direct handoff"):
+// a hash that is still exactly the grant gets the grantee's lease, shorter or longer than the
+// grant lease; a hold re-entered or joined since keeps the never-shorten rule of renewals.
+// The exact-set branch is also covered end to end by the *OwnLease* grant tests; the
+// never-shorten branch only happens when a re-entry or a join wins the race with the
+// extension, which a client cannot order on purpose, so it is driven here directly.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "lua/scripts.h"
+#include "support/redis_server.h"
+#include "support/test_util.h"
+
+using redisync::test::RedisServer;
+using redisync::test::unique_name;
+
+namespace {
+
+constexpr const char* kField = "client-a:7";              // a Lock holder
+constexpr const char* kWriter = "client-a:7:write";       // a ReadWriteLock writer
+
+// The hash `fields` (name, value, ...) on `name`, expiring in `pttl_ms`.
+void make_hash(RedisServer& server, const std::string& name, std::vector<std::string> fields,
+               long long pttl_ms) {
+  std::vector<std::string> hset{"HSET", name};
+  hset.insert(hset.end(), fields.begin(), fields.end());
+  server.command(hset);
+  server.command({"PEXPIRE", name, std::to_string(pttl_ms)});
+}
+
+// Runs the extension of `field` on `name` to `lease_ms`; returns its {1}/{0} as 1/0.
+long long extend(RedisServer& server, const std::string& name, long long lease_ms,
+                 const std::string& field = kField) {
+  auto reply = server.command({"EVAL", std::string(redisync::lua::grant_extend.source), "1",
+                               name, std::to_string(lease_ms), field});
+  EXPECT_EQ(reply.elements.size(), 1u);
+  return reply.elements.empty() ? -1 : reply.elements[0].as_integer();
+}
+
+long long pttl(RedisServer& server, const std::string& name) {
+  return server.command({"PTTL", name}).as_integer();
+}
+
+}  // namespace
+
+TEST(GrantExtendScript, JustTheGrantGetsTheShorterLeaseExactly) {
+  RedisServer server;
+  const auto name = unique_name("extend:");
+  make_hash(server, name, {kField, "1"}, 60000);
+  EXPECT_EQ(extend(server, name, 400), 1);
+  EXPECT_LE(pttl(server, name), 400);
+  EXPECT_GT(pttl(server, name), 0);
+}
+
+TEST(GrantExtendScript, JustTheWriteGrantOfAReadWriteLockGetsTheShorterLease) {
+  RedisServer server;
+  const auto name = unique_name("extend-rw:");
+  make_hash(server, name, {"mode", "write", kWriter, "1"}, 60000);
+  EXPECT_EQ(extend(server, name, 400, kWriter), 1);
+  EXPECT_LE(pttl(server, name), 400);
+}
+
+TEST(GrantExtendScript, AReenteredHoldIsNeverShortened) {
+  RedisServer server;
+  const auto name = unique_name("extend-reentered:");
+  make_hash(server, name, {kField, "2"}, 60000);
+  EXPECT_EQ(extend(server, name, 400), 1);
+  EXPECT_GT(pttl(server, name), 50000) << "the re-entry's longer lease was cut";
+  EXPECT_EQ(server.command({"HGET", name, kField}).as_string(), "2");
+}
+
+TEST(GrantExtendScript, AJoinedHoldIsNeverShortened) {
+  RedisServer server;
+  const auto name = unique_name("extend-joined:");
+  // A read-write lock whose granted writer was joined by its own thread's read hold.
+  make_hash(server, name, {"mode", "write", kWriter, "1", kField, "1"}, 60000);
+  EXPECT_EQ(extend(server, name, 400, kWriter), 1);
+  EXPECT_GT(pttl(server, name), 50000) << "the joined hold's lease was cut";
+}
+
+TEST(GrantExtendScript, AReenteredHoldIsStillLengthened) {
+  RedisServer server;
+  const auto name = unique_name("extend-longer:");
+  make_hash(server, name, {kField, "2"}, 300);
+  EXPECT_EQ(extend(server, name, 60000), 1);
+  EXPECT_GT(pttl(server, name), 50000);
+}
+
+TEST(GrantExtendScript, AHoldThatIsGoneIsNotCreated) {
+  RedisServer server;
+  const auto name = unique_name("extend-gone:");
+  EXPECT_EQ(extend(server, name, 400), 0);
+  EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);
+  make_hash(server, name, {"client-b:1", "1"}, 60000);  // someone else's lock
+  EXPECT_EQ(extend(server, name, 400), 0);
+  EXPECT_GT(pttl(server, name), 50000) << "another holder's lease was cut";
+  EXPECT_TRUE(server.command({"HGET", name, kField}).is_nil());
+}
