@@ -10,6 +10,7 @@
 
 #include "net/stream.h"
 #include "redisync/errors.h"
+#include "sync/trace_points.h"
 
 namespace redisync::net {
 
@@ -47,6 +48,7 @@ void Connection::write_now() {
   const auto gen = generation_;
   auto self = shared_from_this();
   auto stream = stream_;
+  REDISYNC_TRACE_POINT("write");
   stream->async_write(asio::buffer(*bytes), [this, self, gen, stream, bytes](std::error_code ec,
                                                                            std::size_t) {
     if (gen != generation_) return;
@@ -62,6 +64,7 @@ void Connection::start_read() {
   auto stream = stream_;  // a TLS read is a composed operation: keep its stream alive
   stream->async_read_some(asio::buffer(read_buffer_),
                           [this, self, gen, stream](std::error_code ec, std::size_t n) {
+                             REDISYNC_TRACE_POINT("read");
                              if (gen != generation_) return;
                              if (ec) {
                                const std::string why = ec == asio::error::eof

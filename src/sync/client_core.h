@@ -28,6 +28,7 @@
 #include "sync/acquire/grant.h"
 #include "sync/hold/release_records.h"
 #include "sync/hold/watchdog.h"
+#include "sync/trace_points.h"
 
 namespace redisync::sync {
 struct AcquireProbe;  // sync/acquire/acquire_loop.h
@@ -143,7 +144,9 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
     check_not_io_thread();
     auto result = std::make_shared<sync::BlockingResult<T>>();
     BlockingCall counted(blocking_calls_);
+    REDISYNC_TRACE_POINT("post");
     asio::post(io_, [result, start = std::forward<Start>(start)]() mutable {
+      REDISYNC_TRACE_POINT("io_run");
       try {
         start([result](std::exception_ptr error, T value) {
           result->complete(std::move(error), std::move(value));

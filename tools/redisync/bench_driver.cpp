@@ -1,5 +1,7 @@
 #include "bench_driver.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -196,6 +198,7 @@ class Driver {
         .field("acquire_failures", tally_.acquire_failures)
         .field("errors", tally_.errors)
         .field("warmup", o_.warmup)
+        .field("pid", static_cast<long long>(getpid()))  // names its trace file (bench/handoff_breakdown)
         .end_object();
     std::cout << w.str() << std::endl;
   }

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "redisync/errors.h"
+#include "sync/trace_points.h"
 
 namespace redisync::sync {
 
@@ -218,6 +219,7 @@ void AcquireLoop::grant_news(GrantNews news, const std::string& rest) {
     if (channel_) channel_->cancel(this);
   }
   if (news == GrantNews::for_me) {
+    REDISYNC_TRACE_POINT("grant");
     by_grant_ = true;
     if (params_.grant->on_grant) params_.grant->on_grant(rest);
   }
@@ -257,6 +259,7 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   const DecidingAttempt deciding(sent);
   const bool earlier_grant = deciding_by_grant;
   deciding_by_grant = acquired && by_grant_;
+  REDISYNC_TRACE_POINT("finish");
   done(error, acquired);
   deciding_by_grant = earlier_grant;
 }

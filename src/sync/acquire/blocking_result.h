@@ -7,6 +7,8 @@
 #include <optional>
 #include <utility>
 
+#include "sync/trace_points.h"
+
 namespace redisync::sync {
 
 /// A copy of `error` for the calling thread alone (same dynamic type; redisync's own error
@@ -54,6 +56,7 @@ class BlockingResult {
 
  private:
   void publish() {
+    REDISYNC_TRACE_POINT("ready");
     completed_ = true;
     ready_.store(true, std::memory_order_release);
     ready_.notify_all();
