@@ -32,8 +32,9 @@ end
 redis.call('hdel', KEYS[5], ARGV[1])
 if redis.call('hexists', KEYS[3], ARGV[1]) == 1 then
   redis.call('del', KEYS[3])
-  drop_dead_heads(KEYS[1], KEYS[2], server_now())  -- §4.2, as a release does
-  fair_pass_on(KEYS[3], KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6], ARGV[4], ARGV[3], '0')
+  local now = server_now()
+  drop_dead_heads(KEYS[1], KEYS[2], now)  -- §4.2, as a release does
+  fair_pass_on(KEYS[3], KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6], ARGV[4], ARGV[3], '0', now)
   return 1
 end
 return 0

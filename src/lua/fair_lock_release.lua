@@ -47,7 +47,8 @@ local now = server_now()
 drop_dead_heads(KEYS[2], KEYS[3], now)  -- §4.2 (fair_lock_dead_heads.lua)
 -- Wakes the head waiter, or in grant mode grants it the lock (fair_grant_pass_on.lua).
 local function wake_head()
-  fair_pass_on(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6], KEYS[7], ARGV[7], ARGV[5], ARGV[1])
+  fair_pass_on(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6], KEYS[7], ARGV[7], ARGV[5], ARGV[1],
+               now)
 end
 if redis.call('exists', KEYS[1]) == 0 then
   wake_head()

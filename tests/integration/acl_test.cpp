@@ -334,3 +334,34 @@ TEST(AclUsers, LockGrantReleaseChecksTheGranteeChannelBeforeWriting) {
   EXPECT_TRUE(lock.force_unlock());
   EXPECT_TRUE(done.get());
 }
+
+// FairLock's grant-mode release checks, before any write, every queued waiter's own channel
+// and the grant channel of each registered one (which waiter heads the queue is known only
+// after the dead heads are dropped, a write).
+TEST(AclUsers, FairGrantReleaseChecksTheGrantChannelsBeforeWriting) {
+  RedisServer server;
+  auto cfg = as_user(server, "faironly", {"~*", "&redisson_lock__channel:*", "+@all"});
+  cfg.handoff = redisync::Handoff::grant;
+  redisync::Client holder(cfg);
+  auto waiter_cfg = redisync::Config::from_url(server.url());
+  waiter_cfg.handoff = redisync::Handoff::grant;
+  redisync::Client waiter(waiter_cfg);
+  const auto name = unique_name("fair-grant-acl:");
+  auto lock = holder.fair_lock(name);
+  lock.lock(30s);
+  auto done = redisync::test::grant::try_lock_async([&] { return waiter.fair_lock(name); });
+  const std::string registrations = "redisync_fair_grant:{" + name + "}";
+  const std::string queue = "redisson_lock_queue:{" + name + "}";
+  ASSERT_TRUE(wait_until(
+      [&] { return server.command({"HLEN", registrations}).as_integer() == 1; }, 5s));
+  fails_naming("fair grant release", "redisync_grant__channel", [&] { lock.unlock_checked(); });
+  const std::string ours =
+      holder.id() + ":" + std::to_string(redisync::Client::current_thread_id());
+  EXPECT_EQ(server.command({"HLEN", name}).as_integer(), 1);  // still ours: nothing granted
+  EXPECT_FALSE(server.command({"HGET", name, ours}).is_nil());
+  EXPECT_EQ(server.command({"LLEN", queue}).as_integer(), 1);
+  EXPECT_EQ(server.command({"HLEN", registrations}).as_integer(), 1);
+  // Redisson's channels are allowed: the force release wakes the head, which acquires.
+  EXPECT_TRUE(lock.force_unlock());
+  EXPECT_TRUE(done.get());
+}
