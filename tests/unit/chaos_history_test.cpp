@@ -127,6 +127,42 @@ TEST(ChaosHistory, LateNoticeIsReportedLateOnlyWithADataLossFault) {
   EXPECT_EQ(v.stale_holds, 1);
 }
 
+// The mirror image: the later acquire's hold was the one lost (evicted before its reply was
+// read, so the other worker's acquire ran second at the server but returned first), and only
+// that later holder is told. With a data-loss fault that is a late report; without, it fails.
+constexpr const char* kLaterHoldLost =
+    "A 0 100 0 0 1000000 0 f0\n"
+    "A 1 101 0 0 2000000 0 f1\n"
+    "R 0 0 3000000 4000000 0 1 ok\n"
+    "L 1 4500000 lockname\n"
+    "R 1 0 5000000 6000000 0 s lost\n";
+
+TEST(ChaosHistory, LaterHoldLostIsReportedLateOnlyWithADataLossFault) {
+  Expectations e = two_workers(1);
+  e.workers = 0;  // worker 1 completed no ok section; progress is not the point here
+  const Verdict strict = check(parse_history(kLaterHoldLost), e);
+  EXPECT_FALSE(strict.ok());
+  EXPECT_EQ(strict.unexplained_overlaps, 1);
+  e.faults = 1;
+  e.data_loss_faults = 1;
+  const Verdict v = check(parse_history(kLaterHoldLost), e);
+  EXPECT_TRUE(v.ok()) << v.summary("x") << v.problems.size();
+  EXPECT_EQ(v.reported_late, 1);
+}
+
+TEST(ChaosHistory, OverlapWhereNeitherHolderIsToldFailsEvenWithADataLossFault) {
+  Expectations e = two_workers(1);
+  e.faults = 1;
+  e.data_loss_faults = 1;
+  const Verdict v = check(parse_history("A 0 100 0 0 1000000 0 f0\n"
+                                        "A 1 101 0 0 2000000 0 f1\n"
+                                        "R 0 0 3000000 4000000 0 1 ok\n"
+                                        "R 1 0 5000000 6000000 0 1 ok\n"),
+                          e);
+  EXPECT_FALSE(v.ok());
+  EXPECT_EQ(v.unexplained_overlaps, 1);
+}
+
 TEST(ChaosHistory, NoticeBeforeTheNextAcquireExplainsTheOverlap) {
   // Worker 0 is told at 1.5 ms, skips its write; worker 1 acquires at 2 ms.
   const History h = parse_history(
