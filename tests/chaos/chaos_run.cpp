@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "support/replication.h"
 #include "support/test_util.h"
 
 #ifndef REDISYNC_CHAOS_WORKER
@@ -85,13 +86,7 @@ ChaosRun::ChaosRun(RunParams params) : params_(std::move(params)) {
     std::vector<std::string> args = params_.lock_server_args;
     args.insert(args.end(), {"--replicaof", "127.0.0.1", std::to_string(replication_proxy_->port())});
     replica_ = std::make_unique<test::RedisServer>(test::ServerOptions{.extra_args = args});
-    const bool synced = test::wait_until(
-        [&] {
-          const auto info = replica_->command({"INFO", "replication"});
-          return !info.is_error() &&
-                 info.as_string().find("master_link_status:up") != std::string::npos;
-        },
-        20s, 20ms);
+    const bool synced = test::replicas_streaming(*lock_servers_.front());
     if (!synced) throw std::runtime_error("ChaosRun: the replica never synced\n" + replica_->log_tail());
   }
   name_ = test::unique_name("chaos:");

@@ -6,13 +6,14 @@
 
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
+#include "support/replication.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
 using redisync::test::RedisServer;
+using redisync::test::replicas_streaming;
 using redisync::test::ServerOptions;
 using redisync::test::unique_name;
-using redisync::test::wait_until;
 
 namespace {
 
@@ -20,14 +21,7 @@ struct Replicated {
   RedisServer master;
   RedisServer replica{ServerOptions{
       .extra_args = {"--replicaof", "127.0.0.1", std::to_string(master.port())}}};
-  bool ready() {
-    return wait_until(
-        [&] {
-          return master.command({"INFO", "replication"}).as_string().find("connected_slaves:1") !=
-                 std::string::npos;
-        },
-        10s);
-  }
+  bool ready() { return replicas_streaming(master); }
   redisync::Config config() {
     auto cfg = redisync::Config::from_url(master.url());
     cfg.timeout = 2000ms;
@@ -122,10 +116,7 @@ TEST(ReplicaAckTest, OtherKindsAreAcknowledgedOrRolledBack) {
   r.replica.resume();
 
   // Afterwards everything works again, and the fencing token kept increasing.
-  ASSERT_TRUE(wait_until([&] {
-    return r.master.command({"INFO", "replication"}).as_string().find("connected_slaves:1") !=
-           std::string::npos;
-  }, 10s));
+  ASSERT_TRUE(replicas_streaming(r.master));
   EXPECT_GT(fenced.lock_and_get_token(), token);
   fenced.unlock();
   EXPECT_TRUE(fair.try_lock_for(5s));

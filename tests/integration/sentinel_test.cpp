@@ -10,12 +10,14 @@
 #include "redisync/redisync.h"
 #include "support/fault_proxy.h"
 #include "support/redis_server.h"
+#include "support/replication.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
 using redisync::test::Direction;
 using redisync::test::FaultProxy;
 using redisync::test::RedisServer;
+using redisync::test::replicas_streaming;
 using redisync::test::ServerOptions;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
@@ -46,13 +48,10 @@ class SentinelDeployment {
     for (int i = 0; i < 3; ++i) {
       sentinels_.push_back(std::make_unique<RedisServer>(ServerOptions{.sentinel_config = conf}));
     }
-    // Ready when the replica is in sync and every sentinel knows it and the other sentinels.
-    ready_ = wait_until(
+    // Ready when the replica streams (support/replication.h) and every sentinel knows it and
+    // the other sentinels.
+    ready_ = replicas_streaming(*master_) && wait_until(
         [&] {
-          if (master_->command({"INFO", "replication"}).as_string().find("connected_slaves:1") ==
-              std::string::npos) {
-            return false;
-          }
           for (auto& s : sentinels_) {
             auto m = s->command({"SENTINEL", "MASTER", "mymaster"});
             if (m.kind != redisync::test::Reply::Kind::array) return false;
