@@ -19,6 +19,7 @@
 #include "chaos/chaos_case.h"
 #include "chaos/chaos_run.h"
 #include "lua/scripts.h"
+#include "support/server_stats.h"
 
 namespace redisync::chaos {
 namespace {
@@ -333,10 +334,9 @@ TEST_P(Eviction, EvictedLocksAreReportedAndNobodyWaitsForever) {
     run.lock_server().command({"SET", "filler:" + std::to_string(i), blob});
     if (i % 40 == 39) std::this_thread::sleep_for(100ms);
   }
-  const auto info = run.lock_server().command({"INFO", "stats"}).as_string();
-  const auto at = info.find("evicted_keys:");
-  ASSERT_NE(at, std::string::npos);
-  const long long evicted = std::stoll(info.substr(at + 13));
+  const std::string evicted_field = test::info_field(run.lock_server(), "stats", "evicted_keys");
+  ASSERT_FALSE(evicted_field.empty());
+  const long long evicted = std::stoll(evicted_field);
   ASSERT_GT(evicted, 0) << "nothing was evicted: the case tested nothing";
   // Each eviction may have taken a lock key: a data-loss fault each (filler keys included,
   // so this bound is loose; the notice-timing rule still applies to every overlap).

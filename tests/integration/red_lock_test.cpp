@@ -224,10 +224,11 @@ TEST(RedLockTest, ExclusionAcrossProcessesWithServerRestart) {
   const std::string name = unique_name("rl:");
   constexpr int kProcesses = 8;
   constexpr int kIterations = 25;
+  constexpr std::chrono::milliseconds kLease = 10s;
   std::vector<pid_t> pids;
   for (int p = 0; p < kProcesses; ++p) {
     std::vector<std::string> args{"redlock-counter", counter_server.url(), name,
-                                  std::to_string(kIterations), "10000"};
+                                  std::to_string(kIterations), std::to_string(kLease.count())};
     for (auto& server : s.servers) args.push_back(server->url());
     pids.push_back(redisync::test::kinds::spawn_worker(args));
   }
@@ -246,8 +247,8 @@ TEST(RedLockTest, ExclusionAcrossProcessesWithServerRestart) {
             std::to_string(kProcesses * kIterations));
   // An acquire the killed server ran just before it died got no answer; its undo waits for the
   // server, and a worker that exits first leaves that hold to its walking lease: 2 x wait, and
-  // lock(10 s) waits at most 10 s per walk (docs/redlock.md). Nothing may outlive that.
-  EXPECT_TRUE(s.gone(name, 2 * 10s + 2s));
+  // lock(lease) waits at most the lease per walk (docs/redlock.md). Nothing may outlive that.
+  EXPECT_TRUE(s.gone(name, 2 * kLease + 2s));
 }
 
 TEST(RedLockTest, BadInput) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "support/server_stats.h"
 #include "support/test_util.h"
 
 namespace redisync::test {
@@ -47,16 +48,6 @@ std::unique_ptr<RedisServer> start_node(std::chrono::milliseconds node_timeout) 
   }
 }
 
-// A field of INFO <section>, or of CLUSTER INFO for section "cluster".
-std::string info_field(RedisServer& node, const std::string& section, const std::string& field) {
-  const std::string text = section == "cluster"
-                               ? node.command({"CLUSTER", "INFO"}).as_string()
-                               : node.command({"INFO", section}).as_string();
-  const auto pos = text.find(field + ":");
-  if (pos == std::string::npos) return "";
-  const auto end = text.find('\r', pos);
-  return text.substr(pos + field.size() + 1, end - pos - field.size() - 1);
-}
 
 }  // namespace
 

@@ -6,17 +6,10 @@
 #include <thread>
 
 #include "support/redis_server.h"
+#include "support/server_stats.h"
 #include "support/test_util.h"
 
 namespace redisync::test {
-
-/// The master's count of full syncs so far (INFO stats sync_full), -1 if unreadable.
-inline long long full_syncs(RedisServer& master) {
-  const std::string info = master.command({"INFO", "stats"}).as_string();
-  const std::string key = "sync_full:";
-  const auto at = info.find(key);
-  return at == std::string::npos ? -1 : std::stoll(info.substr(at + key.size()));
-}
 
 /// True once `replicas` replicas of `master` (standalone, not cluster) acknowledge a write
 /// made now, and the master started no full sync during the second after that: a replica
@@ -36,11 +29,11 @@ inline bool replicas_streaming(RedisServer& master, int replicas = 1,
   };
   return wait_until(
       [&] {
-        const long long syncs = full_syncs(master);
-        if (syncs < 0 || !acknowledged()) return false;
+        const std::string syncs = info_field(master, "stats", "sync_full");
+        if (syncs.empty() || !acknowledged()) return false;
         // A dropped replica reconnects within a second (replicationCron) and syncs again.
         std::this_thread::sleep_for(std::chrono::milliseconds(1200));
-        return acknowledged() && full_syncs(master) == syncs;
+        return acknowledged() && info_field(master, "stats", "sync_full") == syncs;
       },
       limit, std::chrono::milliseconds(50));
 }

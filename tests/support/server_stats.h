@@ -7,6 +7,18 @@
 
 namespace redisync::test {
 
+/// A field of INFO <section>, or of CLUSTER INFO for section "cluster"; "" when absent.
+inline std::string info_field(RedisServer& server, const std::string& section,
+                              const std::string& field) {
+  const std::string text = section == "cluster"
+                               ? server.command({"CLUSTER", "INFO"}).as_string()
+                               : server.command({"INFO", section}).as_string();
+  const auto pos = text.find(field + ":");
+  if (pos == std::string::npos) return "";
+  const auto end = text.find('\r', pos);
+  return text.substr(pos + field.size() + 1, end - pos - field.size() - 1);
+}
+
 /// Calls of `command` (lower case, e.g. "evalsha", "del") since the server started (INFO
 /// commandstats).
 inline long long command_calls(RedisServer& server, const std::string& command) {
