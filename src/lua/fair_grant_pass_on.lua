@@ -8,7 +8,8 @@
 -- registered and its registration is live, exactly as Redisson's acquire would give it to the
 -- head (§4.3 step 2: it leaves the queue and the timeout set, every remaining waiter's
 -- deadline moves A earlier, with the head's own A from its registration), as an ordinary hold
--- (field -> 1) with the short grant lease, announced on the grant channel as "<field>".
+-- (field -> 1) with the short grant lease, announced on the grant channel as "<field> <grant
+-- lease ms>" (grant_pass_on.lua).
 -- Otherwise (wake mode: `grants` nil; an unregistered head, e.g. a Java waiter; a stale
 -- registration) the head is woken with `message` (Redisson's "0") on its own channel, as a
 -- plain release does. `now`: the script's server_now() (one TIME per script). Returns the
@@ -31,7 +32,7 @@ local function fair_pass_on(lock, queue, timeouts, channel_prefix, grants, grant
       end
       redis.call('hset', lock, head, 1)
       redis.call('pexpire', lock, grant_lease)
-      redis.call(publish, grantee_channel(grant_channel, head), head)
+      redis.call(publish, grantee_channel(grant_channel, head), head .. ' ' .. grant_lease)
       return head
     end
   end

@@ -4,8 +4,10 @@
 -- pass_on(...): after the lock hash was deleted, gives the lock to the registered waiter with
 -- the earliest deadline that has not passed (an ordinary hold: field -> 1 with the short
 -- grant lease, which the waiter's client extends when it hears of it) and announces it on the
--- grantee's client's grant channel, "<grant channel prefix>:<client id>" ("<field>" or, with a
--- token counter, "<field> <token>"): only that process wakes. With no live registration it
+-- grantee's client's grant channel, "<grant channel prefix>:<client id>" ("<field> <grant
+-- lease ms>" or, with a token counter, "<field> <grant lease ms> <token>"): only that process
+-- wakes. The lease is in the message because it is the releaser's setting: the grantee
+-- counts it, not its own Config::grant_lease, when it decides how long the grant lasts. With no live registration it
 -- publishes Redisson's "0" on the lock channel, exactly as a plain release.
 -- Returns the granted field, or false.
 local function grant_now()
@@ -55,7 +57,7 @@ local function pass_on(lock, registrations, grant_channel, lock_channel, token_k
     end
     redis.call('hset', lock, first, 1)
     redis.call('pexpire', lock, grant_lease)
-    local message = first
+    local message = first .. ' ' .. grant_lease
     if token_key then
       message = message .. ' ' .. redis.call('incr', token_key)
     end

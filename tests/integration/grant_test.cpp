@@ -181,12 +181,13 @@ TEST(GrantTest, AGrantIsAnnouncedOnlyToTheGranteesClient) {
   ASSERT_TRUE(registered(server, name, second_field));
 
   held.unlock();  // grants to the earliest registration: the first waiter
-  EXPECT_EQ(to_first.next_message(5000ms), first_field);
+  // "<field> <grant lease ms>": the releaser's grant lease, which the grantee counts.
+  EXPECT_EQ(to_first.next_message(5000ms), first_field + " 60000");
   EXPECT_EQ(to_second.next_message(300ms), std::nullopt) << "the grant woke another Client";
   EXPECT_EQ(shared.next_message(10ms), std::nullopt) << "the grant was broadcast";
   release_first = true;
   EXPECT_TRUE(a.get());
-  EXPECT_EQ(to_second.next_message(5000ms), second_field);
+  EXPECT_EQ(to_second.next_message(5000ms), second_field + " 60000");
   EXPECT_EQ(to_first.next_message(300ms), std::nullopt);
   release_second = true;
   EXPECT_TRUE(b.get());
@@ -236,6 +237,33 @@ TEST(GrantTest, AGrantedFencedHoldLastsItsOwnLeaseNotTheLongerGrantLease) {
       [](redisync::Client& c, const std::string& n) { return c.fenced_lock(n); },
       [](RedisServer& s, const std::string& n, const std::string& f) {
         return registered(s, n, f);
+      });
+}
+
+TEST(GrantTest, TheReleasersShorterGrantLeaseBoundsTheGrantedHold) {
+  redisync::test::grant::releasers_grant_lease_bounds_the_granted_hold(
+      [](redisync::Client& c, const std::string& n) { return c.lock(n); },
+      [](redisync::Lock& l) { return l; },
+      [](RedisServer& s, const std::string& n, const std::string& f) {
+        return !s.command({"ZSCORE", grant_key(n), f}).is_nil();
+      });
+}
+
+TEST(GrantTest, TheReleasersShorterGrantLeaseBoundsTheGrantedFencedHold) {
+  redisync::test::grant::releasers_grant_lease_bounds_the_granted_hold(
+      [](redisync::Client& c, const std::string& n) { return c.fenced_lock(n); },
+      [](redisync::FencedLock& l) { return l; },
+      [](RedisServer& s, const std::string& n, const std::string& f) {
+        return !s.command({"ZSCORE", grant_key(n), f}).is_nil();
+      });
+}
+
+TEST(FairGrantTest, TheReleasersShorterGrantLeaseBoundsTheGrantedHold) {
+  redisync::test::grant::releasers_grant_lease_bounds_the_granted_hold(
+      [](redisync::Client& c, const std::string& n) { return c.fair_lock(n); },
+      [](redisync::FairLock& l) { return l; },
+      [](RedisServer& s, const std::string& n, const std::string& f) {
+        return s.command({"HEXISTS", fair_registrations(n), f}).as_integer() == 1;
       });
 }
 

@@ -141,6 +141,60 @@ void granted_hold_lasts_its_own_lease(LockOf lock_of, IsRegistered is_registered
       << server.command({"PTTL", name}).as_integer() << " ms";
 }
 
+/// The releaser's grant lease is the one the granted hold has on the server, whatever the
+/// grantee's own Config::grant_lease says. A holder on a 300 ms grant lease grants to a waiter
+/// configured with 6 s (whose extension to its 20 s fixed lease is then due only after 2 s):
+/// at no moment may the hold be gone on the server while the grantee has not been told it may
+/// be lost. Before the fix the grantee counted its own 6 s: the server let the grant expire at
+/// 300 ms and the grantee went on believing it held the lock until its extension found it gone.
+/// `lock_of` makes a client's lock (`holds_of` its BasicLock: the lock itself, or a write side);
+/// `is_registered` says whether a field_of() + `suffix` is registered now.
+template <class LockOf, class HoldsOf, class IsRegistered>
+void releasers_grant_lease_bounds_the_granted_hold(LockOf lock_of, HoldsOf holds_of,
+                                                   IsRegistered is_registered,
+                                                   const std::string& suffix = "") {
+  RedisServer server;
+  Client holder(grant_config(server, 300ms)), grantee(grant_config(server, 6000ms));
+  const auto name = unique_name("grant-lease-mix:");
+  auto held = lock_of(holder, name);
+  held.lock();
+  std::string field;
+  std::atomic<bool> known{false};
+  struct Outcome {
+    bool got = false;
+    int checks = 0;
+    std::string violation;
+  };
+  auto done = std::async(std::launch::async, [&] {
+    auto lock = lock_of(grantee, name);
+    field = field_of(grantee) + suffix;
+    known = true;
+    Outcome out;
+    out.got = lock.try_lock_for(20s, 20s);
+    if (!out.got) return out;
+    auto hold = holds_of(lock);  // a cheap handle on the same hold
+    // Bounded: 1.5 s of checks, past the 300 ms grant lease and short of the 2 s extension.
+    const auto until = std::chrono::steady_clock::now() + 1500ms;
+    while (std::chrono::steady_clock::now() < until && out.violation.empty()) {
+      const bool on_server = server.command({"HEXISTS", name, field}).as_integer() == 1;
+      ++out.checks;
+      if (!on_server && !hold.lost_by_current_thread()) {
+        out.violation = "the hold was gone on the server while the grantee was not told";
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+    lock.unlock();
+    return out;
+  });
+  ASSERT_TRUE(wait_until([&] { return known.load() && is_registered(server, name, field); }, 5s));
+  held.unlock();
+  ASSERT_EQ(done.wait_for(15s), std::future_status::ready);
+  const Outcome out = done.get();
+  ASSERT_TRUE(out.got);
+  EXPECT_GT(out.checks, 0);
+  EXPECT_EQ(out.violation, "");
+}
+
 /// The same when the grantee takes its grant by an attempt (no grant message reached it; the
 /// attempt finds its field and replies -3): the taking attempt sets the hold's own lease. The
 /// lock starts held by a stranger; once the waiter is registered, one script does what a

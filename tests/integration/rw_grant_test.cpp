@@ -219,6 +219,16 @@ TEST(RwGrantTest, AGrantedWriteHoldLastsItsOwnLeaseNotTheLongerGrantLease) {
       });
 }
 
+TEST(RwGrantTest, TheReleasersShorterGrantLeaseBoundsTheGrantedWriteHold) {
+  releasers_grant_lease_bounds_the_granted_hold(
+      [](redisync::Client& c, const std::string& n) { return c.read_write_lock(n); },
+      [](redisync::ReadWriteLock& l) { return l.write_lock(); },
+      [](RedisServer& s, const std::string& n, const std::string& f) {
+        return registered_now(s, n, f);
+      },
+      ":write");
+}
+
 TEST(RwGrantTest, AGrantTakenByAnAttemptLastsItsOwnLease) {
   redisync::test::grant::grant_taken_by_attempt_lasts_its_own_lease(
       [](redisync::Client& c, const std::string& n) { return c.read_write_lock(n); },

@@ -42,8 +42,11 @@ AcquireFsm asleep(AcquireFsm::Settings s = settings()) {
 
 struct Recorder : redisync::sync::GrantWaiter {
   std::vector<std::pair<GrantNews, std::string>> heard;
-  void grant_news(GrantNews news, const std::string& rest) override {
+  std::vector<std::optional<Duration>> leases;
+  void grant_news(GrantNews news, std::optional<Duration> grant_lease,
+                  const std::string& rest) override {
     heard.emplace_back(news, rest);
+    leases.push_back(grant_lease);
   }
 };
 
@@ -135,12 +138,14 @@ TEST(GrantRegistry, AGrantGoesToTheNamedWaiterAndTheOthersHearOfIt) {
   ASSERT_TRUE(reg.add(ch, "c:2", &b));
   ASSERT_TRUE(reg.add("redisync_grant__channel:{m}", "c:1", &other_lock));
   EXPECT_FALSE(reg.add(ch, "c:1", &b));  // one acquisition per owner and lock
-  reg.on_message(ch, "c:1 42");
+  reg.on_message(ch, "c:1 300 42");
   ASSERT_EQ(a.heard.size(), 1u);
   EXPECT_EQ(a.heard[0].first, GrantNews::for_me);
   EXPECT_EQ(a.heard[0].second, "42");
+  EXPECT_EQ(a.leases[0], Duration{300});  // the releaser's grant lease, not a setting here
   ASSERT_EQ(b.heard.size(), 1u);
   EXPECT_EQ(b.heard[0].first, GrantNews::for_other);
+  EXPECT_EQ(b.leases[0], Duration{300});
   EXPECT_TRUE(other_lock.heard.empty());
 }
 
@@ -152,11 +157,11 @@ TEST(GrantRegistry, AGrantTakenByAnAttemptIsSwallowedThenVerified) {
   EXPECT_EQ(reg.expected(ch, "c:1"), 1);
   // The same owner waits again before the old grant's message came: it must not take it.
   ASSERT_TRUE(reg.add(ch, "c:1", &next));
-  reg.on_message(ch, "c:1");
+  reg.on_message(ch, "c:1 2000");
   ASSERT_EQ(next.heard.size(), 1u);
   EXPECT_EQ(next.heard[0].first, GrantNews::maybe_stale);
   EXPECT_EQ(reg.expected(ch, "c:1"), 0);
-  reg.on_message(ch, "c:1");  // a later grant is taken
+  reg.on_message(ch, "c:1 2000");  // a later grant is taken
   ASSERT_EQ(next.heard.size(), 2u);
   EXPECT_EQ(next.heard[1].first, GrantNews::for_me);
 }
@@ -167,7 +172,7 @@ TEST(GrantRegistry, AGrantRacingAGiveUp) {
   // The message comes while the give-up step is on its way: nothing is expected after it.
   ASSERT_TRUE(reg.add(ch, "c:1", &a));
   reg.giving_up(ch, "c:1");
-  reg.on_message(ch, "c:1");
+  reg.on_message(ch, "c:1 2000");
   reg.gave_up(ch, "c:1", /*released_grant=*/true);
   EXPECT_EQ(reg.expected(ch, "c:1"), 0);
   EXPECT_EQ(reg.size(), 0u);
@@ -177,7 +182,7 @@ TEST(GrantRegistry, AGrantRacingAGiveUp) {
   reg.giving_up(ch, "c:1");
   reg.gave_up(ch, "c:1", true);
   EXPECT_EQ(reg.expected(ch, "c:1"), 1);
-  reg.on_message(ch, "c:1");
+  reg.on_message(ch, "c:1 2000");
   EXPECT_EQ(reg.expected(ch, "c:1"), 0);
   EXPECT_TRUE(a.heard.empty());
   // A give-up that found no grant expects nothing.
@@ -189,7 +194,7 @@ TEST(GrantRegistry, AGrantRacingAGiveUp) {
 
 TEST(GrantRegistry, SomeoneElsesGrantIsIgnored) {
   GrantRegistry reg;
-  reg.on_message(ch, "java:1");
+  reg.on_message(ch, "java:1 2000");
   EXPECT_EQ(reg.size(), 0u);
   EXPECT_EQ(reg.expected(ch, "java:1"), 0);
 }
@@ -206,4 +211,33 @@ TEST(GrantRegistry, TheRegistrationsOfListedWaitsAreRemovedAtClose) {
   ASSERT_EQ(commands.size(), 2u);
   EXPECT_EQ(commands[0], (std::vector<std::string>{"ZREM", "redisync_lock_grant:{n}", "c:1"}));
   EXPECT_EQ(commands[1], (std::vector<std::string>{"HDEL", "redisync_fair_grant:{n}", "c:2"}));
+}
+
+TEST(GrantMessage, FieldLeaseAndRest) {
+  using redisync::sync::parse_grant_message;
+  auto m = parse_grant_message("c:1 300");
+  EXPECT_EQ(m.field, "c:1");
+  EXPECT_EQ(m.grant_lease, Duration{300});
+  EXPECT_EQ(m.rest, "");
+  m = parse_grant_message("c:1:write 2000 17");
+  EXPECT_EQ(m.field, "c:1:write");
+  EXPECT_EQ(m.grant_lease, Duration{2000});
+  EXPECT_EQ(m.rest, "17");
+  // No lease, or one no release of ours would have sent: unknown, never a guess.
+  for (const char* bad : {"c:1", "c:1 ", "c:1 abc", "c:1 0", "c:1 -5", "c:1 12x", "c:1 99999999999"}) {
+    EXPECT_EQ(parse_grant_message(bad).grant_lease, std::nullopt) << bad;
+    EXPECT_EQ(parse_grant_message(bad).field, "c:1") << bad;
+  }
+}
+
+TEST(GrantRegistry, AGrantWhoseLeaseIsUnknownIsCheckedByAnAttempt) {
+  // The waiter cannot know how long the grant lasts: it must not take it as held, it asks
+  // (an attempt takes a grant with the waiter's own lease, reply -3).
+  GrantRegistry reg;
+  Recorder a;
+  ASSERT_TRUE(reg.add(ch, "c:1", &a));
+  reg.on_message(ch, "c:1");
+  ASSERT_EQ(a.heard.size(), 1u);
+  EXPECT_EQ(a.heard[0].first, GrantNews::maybe_stale);
+  EXPECT_EQ(a.leases[0], std::nullopt);
 }

@@ -11,7 +11,7 @@ namespace redisync::sync {
 
 namespace {
 thread_local std::optional<Clock::time_point> deciding_sent;  // see deciding_attempt_sent()
-thread_local bool deciding_by_grant = false;                   // see deciding_grant()
+thread_local std::optional<Duration> deciding_by_grant;         // see deciding_grant()
 }  // namespace
 
 std::optional<Clock::time_point> deadline_after(Duration wait) {
@@ -206,10 +206,13 @@ void AcquireLoop::wake() {
   apply(fsm_.woken(Clock::now()));
 }
 
-void AcquireLoop::grant_news(GrantNews news, const std::string& rest) {
+void AcquireLoop::grant_news(GrantNews news, std::optional<Duration> grant_lease,
+                             const std::string& rest) {
   if (finished_) return;
-  auto action =
-      fsm_.grant_heard(Clock::now(), news, params_.grant->grant_lease, grant_made_after());
+  // The grant lease is the releaser's (its message says it); our own setting only where the
+  // message does not (a grant to someone else, which bounds a sleep and nothing more).
+  const Duration lease = grant_lease.value_or(params_.grant->grant_lease);
+  auto action = fsm_.grant_heard(Clock::now(), news, lease, grant_made_after());
   // A message naming us was consumed here: an attempt that then takes a grant (-3) took
   // the one it announced, and no message is left to expect.
   if (news != GrantNews::for_other) grant_heard_ = true;
@@ -220,7 +223,7 @@ void AcquireLoop::grant_news(GrantNews news, const std::string& rest) {
   }
   if (news == GrantNews::for_me) {
     REDISYNC_TRACE_POINT("grant");
-    by_grant_ = true;
+    by_grant_ = lease;
     if (params_.grant->on_grant) params_.grant->on_grant(rest);
   }
   apply(action);
@@ -257,8 +260,8 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   auto keep = std::move(self_);  // released when this function returns
   // Visible to the completion only (I/O thread), restored however it ends.
   const DecidingAttempt deciding(sent);
-  const bool earlier_grant = deciding_by_grant;
-  deciding_by_grant = acquired && by_grant_;
+  const auto earlier_grant = deciding_by_grant;
+  deciding_by_grant = acquired ? by_grant_ : std::nullopt;
   REDISYNC_TRACE_POINT("finish");
   done(error, acquired);
   deciding_by_grant = earlier_grant;
@@ -274,7 +277,7 @@ std::optional<Clock::time_point> AcquireLoop::grant_made_after() const {
   return after;
 }
 
-bool deciding_grant() { return deciding_by_grant; }
+std::optional<Duration> deciding_grant() { return deciding_by_grant; }
 
 std::optional<Clock::time_point> deciding_attempt_sent() { return deciding_sent; }
 

@@ -60,9 +60,10 @@ class DecidingAttempt {
   std::optional<Clock::time_point> earlier_;
 };
 
-/// While an AcquireLoop's completion runs (I/O thread): true when a grant (not an attempt)
-/// completed it (sync/acquire/grant.h); the hold then starts on the grant lease until extended.
-bool deciding_grant();
+/// While an AcquireLoop's completion runs (I/O thread): when a grant (not an attempt)
+/// completed it (sync/acquire/grant.h), the lease the releaser granted it with; the hold then
+/// starts on that lease until extended. nullopt otherwise.
+std::optional<Duration> deciding_grant();
 
 /// One acquisition in progress. Lives on the I/O thread; owns itself until done.
 class AcquireLoop : public net::Waiter,
@@ -102,7 +103,8 @@ class AcquireLoop : public net::Waiter,
   static void start(net::Executor& executor, Params params, Done done);
 
   void wake() override;
-  void grant_news(GrantNews news, const std::string& rest) override;
+  void grant_news(GrantNews news, std::optional<Duration> grant_lease,
+                  const std::string& rest) override;
 
  private:
   AcquireLoop(net::Executor& executor, Params params, Done done);
@@ -124,7 +126,7 @@ class AcquireLoop : public net::Waiter,
   asio::steady_timer timer_;
   bool subscribing_ = false;
   bool finished_ = false;
-  bool by_grant_ = false;  // completed by a grant message
+  std::optional<Duration> by_grant_;  // completed by a grant message: its grant lease
   bool grant_heard_ = false;  // a grant message for this acquisition was consumed
   std::optional<Clock::time_point> answered_sent_;  // send time of the last answered attempt
   std::exception_ptr last_error_;     // the last attempt's error, if it failed

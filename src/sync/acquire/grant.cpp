@@ -1,6 +1,7 @@
 #include "sync/acquire/grant.h"
 
 #include <algorithm>
+#include <charconv>
 #include <vector>
 
 #include "sync/identity.h"
@@ -74,10 +75,27 @@ int GrantRegistry::expected(const std::string& channel, const std::string& field
   return it == expected_.end() ? 0 : it->second;
 }
 
-void GrantRegistry::on_message(const std::string& channel, const std::string& payload) {
+GrantMessage parse_grant_message(const std::string& payload) {
+  GrantMessage m;
   const auto space = payload.find(' ');
-  const std::string field = payload.substr(0, space);
-  const std::string rest = space == std::string::npos ? std::string() : payload.substr(space + 1);
+  m.field = payload.substr(0, space);
+  if (space == std::string::npos) return m;
+  const auto lease_end = payload.find(' ', space + 1);
+  const std::string lease = payload.substr(space + 1, lease_end - space - 1);
+  long long ms = 0;
+  const auto [end, ec] = std::from_chars(lease.data(), lease.data() + lease.size(), ms);
+  // Config::grant_lease is 100 ms..60 s; anything else is not a lease this code made.
+  if (ec == std::errc() && end == lease.data() + lease.size() && ms >= 1 && ms <= 3'600'000) {
+    m.grant_lease = Duration{ms};
+  }
+  if (lease_end != std::string::npos) m.rest = payload.substr(lease_end + 1);
+  return m;
+}
+
+void GrantRegistry::on_message(const std::string& channel, const std::string& payload) {
+  const GrantMessage message = parse_grant_message(payload);
+  const std::string& field = message.field;
+  const std::string& rest = message.rest;
   const Key key{channel, field};
   auto it = entries_.find(key);
   const bool listed = it != entries_.end();
@@ -97,11 +115,15 @@ void GrantRegistry::on_message(const std::string& channel, const std::string& pa
   }
   switch (route) {
     case GrantRoute::take:
-      it->second.waiter->grant_news(GrantNews::for_me, rest);
+      // A grant whose lease the message does not tell is checked by an attempt, which takes
+      // it with the acquisition's own lease (reply -3).
+      it->second.waiter->grant_news(
+          message.grant_lease ? GrantNews::for_me : GrantNews::maybe_stale, message.grant_lease,
+          rest);
       break;
     case GrantRoute::verify:
       consume_expected();
-      it->second.waiter->grant_news(GrantNews::maybe_stale, rest);
+      it->second.waiter->grant_news(GrantNews::maybe_stale, message.grant_lease, rest);
       break;
     case GrantRoute::note:
       it->second.seen = true;
@@ -115,7 +137,7 @@ void GrantRegistry::on_message(const std::string& channel, const std::string& pa
   for (const auto& k : others) {
     auto o = entries_.find(k);
     if (o != entries_.end() && o->second.waiter && !o->second.giving_up) {
-      o->second.waiter->grant_news(GrantNews::for_other, std::string());
+      o->second.waiter->grant_news(GrantNews::for_other, message.grant_lease, std::string());
     }
   }
 }

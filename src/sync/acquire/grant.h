@@ -60,12 +60,25 @@ enum class GrantRoute {
 };
 GrantRoute route_grant(bool waiting, bool giving_up, int expected);
 
+/// A grant message, "<field> <grant lease ms>[ <rest>]" (grant_pass_on.lua).
+struct GrantMessage {
+  std::string field;
+  /// The releaser's grant lease: how long the granted hold lasts on the server unless
+  /// extended. nullopt when the message does not say (then nothing is assumed of it).
+  std::optional<Duration> grant_lease;
+  std::string rest;  ///< what follows the lease (FencedLock: the token)
+};
+GrantMessage parse_grant_message(const std::string& payload);
+
 /// An acquisition that can be granted the lock (AcquireLoop).
 class GrantWaiter {
  public:
   virtual ~GrantWaiter() = default;
-  /// `rest`: what the message carries after the field (FencedLock: the token).
-  virtual void grant_news(GrantNews news, const std::string& rest) = 0;
+  /// `grant_lease`: the lease the grant was made with, as the message says (nullopt: unknown;
+  /// for_other: the lease of the grant to someone else). `rest`: what the message carries
+  /// after it (FencedLock: the token).
+  virtual void grant_news(GrantNews news, std::optional<Duration> grant_lease,
+                          const std::string& rest) = 0;
 };
 
 /// The grant-capable acquisitions of one Client, by (grant channel, owner field). I/O thread.
@@ -114,6 +127,8 @@ class GrantRegistry {
 struct GrantLink {
   std::string channel;
   std::string field;
+  /// This Client's grant lease: how often a registration is refreshed. A grant made to this
+  /// acquisition lasts the releaser's grant lease, which its message carries.
   Duration grant_lease{2000};
   GrantRegistry* registry = nullptr;
   std::shared_ptr<net::Channel> joined;  ///< the grant channel, joined by the loop

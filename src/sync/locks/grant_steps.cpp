@@ -20,8 +20,9 @@
 
 namespace redisync::detail {
 
-// Sets the granted hold's normal lease (grant_extend.lua). Sent when a third of the grant
-// lease has passed since `registered` (a time no later than the grant was made,
+// Sets the granted hold's normal lease (grant_extend.lua). `grant_lease`: the lease the
+// releaser granted with (its message said). Sent when a third of it has passed since
+// `registered` (a time no later than the grant was made,
 // AcquireLoop::grant_made_after), or at once when that is past: a hold released sooner (a
 // short section) never needs it, which keeps a tight loop at two scripts per section. A lease
 // shorter than the grant lease is set at once instead: a holder killed in its section must
@@ -32,9 +33,10 @@ namespace redisync::detail {
 // hold is lost. An error leaves the earlier of the grant lease's local deadline and the lease
 // from the send, which reports the hold lost unless the release comes first.
 void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref, Duration lease,
-                  bool watchdog, std::uint64_t grant_id, sync::Clock::time_point registered) {
+                  bool watchdog, std::uint64_t grant_id, sync::Clock::time_point registered,
+                  Duration grant_lease) {
   std::weak_ptr<ClientCore> weak = core;
-  auto send = [weak, ref, lease, watchdog, grant_id, registered] {
+  auto send = [weak, ref, lease, watchdog, grant_id, registered, grant_lease] {
     auto live = weak.lock();
     if (!live) return;
     auto held = live->holds().find({ref.hold_key, ref.owner});
@@ -45,7 +47,7 @@ void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref, D
     // An extension that may shorten the grant lease: once it runs, the server's expiry is
     // the lease from a moment after `sent`, which may come before the grant lease's end. The
     // local deadline is the earlier of the two from now on, so the notice is never late.
-    if (sent + lease < registered + live->config().grant_lease) {
+    if (sent + lease < registered + grant_lease) {
       live->watchdog().fix(ref.renewal, lease, sent);
     }
     live->executor().eval(
@@ -72,8 +74,8 @@ void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref, D
         },
         net::Retry::always);
   };
-  const auto due = registered + core->config().grant_lease / 3;
-  if (lease < core->config().grant_lease || due <= sync::Clock::now()) return send();
+  const auto due = registered + grant_lease / 3;
+  if (lease < grant_lease || due <= sync::Clock::now()) return send();
   auto timer = std::make_shared<asio::steady_timer>(core->io(), due);
   timer->async_wait([timer, send](std::error_code ec) {
     if (!ec) send();

@@ -287,12 +287,13 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
         // a fallback for a step that did not say, and the later one.
         const auto sent = sync::deciding_attempt_sent().value_or(sync::Clock::now());
         hold.leases.push_back({watchdog, sync::Clock::now() + effective, sent, effective});
-        if (sync::deciding_grant()) {
-          // Granted (sync/acquire/grant.h): on the server the hold has the short grant lease until
-          // our extension lands; until it answers, that is the local deadline.
-          core->watchdog().watch(ref.renewal, ref.report, core->config().grant_lease, sent);
+        if (const auto granted = sync::deciding_grant()) {
+          // Granted (sync/acquire/grant.h): on the server the hold has the releaser's short
+          // grant lease until our extension lands; until it answers, that is the local
+          // deadline (the releaser's, as its message said: not this Client's setting).
+          core->watchdog().watch(ref.renewal, ref.report, *granted, sent);
           hold.grant_id = core->next_grant_id();
-          extend_grant(core, ref, effective, watchdog, hold.grant_id, sent);
+          extend_grant(core, ref, effective, watchdog, hold.grant_id, sent, *granted);
         } else if (watchdog) {
           core->watchdog().add(ref.renewal, ref.report, sent);
         } else {

@@ -266,12 +266,14 @@ void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::stri
 /// The acquire reply of lock_grant_acquire.lua without token: nil acquired, -3 took a grant
 /// (noted in `link`), else the PTTL (capped by the link's registration refresh).
 ReplyParser grant_parse(std::shared_ptr<sync::GrantLink> link);
-/// A granted hold starts on the short grant lease: sets its normal lease (`lease`; the
-/// watchdog's when `watchdog`) a third of the grant lease after `registered` (the send time
-/// of the last attempt before the grant), or at once when that is past. `grant_id` names the
-/// hold: a hold released or lost meanwhile is left alone. I/O thread.
+/// A granted hold starts on the releaser's short `grant_lease`: sets its normal lease
+/// (`lease`; the watchdog's when `watchdog`) a third of the grant lease after `registered`
+/// (no later than the grant was made), or at once when that is past or when `lease` is the
+/// shorter. `grant_id` names the hold: a hold released or lost meanwhile is left alone.
+/// I/O thread.
 void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref, Duration lease,
-                  bool watchdog, std::uint64_t grant_id, sync::Clock::time_point registered);
+                  bool watchdog, std::uint64_t grant_id, sync::Clock::time_point registered,
+                  Duration grant_lease);
 
 /// Runs a release step (idempotent: it carries its release record, docs/wire-format.md §1.8) followed by WAIT
 /// when the master has replicas (docs/wire-format.md §1.7). A release no replica acknowledged is resent with
