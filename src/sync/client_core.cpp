@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "sync/identity.h"
+#include "sync/trace_points.h"
 
 namespace redisync::detail {
 
@@ -97,11 +98,15 @@ void ClientCore::run_io() {
       if (io_.poll() > 0) {
         on_event();
       } else {
+        REDISYNC_TRACE_POINT("yield");
         std::this_thread::yield();
       }
       continue;
     }
-    if (io_.run_one() > 0) on_event();
+    REDISYNC_TRACE_POINT("io_sleep");
+    const auto ran = io_.run_one();
+    REDISYNC_TRACE_POINT("io_woke");
+    if (ran > 0) on_event();
   }
 }
 

@@ -50,6 +50,7 @@ class BlockingResult {
   /// Caller side: waits for the outcome; returns the value or rethrows the error.
   T take() {
     ready_.wait(false, std::memory_order_acquire);
+    REDISYNC_TRACE_POINT("taken");
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
     return std::move(*value_);
   }
