@@ -41,6 +41,8 @@ class Category final : public std::error_category {
         return "the rate limiter has no rate set";
       case errc::reentry_refused:
         return "the holder of a non-reentrant lock asked for it again";
+      case errc::cancelled:
+        return "the wait was cancelled";
     }
     // Not a switch default, so -Wswitch flags an errc added without a message.
     return "unknown redisync error " + std::to_string(value);

@@ -7,8 +7,10 @@
 #include <memory>
 #include <utility>
 
+#include <asio/associated_cancellation_slot.hpp>
 #include <asio/associated_executor.hpp>
 #include <asio/async_result.hpp>
+#include <asio/cancellation_type.hpp>
 #include <asio/dispatch.hpp>
 
 namespace redisync {
@@ -27,6 +29,33 @@ namespace redisync {
 void set_async_handler_exception_hook(std::function<void(std::exception_ptr)> hook);
 
 namespace detail {
+
+class ClientCore;
+class CancelSignal;
+
+/// A cancellation channel for one async wait of `core`'s Client (src/sync/acquire/cancel_signal.h).
+std::shared_ptr<CancelSignal> make_cancel_signal(const std::shared_ptr<ClientCore>& core);
+/// Asks the wait of `signal` to give up; any thread, never throws, nothing once it ended.
+void request_cancel(const std::shared_ptr<CancelSignal>& signal) noexcept;
+
+/// Per-operation cancellation (Asio's cancellation slots): when `handler` has a connected
+/// cancellation slot (asio::bind_cancellation_slot, the awaitable operators, a parallel
+/// group), a terminal, partial or total cancellation emitted on it asks the wait to give up.
+/// All three are honoured: a wait that gives up leaves nothing behind. Returns the signal to
+/// hand to the wait, or nullptr when the handler cannot be cancelled.
+template <class Handler>
+std::shared_ptr<CancelSignal> connect_cancellation(Handler& handler,
+                                                   const std::shared_ptr<ClientCore>& core) {
+  auto slot = asio::get_associated_cancellation_slot(handler);
+  if (!slot.is_connected()) return nullptr;
+  auto signal = make_cancel_signal(core);
+  slot.assign([signal](asio::cancellation_type type) {
+    constexpr auto honoured = asio::cancellation_type::terminal |
+                              asio::cancellation_type::partial | asio::cancellation_type::total;
+    if ((type & honoured) != asio::cancellation_type::none) request_cancel(signal);
+  });
+  return signal;
+}
 
 /// Passes an exception that escaped a handler on an I/O thread to the hook (never throws).
 void report_handler_exception(std::exception_ptr error) noexcept;

@@ -110,24 +110,32 @@ class BasicLock {
     return async_lock(owner, Duration{0}, std::forward<Token>(token));
   }
   /// Completion: void(std::exception_ptr). lease <= 0 means watchdog lease.
+  ///
+  /// Cancellable (both async acquires): a cancellation emitted on the handler's cancellation
+  /// slot (asio::bind_cancellation_slot, `co_await (lock.async_lock(...) || timer...)`) before
+  /// the lock is acquired ends the wait with CancelledError, leaving nothing behind (no
+  /// queue entry, no grant registration, no hold). An attempt already on its way decides:
+  /// one that acquired completes as acquired, and the caller owns the hold.
   template <class Token>
   auto async_lock(std::int64_t owner, Duration lease, Token&& token) {
     return asio::async_initiate<Token, void(std::exception_ptr)>(
         [self = *this, owner, lease](auto handler) {
+          auto cancel = detail::connect_cancellation(handler, self.core_);
           auto done = self.wrap<void>(std::move(handler));
           self.start_acquire(owner, lease, Duration{-1},
-                             [done](std::exception_ptr e, bool) { done(e); });
+                             [done](std::exception_ptr e, bool) { done(e); }, std::move(cancel));
         },
         token);
   }
   /// Completion: void(std::exception_ptr, bool acquired). wait <= 0: one attempt;
-  /// lease <= 0: watchdog lease.
+  /// lease <= 0: watchdog lease. Cancellable as async_lock.
   template <class Token>
   auto async_try_lock(std::int64_t owner, Duration wait, Duration lease, Token&& token) {
     return asio::async_initiate<Token, void(std::exception_ptr, bool)>(
         [self = *this, owner, wait, lease](auto handler) {
+          auto cancel = detail::connect_cancellation(handler, self.core_);
           self.start_acquire(owner, lease, detail::clamp_wait(wait),
-                             self.wrap<bool>(std::move(handler)));
+                             self.wrap<bool>(std::move(handler)), std::move(cancel));
         },
         token);
   }
@@ -167,8 +175,10 @@ class BasicLock {
   }
   asio::io_context& io() const;
   /// Starts an acquisition on the I/O thread. lease <= 0: watchdog; wait < 0: no limit.
+  /// `cancel`: the async caller's cancellation (detail::connect_cancellation), if any.
   void start_acquire(std::int64_t owner, Duration lease, Duration wait,
-                     std::function<void(std::exception_ptr, bool)> done) const;
+                     std::function<void(std::exception_ptr, bool)> done,
+                     std::shared_ptr<detail::CancelSignal> cancel = nullptr) const;
   void start_release(std::int64_t owner, std::function<void(std::exception_ptr)> done) const;
 
   std::shared_ptr<detail::ClientCore> core_;

@@ -29,6 +29,7 @@ enum class errc {
   multi_lock_failed,       ///< a MultiLock / RedLock could not reach enough members (see MultiLockError)
   not_configured,          ///< a RateLimiter was used before any rate was set on it
   reentry_refused,         ///< the holder of a non-reentrant lock asked for it again
+  cancelled,               ///< an async wait was cancelled (Asio per-operation cancellation)
 };
 
 /// The category of redisync::errc; name() is "redisync".
@@ -139,6 +140,16 @@ class NotConfiguredError : public Error {
 class ReentryError : public Error {
  public:
   explicit ReentryError(const std::string& what) : Error(errc::reentry_refused, what) {}
+};
+
+/// An async wait (async_lock, async_try_lock of the lock kinds) was cancelled through the
+/// cancellation slot of its completion handler (asio::bind_cancellation_slot, the awaitable
+/// operators, a parallel group) before it acquired: it gave up as a timed-out wait does, and
+/// left nothing behind (no queue entry, no registration, no hold). A cancellation that comes
+/// after the lock was acquired changes nothing: the wait completes as acquired.
+class CancelledError : public Error {
+ public:
+  explicit CancelledError(const std::string& what) : Error(errc::cancelled, what) {}
 };
 
 /// The Client was shut down while the call was pending.

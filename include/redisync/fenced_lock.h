@@ -39,35 +39,41 @@ class FencedLock : public BasicLock {
   std::uint64_t token() const;
 
   /// Completion: void(std::exception_ptr, std::uint64_t token). lease <= 0: watchdog lease;
-  /// waits without limit.
+  /// waits without limit. Cancellable as BasicLock::async_lock.
   template <class Token>
   auto async_lock_and_get_token(std::int64_t owner, Duration lease, Token&& token) {
     return asio::async_initiate<Token, void(std::exception_ptr, std::uint64_t)>(
         [self = *this, owner, lease](auto handler) {
+          auto cancel = detail::connect_cancellation(handler, self.core_);
           auto done = self.wrap<std::uint64_t>(std::move(handler));
           self.start_token_acquire(owner, lease, Duration{-1},
                                    [done](std::exception_ptr e, std::optional<std::uint64_t> t) {
                                      done(e, t.value_or(0));
-                                   });
+                                   },
+                                   std::move(cancel));
         },
         token);
   }
   /// Completion: void(std::exception_ptr, std::optional<std::uint64_t> token); nullopt when
-  /// not acquired within `wait` (<= 0: one attempt). lease <= 0: watchdog lease.
+  /// not acquired within `wait` (<= 0: one attempt). lease <= 0: watchdog lease. Cancellable
+  /// as BasicLock::async_lock.
   template <class Token>
   auto async_try_lock_and_get_token(std::int64_t owner, Duration wait, Duration lease,
                                     Token&& token) {
     return asio::async_initiate<Token, void(std::exception_ptr, std::optional<std::uint64_t>)>(
         [self = *this, owner, wait, lease](auto handler) {
+          auto cancel = detail::connect_cancellation(handler, self.core_);
           self.start_token_acquire(owner, lease, detail::clamp_wait(wait),
-                                   self.wrap<std::optional<std::uint64_t>>(std::move(handler)));
+                                   self.wrap<std::optional<std::uint64_t>>(std::move(handler)),
+                                   std::move(cancel));
         },
         token);
   }
 
  private:
   using TokenDone = std::function<void(std::exception_ptr, std::optional<std::uint64_t>)>;
-  void start_token_acquire(std::int64_t owner, Duration lease, Duration wait, TokenDone done) const;
+  void start_token_acquire(std::int64_t owner, Duration lease, Duration wait, TokenDone done,
+                           std::shared_ptr<detail::CancelSignal> cancel = nullptr) const;
   std::optional<std::uint64_t> acquire_token(Duration wait, Duration lease);
 };
 

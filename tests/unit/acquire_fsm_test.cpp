@@ -227,3 +227,77 @@ TEST(AcquireFsm, EventsAfterTheEndChangeNothing) {
   EXPECT_EQ(fsm.attempt_answered(t0, kAcquired, true, false).kind, Kind::none);
   EXPECT_EQ(fsm.subscription_done(t0, true).kind, Kind::none);
 }
+
+// --- Cancellation (AcquireFsm::cancel; an async wait whose handler's slot was emitted) ---
+
+TEST(AcquireFsm, ACancelledSleeperGivesUpAtOnceReportingCancelled) {
+  auto fsm = asleep();
+  auto end = fsm.cancel(t0 + 5s);
+  EXPECT_EQ(end.kind, Kind::fail);
+  EXPECT_EQ(end.error, Error::cancelled);
+  EXPECT_TRUE(fsm.done());
+  EXPECT_EQ(fsm.woken(t0 + 6s).kind, Kind::none);  // a release message after it: nothing
+  EXPECT_EQ(fsm.cancel(t0 + 7s).kind, Kind::none);  // a second cancellation: nothing
+}
+
+TEST(AcquireFsm, ACancelledWaitWhoseAttemptIsInFlightIsDecidedByItsAnswer) {
+  // An attempt on its way may take the lock: it decides, the cancellation does not undo it.
+  AcquireFsm acquired(waiting_forever());
+  acquired.start();
+  EXPECT_EQ(acquired.cancel(t0).kind, Kind::none);
+  EXPECT_EQ(acquired.attempt_answered(t0 + 1ms, kAcquired, true, false).kind, Kind::succeed);
+
+  AcquireFsm refused(waiting_forever());
+  refused.start();
+  EXPECT_EQ(refused.cancel(t0).kind, Kind::none);
+  // Not acquired: over, whatever the answer would otherwise lead to (subscribe, a pending
+  // release message's retry).
+  auto end = refused.attempt_answered(t0 + 1ms, kHeld, true, /*wakeup_pending=*/true);
+  EXPECT_EQ(end.kind, Kind::fail);
+  EXPECT_EQ(end.error, Error::cancelled);
+}
+
+TEST(AcquireFsm, ACancelledWaitWhoseLastAttemptMayHaveRunSettlesFirst) {
+  // The attempt's reply was lost and the loop pauses before asking again: a cancellation
+  // must still find out whether that attempt took the lock (never "no" while holding it).
+  AcquireFsm fsm(waiting_forever());
+  fsm.start();
+  ASSERT_EQ(fsm.attempt_failed(t0, AttemptError::retry_uncertain).kind, Kind::pause);
+  EXPECT_EQ(fsm.cancel(t0 + 100ms).kind, Kind::settle);
+  EXPECT_EQ(fsm.settle_answered(t0 + 200ms, true).kind, Kind::succeed);
+
+  AcquireFsm no(waiting_forever());
+  no.start();
+  no.attempt_failed(t0, AttemptError::retry_uncertain);
+  ASSERT_EQ(no.cancel(t0 + 100ms).kind, Kind::settle);
+  auto end = no.settle_answered(t0 + 200ms, false);
+  EXPECT_EQ(end.kind, Kind::fail);
+  EXPECT_EQ(end.error, Error::cancelled);
+}
+
+TEST(AcquireFsm, ACancelledWaitThatIsSubscribingOrPollingGivesUp) {
+  AcquireFsm subscribing(waiting_forever());
+  subscribing.start();
+  ASSERT_EQ(subscribing.attempt_answered(t0, kHeld, false, false).kind, Kind::subscribe);
+  auto end = subscribing.cancel(t0 + 1ms);
+  EXPECT_EQ(end.kind, Kind::fail);
+  EXPECT_EQ(end.error, Error::cancelled);
+  EXPECT_EQ(subscribing.subscription_done(t0 + 2ms, true).kind, Kind::none);
+
+  AcquireFsm polling(waiting_forever());
+  polling.start();
+  polling.attempt_answered(t0, kHeld, false, false);
+  ASSERT_EQ(polling.subscription_done(t0, false).kind, Kind::attempt);
+  ASSERT_EQ(polling.attempt_answered(t0, kHeld, false, false).kind, Kind::pause);
+  EXPECT_EQ(polling.cancel(t0 + 10ms).error, Error::cancelled);
+}
+
+TEST(AcquireFsm, ACancellationBeforeTheStartOrAfterTheEndChangesNothing) {
+  AcquireFsm idle(waiting_forever());
+  EXPECT_EQ(idle.cancel(t0).kind, Kind::none);
+  EXPECT_EQ(idle.start().kind, Kind::attempt);  // the loop attaches after its start anyway
+  AcquireFsm done(waiting_forever());
+  done.start();
+  ASSERT_EQ(done.attempt_answered(t0, kAcquired, false, false).kind, Kind::succeed);
+  EXPECT_EQ(done.cancel(t0).kind, Kind::none);
+}

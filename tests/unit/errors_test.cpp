@@ -17,6 +17,7 @@ constexpr errc kAllCodes[] = {
     errc::invalid_argument,       errc::not_owner,      errc::lock_lost,
     errc::upgrade_would_deadlock, errc::client_closed,  errc::unknown_permit,
     errc::multi_lock_failed,      errc::not_configured, errc::reentry_refused,
+    errc::cancelled,
 };
 
 TEST(ErrorCategory, NameIsRedisync) {
@@ -75,6 +76,7 @@ TEST(Exceptions, ReportTheirCode) {
   expect_code(LockLostError("ctx"), errc::lock_lost);
   expect_code(UpgradeError("ctx"), errc::upgrade_would_deadlock);
   expect_code(ClientClosedError("ctx"), errc::client_closed);
+  expect_code(CancelledError("ctx"), errc::cancelled);
   expect_code(Error(errc::unknown_permit, "ctx"), errc::unknown_permit);
 }
 

@@ -35,6 +35,10 @@ AcquireAction AcquireFsm::next_attempt() {
 
 AcquireAction AcquireFsm::finish(AcquireAction::Kind kind, AcquireAction::Error error) {
   phase_ = Phase::done;
+  // A cancelled wait that ends "not acquired" says why.
+  if (cancelled_ && kind == AcquireAction::fail && error == AcquireAction::Error::none) {
+    error = AcquireAction::Error::cancelled;
+  }
   return {kind, Duration{0}, error};
 }
 
@@ -155,6 +159,20 @@ AcquireAction AcquireFsm::settle_answered(Clock::time_point, std::optional<bool>
   if (settle_tries_left_ <= 1) return finish(AcquireAction::fail, AcquireAction::Error::unknown);
   --settle_tries_left_;
   return wait(Phase::settle_pause, AcquireAction::pause, s_.retry_interval);
+}
+
+AcquireAction AcquireFsm::cancel(Clock::time_point now) {
+  if (phase_ == Phase::done || phase_ == Phase::idle || cancelled_) return {};
+  cancelled_ = true;
+  s_.deadline = s_.deadline ? std::min(*s_.deadline, now) : now;
+  switch (phase_) {
+    case Phase::sleeping:
+    case Phase::pausing:
+    case Phase::subscribing:
+      return give_up(AcquireAction::Error::none);
+    default:
+      return {};  // attempting, settling: the answer on its way decides
+  }
 }
 
 AcquireAction AcquireFsm::grant_heard(Clock::time_point now, GrantNews news,

@@ -50,6 +50,7 @@ struct AcquireAction {
     none,     ///< plain "not acquired" (the wait ran out)
     attempt,  ///< the last attempt's error
     unknown,  ///< the uncertain attempt's outcome could not be found out
+    cancelled,  ///< not acquired: the wait was cancelled (AcquireFsm::cancel)
   } error = Error::none;
 };
 
@@ -107,6 +108,11 @@ class AcquireFsm {
   /// land); otherwise the acquisition attempts, which takes the grant with the normal lease.
   AcquireAction grant_heard(Clock::time_point now, GrantNews news, Duration grant_lease,
                             std::optional<Clock::time_point> registered_sent);
+  /// The caller cancelled the wait: from now on it is over, as if its deadline had passed,
+  /// and a "not acquired" ending reports Error::cancelled. Asleep, pausing or subscribing:
+  /// give up now (after a settle step when the last attempt may have run). An attempt or a
+  /// settle step in flight: its answer decides (an attempt that acquired is an acquisition).
+  AcquireAction cancel(Clock::time_point now);
 
   bool done() const { return phase_ == Phase::done; }
   /// True once a subscription failed: the loop polls instead of waiting for messages.
@@ -133,6 +139,7 @@ class AcquireFsm {
   // A grant message for this acquisition came while an attempt was in flight and could not
   // be taken at once: if that attempt ran before the grant, attempt again at once.
   bool grant_pending_ = false;
+  bool cancelled_ = false;
   int settle_tries_left_ = 0;
   AcquireAction::Error settle_error_ = AcquireAction::Error::none;  // reported if settled "no"
 };

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "redisync/errors.h"
+#include "sync/acquire/cancel_signal.h"
 #include "sync/trace_points.h"
 
 namespace redisync::sync {
@@ -79,6 +80,12 @@ void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
     if (g->listed) g->joined = executor.subscriber().join_if_subscribed(g->channel);
   }
   loop->apply(loop->fsm_.start());
+  if (loop->params_.cancel && !loop->finished_) {
+    std::weak_ptr<AcquireLoop> weak = loop;
+    loop->params_.cancel->attach([weak] {
+      if (auto live = weak.lock()) live->cancel();
+    });
+  }
 }
 
 AcquireLoop::AcquireLoop(net::Executor& executor, Params params, Done done)
@@ -108,6 +115,11 @@ void AcquireLoop::apply(AcquireAction action) {
       if (params_.on_give_up) params_.on_give_up();
       std::exception_ptr error;
       if (action.error == AcquireAction::Error::attempt) error = last_error_;
+      if (action.error == AcquireAction::Error::cancelled) {
+        error = std::make_exception_ptr(CancelledError(
+            "redisync: the wait was cancelled (its completion handler's cancellation slot) "
+            "before the lock was acquired; nothing of it is left on the server"));
+      }
       if (action.error == AcquireAction::Error::unknown) {
         // A hold the attempt may have taken ends with its lease (it is not renewed).
         error = std::make_exception_ptr(TimeoutError(
@@ -229,6 +241,15 @@ void AcquireLoop::grant_news(GrantNews news, std::optional<Duration> grant_lease
   apply(action);
 }
 
+void AcquireLoop::cancel() {
+  if (finished_) return;
+  auto action = fsm_.cancel(Clock::now());
+  if (action.kind == AcquireAction::none) return;  // an attempt or settle step in flight decides
+  timer_.cancel();
+  if (channel_) channel_->cancel(this);
+  apply(action);
+}
+
 void AcquireLoop::leave_channel() {
   if (!channel_) return;
   channel_->cancel(this);
@@ -241,6 +262,7 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   finished_ = true;
   timer_.cancel();
   leave_channel();
+  if (params_.cancel) params_.cancel->detach();
   auto sent = attempt_sent_;
   if (auto& g = params_.grant; g && g->listed) {
     // A give-up's step (the kind's on_give_up, sent already) answers the registry later.

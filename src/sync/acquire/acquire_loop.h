@@ -24,6 +24,10 @@
 #include "sync/failure_kind.h"  // may_have_run, for the callers of this header
 #include "sync/acquire/grant.h"
 
+namespace redisync::detail {
+class CancelSignal;  // sync/acquire/cancel_signal.h
+}
+
 namespace redisync::sync {
 
 using Clock = std::chrono::steady_clock;
@@ -98,6 +102,10 @@ class AcquireLoop : public net::Waiter,
     /// Grant mode (sync/acquire/grant.h): the loop joins the grant channel and lists itself in the
     /// registry; the kind's attempt registers on the server through the same link.
     std::shared_ptr<GrantLink> grant;
+    /// Optional (async acquisitions whose handler has a cancellation slot): a cancellation
+    /// requested on it makes the loop give up as if its deadline had passed, reporting
+    /// CancelledError (AcquireFsm::cancel).
+    std::shared_ptr<detail::CancelSignal> cancel;
   };
 
   static void start(net::Executor& executor, Params params, Done done);
@@ -114,6 +122,7 @@ class AcquireLoop : public net::Waiter,
   void subscribe(Duration limit);
   void arm_timer(Duration bound);
   void leave_channel();
+  void cancel();  // the cancellation signal fired (I/O thread)
   void finish(std::exception_ptr error, bool acquired);
   /// A time no later than any grant to this acquisition was made (nullopt: unknown).
   std::optional<Clock::time_point> grant_made_after() const;

@@ -31,7 +31,7 @@ std::exception_ptr copy_for_caller(std::exception_ptr error) {
     auto copy = copy_if_exactly<Error, ConnectionError, AuthError, TimeoutError, ServerError,
                                 ProtocolError, ConfigError, InvalidArgument, NotOwnerError,
                                 LockLostError, UpgradeError, ClientClosedError, MultiLockError,
-                                UnknownPermitError>(e);
+                                UnknownPermitError, CancelledError>(e);
     if (copy) return copy;
   } catch (...) {
   }

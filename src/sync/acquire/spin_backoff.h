@@ -37,12 +37,15 @@ struct SpinSettle {
 
 /// Sleep-and-retry acquisition: attempt; if not acquired and time is left, sleep the next
 /// backoff (capped by the time left) on a steady_timer, then attempt again. Lives on the I/O
-/// thread; owns itself until done. No pub/sub.
+/// thread; owns itself until done. No pub/sub. A cancellation (`cancel`, an async wait whose
+/// handler has a cancellation slot) ends it as its deadline would, with CancelledError; an
+/// attempt in flight still decides (acquired is acquired).
 class SpinLoop : public std::enable_shared_from_this<SpinLoop> {
  public:
   static void start(asio::io_context& io, std::optional<Clock::time_point> deadline,
                     AcquireLoop::AttemptFn attempt, BackoffSequence backoff,
-                    AcquireLoop::Done done, SpinSettle settle = {});
+                    AcquireLoop::Done done, SpinSettle settle = {},
+                    std::shared_ptr<detail::CancelSignal> cancel = nullptr);
 
  private:
   SpinLoop(asio::io_context& io, std::optional<Clock::time_point> deadline,
@@ -50,6 +53,10 @@ class SpinLoop : public std::enable_shared_from_this<SpinLoop> {
   void attempt();
   void on_attempt(std::exception_ptr error, const AttemptResult& result);
   void settle(std::exception_ptr error, int tries_left);
+  void cancel();
+  /// "Not acquired" at the end of the wait: nothing, or CancelledError once cancelled.
+  std::exception_ptr gave_up() const;
+  void finish(std::exception_ptr error, bool acquired);
 
   asio::steady_timer timer_;
   std::optional<Clock::time_point> deadline_;
@@ -57,6 +64,9 @@ class SpinLoop : public std::enable_shared_from_this<SpinLoop> {
   BackoffSequence backoff_;
   AcquireLoop::Done done_;
   SpinSettle settle_;
+  std::shared_ptr<detail::CancelSignal> cancel_;
+  bool cancelled_ = false;
+  bool finished_ = false;
   Clock::time_point attempt_sent_{};  // the last attempt's send time (for a settled one)
 };
 

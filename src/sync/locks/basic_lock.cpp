@@ -21,8 +21,10 @@ BasicLock::BasicLock(std::shared_ptr<detail::ClientCore> core, std::string name,
 asio::io_context& BasicLock::io() const { return core_->io(); }
 
 void BasicLock::start_acquire(std::int64_t owner, Duration lease, Duration wait,
-                              std::function<void(std::exception_ptr, bool)> done) const {
-  detail::run_acquire(core_, kind_, name_, owner, lease, wait, std::move(done));
+                              std::function<void(std::exception_ptr, bool)> done,
+                              std::shared_ptr<detail::CancelSignal> cancel) const {
+  detail::run_acquire(core_, kind_, name_, owner, lease, wait, std::move(done), nullptr,
+                      std::move(cancel));
 }
 
 void BasicLock::start_release(std::int64_t owner,

@@ -137,7 +137,8 @@ FencedLock::FencedLock(std::shared_ptr<detail::ClientCore> core, std::string nam
     : BasicLock(std::move(core), std::move(name), std::make_shared<const FencedKind>()) {}
 
 void FencedLock::start_token_acquire(std::int64_t owner, Duration lease, Duration wait,
-                                     TokenDone done) const {
+                                     TokenDone done,
+                                     std::shared_ptr<detail::CancelSignal> cancel) const {
   auto token = std::make_shared<std::optional<std::uint64_t>>();
   auto kind = std::static_pointer_cast<const FencedKind>(kind_);
   detail::run_acquire(
@@ -149,7 +150,8 @@ void FencedLock::start_token_acquire(std::int64_t owner, Duration lease, Duratio
           Duration effective, std::optional<sync::Clock::time_point> deadline,
           sync::AcquireLoop::Done loop_done) {
         kind->start_token_loop(core, name, owner, effective, deadline, token, std::move(loop_done));
-      });
+      },
+      std::move(cancel));
 }
 
 std::optional<std::uint64_t> FencedLock::acquire_token(Duration wait, Duration lease) {

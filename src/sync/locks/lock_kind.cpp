@@ -248,6 +248,7 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
   params.attempt = std::move(attempt);
   params.on_give_up = std::move(on_give_up);
   params.probe = std::move(core->pending_probe);  // the acquisition's, with a Metrics hook
+  params.cancel = std::move(core->pending_cancel);  // an async acquisition's, if cancellable
   params.grant = std::move(grant);
   if (recheck) {
     params.recheck = std::move(recheck);
@@ -261,9 +262,9 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
 
 void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                  const std::string& name, std::int64_t owner, Duration lease, Duration wait,
-                 AcquireDone done, LoopStarter start) {
+                 AcquireDone done, LoopStarter start, std::shared_ptr<CancelSignal> cancel) {
   asio::post(core->io(), [core, kind, name, owner, lease, wait, done = std::move(done),
-                          start = std::move(start)]() mutable {
+                          start = std::move(start), cancel = std::move(cancel)]() mutable {
     if (lease > max_duration) {  // async callers reach here unchecked; nothing written yet
       return done(too_long_lease(lease, kind->noun() + " '" + name + "'"), false);
     }
@@ -305,12 +306,14 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
       done(error, acquired);
     };
     if (meter) core->pending_probe = meter->probe;  // for the loop start_loop starts
+    core->pending_cancel = std::move(cancel);       // likewise (one attempt: not used)
     if (start) {
       start(effective, deadline, std::move(finished));
     } else {
       kind->start_loop(core, name, owner, effective, wait, deadline, std::move(finished));
     }
     core->pending_probe.reset();
+    core->pending_cancel.reset();
   });
 }
 

@@ -118,10 +118,13 @@ using KindPtr = std::shared_ptr<const LockKind>;
 
 /// Acquires on the I/O thread: picks the lease (watchdog when lease <= 0), runs the kind's
 /// loop via `start` (default: kind->start_loop), and on success counts the hold and registers
-/// it with the watchdog. wait < 0: no limit; wait == 0: one attempt.
+/// it with the watchdog. wait < 0: no limit; wait == 0: one attempt. `cancel` (async calls
+/// whose handler has a cancellation slot): a requested cancellation makes the waiting loop
+/// give up (CancelledError).
 void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                  const std::string& name, std::int64_t owner, Duration lease, Duration wait,
-                 AcquireDone done, LoopStarter start = nullptr);
+                 AcquireDone done, LoopStarter start = nullptr,
+                 std::shared_ptr<CancelSignal> cancel = nullptr);
 /// The lease a partial release passes (what the holds left after it need): the watchdog lease
 /// while one of them is a watchdog hold, else the longest time left of their fixed leases.
 /// The scripts never shorten the key's expiry below it (nor below what it has).

@@ -5,6 +5,7 @@
 
 #include "lua/scripts.h"
 #include "sync/locks/lock_kind.h"
+#include "sync/acquire/cancel_signal.h"
 #include "sync/acquire/spin_backoff.h"
 
 namespace redisync {
@@ -57,11 +58,40 @@ Duration BackoffSequence::next() {
 
 void SpinLoop::start(asio::io_context& io, std::optional<Clock::time_point> deadline,
                      AcquireLoop::AttemptFn attempt, BackoffSequence backoff,
-                     AcquireLoop::Done done, SpinSettle settle) {
+                     AcquireLoop::Done done, SpinSettle settle,
+                     std::shared_ptr<detail::CancelSignal> cancel) {
   std::shared_ptr<SpinLoop> loop(
       new SpinLoop(io, deadline, std::move(attempt), std::move(backoff), std::move(done)));
   loop->settle_ = std::move(settle);
+  loop->cancel_ = std::move(cancel);
   loop->attempt();
+  if (loop->cancel_) {
+    std::weak_ptr<SpinLoop> weak = loop;
+    loop->cancel_->attach([weak] {
+      if (auto live = weak.lock()) live->cancel();
+    });
+  }
+}
+
+void SpinLoop::cancel() {
+  if (finished_ || cancelled_) return;
+  cancelled_ = true;
+  deadline_ = deadline_ ? std::min(*deadline_, Clock::now()) : Clock::now();
+  timer_.cancel();  // asleep: ends now; an attempt in flight decides when it answers
+}
+
+std::exception_ptr SpinLoop::gave_up() const {
+  if (!cancelled_) return nullptr;
+  return std::make_exception_ptr(CancelledError(
+      "redisync: the wait was cancelled (its completion handler's cancellation slot) before "
+      "the spin lock was acquired"));
+}
+
+void SpinLoop::finish(std::exception_ptr error, bool acquired) {
+  if (finished_) return;
+  finished_ = true;
+  if (cancel_) cancel_->detach();
+  done_(std::move(error), acquired);
 }
 
 SpinLoop::SpinLoop(asio::io_context& io, std::optional<Clock::time_point> deadline,
@@ -82,16 +112,17 @@ void SpinLoop::attempt() {
 
 void SpinLoop::on_attempt(std::exception_ptr error, const AttemptResult& result) {
   if (error && settle_.check && may_have_run(error)) return settle(error, settle_.tries);
-  if (error || result.acquired) return done_(error, !error);
+  if (error || result.acquired) return finish(error, !error);
   Duration sleep = backoff_.next();
   if (deadline_) {
     const auto now = Clock::now();
-    if (now >= *deadline_) return done_(nullptr, false);
+    if (now >= *deadline_) return finish(gave_up(), false);
     sleep = std::min(sleep, std::chrono::ceil<Duration>(*deadline_ - now));
   }
   timer_.expires_after(sleep);
   timer_.async_wait([self = shared_from_this()](std::error_code ec) {
-    if (ec) return self->done_(nullptr, false);  // cancelled: the Client is shutting down
+    // Cancelled: the Client is shutting down, or the caller cancelled the wait.
+    if (ec) return self->finish(self->gave_up(), false);
     self->attempt();
   });
 }
@@ -105,12 +136,12 @@ void SpinLoop::settle(std::exception_ptr error, int tries_left) {
       // Found acquired: the hold counts from the send of the attempt whose reply was lost.
       std::optional<DecidingAttempt> deciding;
       if (r.acquired) deciding.emplace(self->attempt_sent_);
-      return self->done_(r.acquired ? nullptr : error, r.acquired);
+      return self->finish(r.acquired ? nullptr : error, r.acquired);
     }
-    if (tries_left <= 1) return self->done_(error, false);
+    if (tries_left <= 1) return self->finish(error, false);
     self->timer_.expires_after(self->settle_.interval);
     self->timer_.async_wait([self, error, tries_left](std::error_code ec) {
-      if (ec) return self->done_(error, false);
+      if (ec) return self->finish(error, false);
       self->settle(error, tries_left - 1);
     });
   });
@@ -151,7 +182,8 @@ class SpinKind final : public detail::LockKind {
         core->io(), deadline, std::move(attempt), sync::BackoffSequence(backoff_, random_seed()),
         std::move(done),
         {detail::hold_count_check(core, shared_from_this(), name, owner),
-         std::max(core->config().retry_attempts, 1), core->config().retry_interval});
+         std::max(core->config().retry_attempts, 1), core->config().retry_interval},
+        std::move(core->pending_cancel));
   }
 
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
