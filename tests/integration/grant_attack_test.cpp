@@ -1,0 +1,98 @@
+// Adversarial tests of the direct handoff (Config::handoff = grant; docs/wire-format.md
+// "Direct handoff"): races of the grant machinery with network faults, late copies of steps
+// and stale messages, each checked against the promises of docs/safety.md (never two holders;
+// the holder is told no later than the moment it may have lost the lock).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+
+#include "redisync/redisync.h"
+#include "grant_util.h"
+#include "support/fault_proxy.h"
+#include "support/redis_server.h"
+#include "support/test_config.h"
+#include "support/test_util.h"
+
+using namespace std::chrono_literals;
+using redisync::test::Direction;
+using redisync::test::FaultProxy;
+using redisync::test::RedisServer;
+using redisync::test::unique_name;
+using redisync::test::wait_until;
+using redisync::test::grant::field_of;
+using redisync::test::grant::grant_config;
+
+namespace {
+
+std::string grant_key(const std::string& name) { return "redisync_lock_grant:{" + name + "}"; }
+
+// Watches a hold for `span`: at no moment may its field be gone from the lock on the server
+// while its holder has not been told (lost_by_current_thread()). Returns the violation, or "".
+template <class Lock>
+std::string watch_hold(RedisServer& server, Lock& lock, const std::string& name,
+                       const std::string& field, std::chrono::milliseconds span) {
+  const auto until = std::chrono::steady_clock::now() + span;
+  while (std::chrono::steady_clock::now() < until) {
+    const bool on_server = server.command({"HEXISTS", name, field}).as_integer() == 1;
+    if (!on_server && !lock.lost_by_current_thread()) {
+      return "the hold of " + field + " was gone on the server (lock: " +
+             server.command({"HGETALL", name}).debug_string() + ") while its holder was not told";
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  return "";
+}
+
+}  // namespace
+
+// A waiter's give-up step (lock_grant_give_up.lua) is resent after its connection dropped
+// (Retry::always). Meanwhile the caller, told "not acquired", asks again with the same thread
+// and takes the lock by an ordinary attempt on the new connection. The resent give-up then
+// finds the owner's field in the lock, takes it for a grant given "meanwhile" and deletes the
+// lock: the new holder holds a lock that is free on the server, and is not told.
+TEST(GrantAttack, AResentGiveUpNeverReleasesTheSameOwnersLaterHold) {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  auto cfg = redisync::Config::from_url(proxy.url());
+  cfg.handoff = redisync::Handoff::grant;
+  cfg.reconnection_delay_min = 20ms;
+  cfg.reconnection_delay_max = 100ms;
+  cfg.retry_interval = 1000ms;  // the give-up's resend comes 1 s after the drop
+  redisync::Client holder(grant_config(server)), waiter(cfg);
+  const auto name = unique_name("grant-attack:");
+  auto held = holder.lock(name);
+  held.lock();
+  std::atomic<bool> registered{false}, first_over{false}, go_again{false};
+  std::string field;
+  auto done = std::async(std::launch::async, [&] {
+    auto lock = waiter.lock(name);
+    field = field_of(waiter);
+    const bool first = lock.try_lock_for(600ms);
+    first_over = true;
+    if (first) return std::string("acquired on the first try (unexpected)");
+    wait_until([&] { return go_again.load(); }, 10s);
+    if (!lock.try_lock_for(5s)) return std::string("the second try did not acquire");
+    std::string violation = watch_hold(server, lock, name, field, 2500ms);
+    if (!lock.lost_by_current_thread()) lock.unlock();
+    return violation;
+  });
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return !field.empty() && !server.command({"ZSCORE", grant_key(name), field}).is_nil();
+      },
+      5s));
+  // The give-up runs on the server, but its reply is lost with the connection: the step
+  // "may have been sent" and is resent in 1 s (Retry::always).
+  proxy.drop_reply({.command = "EVALSHA", .arg_containing = "redisync_grant__channel"}, 1);
+  ASSERT_TRUE(wait_until([&] { return first_over.load(); }, 5s));
+  ASSERT_TRUE(wait_until([&] { return proxy.stats().dropped_replies == 1; }, 5s));
+  held.unlock();  // the registration is gone with the give-up: nobody is granted it
+  ASSERT_EQ(server.command({"EXISTS", name}).as_integer(), 0);
+  go_again = true;
+  ASSERT_EQ(done.wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(done.get(), "");
+}
