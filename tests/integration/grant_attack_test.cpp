@@ -10,6 +10,8 @@
 #include <string>
 #include <thread>
 
+#include <asio/use_future.hpp>
+
 #include "redisync/redisync.h"
 #include "grant_util.h"
 #include "support/fault_proxy.h"
@@ -95,4 +97,59 @@ TEST(GrantAttack, AResentGiveUpNeverReleasesTheSameOwnersLaterHold) {
   go_again = true;
   ASSERT_EQ(done.wait_for(20s), std::future_status::ready);
   EXPECT_EQ(done.get(), "");
+}
+
+// Two acquisitions of one owner (the async API's explicit owner id) under way at once on a
+// free lock. In wake mode the second is a re-entry (count 2). In grant mode both attempts say
+// "fresh" (the flag is decided once, when the loop starts, with no hold counted yet), so the
+// second finds the first's field and takes it for a grant: it sets the count to 1 instead of
+// 2. The client counts two holds; one release then deletes the lock on the server while the
+// client still counts one hold and is not told.
+namespace {
+
+// Two async acquisitions of one owner at once, then one release: the other hold must still be
+// on the server (or its holder told). Returns what went wrong, or "".
+std::string two_acquisitions_one_release(RedisServer& server, redisync::Config cfg) {
+  redisync::Client client(cfg);
+  const auto name = unique_name("grant-attack:");
+  auto lock = client.lock(name);
+  const auto owner = redisync::Client::new_owner_id();
+  auto first = lock.async_lock(owner, 30s, asio::use_future);
+  auto second = lock.async_lock(owner, 30s, asio::use_future);
+  first.get();
+  second.get();
+  const std::string field = lock.owner_field(owner);
+  std::string out;
+  const auto count = server.command({"HGET", name, field});
+  if (count.is_nil() || count.as_string() != "2") {
+    out = "two holds counted by the client, the server counts " +
+          server.command({"HGETALL", name}).debug_string() + "; ";
+  }
+  lock.async_unlock(owner, asio::use_future).get();  // one of the two holds
+  const bool on_server = server.command({"HEXISTS", name, field}).as_integer() == 1;
+  if (!on_server && !lock.lost(owner)) {
+    out += "after one of two releases the lock is free on the server while the client still "
+           "counts a hold and was not told";
+  }
+  try {
+    lock.async_unlock(owner, asio::use_future).get();
+  } catch (const std::exception&) {
+  }
+  return out;
+}
+
+}  // namespace
+
+// Two acquisitions of one owner (the async API's explicit owner id) under way at once on a
+// free lock. In wake mode the second is a re-entry (count 2). In grant mode both attempts say
+// "fresh" (the flag is decided once, when the loop starts, with no hold counted yet), so the
+// second finds the first's field and takes it for a grant: it sets the count to 1 instead of
+// 2. The client counts two holds; one release then deletes the lock on the server while the
+// client still counts one hold and is not told.
+TEST(GrantAttack, TwoConcurrentAcquisitionsOfOneOwnerCountTwoHoldsOnTheServer) {
+  RedisServer server;
+  auto wake = grant_config(server);
+  wake.handoff = redisync::Handoff::wake;
+  EXPECT_EQ(two_acquisitions_one_release(server, wake), "") << "wake mode";
+  EXPECT_EQ(two_acquisitions_one_release(server, grant_config(server)), "") << "grant mode";
 }
