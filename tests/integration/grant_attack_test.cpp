@@ -153,3 +153,59 @@ TEST(GrantAttack, TwoConcurrentAcquisitionsOfOneOwnerCountTwoHoldsOnTheServer) {
   EXPECT_EQ(two_acquisitions_one_release(server, wake), "") << "wake mode";
   EXPECT_EQ(two_acquisitions_one_release(server, grant_config(server)), "") << "grant mode";
 }
+
+// A grant message completes a waiting lock() while its last attempt is still on its way (here:
+// held up in the network, as behind a partition; TCP delivers it later). That copy says
+// "fresh" and arrives after the owner released the granted hold and took the lock again with
+// a 30 s watchdog lease: it finds the owner's field, takes it for a grant and sets the lock's
+// expiry to its own 1 s lease. The hold ends on the server after 1 s; its holder, whose next
+// renewal is 10 s away, is not told.
+TEST(GrantAttack, ALateCopyOfAnAttemptNeverShortensTheOwnersLaterHold) {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  auto cfg = redisync::Config::from_url(proxy.url());
+  cfg.handoff = redisync::Handoff::grant;
+  cfg.timeout = 500ms;  // a stalled connection is given up soon (the release's timeout)
+  cfg.reconnection_delay_min = 20ms;
+  cfg.reconnection_delay_max = 100ms;
+  redisync::Client holder(grant_config(server)), waiter(cfg);
+  const auto name = unique_name("grant-attack:");
+  auto held = holder.lock(name);
+  held.lock();
+  std::string field;
+  std::atomic<bool> granted{false}, deliver{false}, delivered{false};
+  auto done = std::async(std::launch::async, [&] {
+    auto lock = waiter.lock(name);
+    field = field_of(waiter);
+    if (!lock.try_lock_for(20s, 1s)) return std::string("not granted");
+    granted = true;
+    try {
+      lock.unlock_checked();
+    } catch (const std::exception& e) {
+      return std::string("the granted hold's release failed: ") + e.what();
+    }
+    lock.lock();  // watchdog lease, 30 s, renewed every 10 s
+    deliver = true;
+    wait_until([&] { return delivered.load(); }, 10s);
+    std::string violation = watch_hold(server, lock, name, field, 2500ms);
+    if (!lock.lost_by_current_thread()) lock.unlock();
+    return violation;
+  });
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return !field.empty() && !server.command({"ZSCORE", grant_key(name), field}).is_nil();
+      },
+      5s));
+  // The waiter's next attempt (due within a third of the 2 s grant lease) is held up.
+  proxy.withhold_request({.command = "EVALSHA", .arg_containing = "redisync_lock_grant"}, 1);
+  ASSERT_TRUE(wait_until([&] { return proxy.stats().withheld == 1; }, 5s));
+  held.unlock();  // grants the lock to the waiter; the message comes on its pub/sub connection
+  ASSERT_TRUE(wait_until([&] { return granted.load(); }, 5s));
+  ASSERT_TRUE(wait_until([&] { return deliver.load(); }, 10s));
+  const auto late = proxy.withheld();
+  ASSERT_EQ(late.size(), 1u);
+  const auto reply = server.command(late[0]);  // the attempt arrives at last
+  delivered = true;
+  ASSERT_EQ(done.wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(done.get(), "") << "the late attempt answered " << reply.debug_string();
+}
