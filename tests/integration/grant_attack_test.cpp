@@ -209,3 +209,40 @@ TEST(GrantAttack, ALateCopyOfAnAttemptNeverShortensTheOwnersLaterHold) {
   ASSERT_EQ(done.wait_for(20s), std::future_status::ready);
   EXPECT_EQ(done.get(), "") << "the late attempt answered " << reply.debug_string();
 }
+
+// A key of the wrong type where the registrations live (a string at redisync_lock_grant:{N},
+// redisync_rwlock_grant:{N}): the grant-mode acquire of a free lock wrote the hold and then
+// failed at ZREM (WRONGTYPE), so lock() threw while the server held the lock for the owner
+// for a whole lease with nobody counting it. The acquire must fail before it writes.
+TEST(GrantAttack, AWrongTypeRegistrationsKeyFailsTheAcquireBeforeItWrites) {
+  RedisServer server;
+  redisync::Client client(grant_config(server));
+  const auto name = unique_name("grant-attack:");
+  server.command({"SET", grant_key(name), "not a sorted set"});
+  auto lock = client.lock(name);
+  EXPECT_THROW(lock.lock(), redisync::ServerError);
+  EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0)
+      << "the failed acquire left " << server.command({"HGETALL", name}).debug_string()
+      << " with PTTL " << server.command({"PTTL", name}).as_integer() << " ms";
+
+  const auto fenced_name = unique_name("grant-attack:");
+  server.command({"SET", grant_key(fenced_name), "not a sorted set"});
+  auto fenced = client.fenced_lock(fenced_name);
+  EXPECT_THROW(fenced.lock(), redisync::ServerError);
+  EXPECT_EQ(server.command({"EXISTS", fenced_name}).as_integer(), 0)
+      << "the failed acquire left " << server.command({"HGETALL", fenced_name}).debug_string();
+
+  const auto rw_name = unique_name("grant-attack:");
+  server.command({"SET", "redisync_rwlock_grant:{" + rw_name + "}", "not a sorted set"});
+  auto rw = client.read_write_lock(rw_name);
+  EXPECT_THROW(rw.write_lock().lock(), redisync::ServerError);
+  EXPECT_EQ(server.command({"EXISTS", rw_name}).as_integer(), 0)
+      << "the failed acquire left " << server.command({"HGETALL", rw_name}).debug_string();
+
+  const auto fair_name = unique_name("grant-attack:");
+  server.command({"SET", "redisync_fair_grant:{" + fair_name + "}", "not a hash"});
+  auto fair = client.fair_lock(fair_name);
+  EXPECT_THROW(fair.lock(), redisync::ServerError);
+  EXPECT_EQ(server.command({"EXISTS", fair_name}).as_integer(), 0)
+      << "the failed acquire left " << server.command({"HGETALL", fair_name}).debug_string();
+}
