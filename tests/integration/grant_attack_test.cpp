@@ -16,6 +16,7 @@
 #include "grant_util.h"
 #include "support/fault_proxy.h"
 #include "support/redis_server.h"
+#include "support/replication.h"
 #include "support/test_config.h"
 #include "support/test_util.h"
 
@@ -245,4 +246,78 @@ TEST(GrantAttack, AWrongTypeRegistrationsKeyFailsTheAcquireBeforeItWrites) {
   EXPECT_THROW(fair.lock(), redisync::ServerError);
   EXPECT_EQ(server.command({"EXISTS", fair_name}).as_integer(), 0)
       << "the failed acquire left " << server.command({"HGETALL", fair_name}).debug_string();
+}
+
+// With a replica and Config::check_lock_synced_slaves (the default), an acquire that no replica
+// acknowledged is undone and retried (docs/safety.md "Replica acknowledgement": "a lock a
+// caller holds has reached at least one replica"). A grant bypasses that: the grantee's lock()
+// returns on the message, and nobody waits for a replica to have the grant (the releaser's
+// WAIT fails, its release is resent and answered from its record; the grant stays). A failover
+// to that replica then finds the lock still held by the releaser, or free.
+namespace {
+
+// A holder releases while the only replica is paused, with a waiter of `handoff` registered (in
+// grant mode) or waiting: true when the waiter's lock() returned true meanwhile.
+bool taken_while_replica_paused(redisync::Handoff handoff) {
+  RedisServer master;
+  RedisServer replica{redisync::test::ServerOptions{
+      .extra_args = {"--replicaof", "127.0.0.1", std::to_string(master.port())}}};
+  EXPECT_TRUE(redisync::test::replicas_streaming(master));
+  auto cfg = grant_config(master);
+  cfg.handoff = handoff;
+  cfg.timeout = 2000ms;
+  cfg.slaves_sync_timeout = 300ms;
+  cfg.retry_attempts = 2;
+  cfg.retry_interval = 100ms;
+  redisync::Client holder(cfg), waiter(cfg);
+  holder.execute({"PING"});
+  waiter.execute({"PING"});
+  const auto name = unique_name("grant-attack:");
+  auto held = holder.lock(name);
+  held.lock();
+  std::string field;
+  std::atomic<bool> paused{false};
+  auto done = std::async(std::launch::async, [&] {
+    auto lock = waiter.lock(name);
+    field = field_of(waiter);
+    bool got = false;
+    try {
+      got = lock.try_lock_for(3s);
+    } catch (const std::exception&) {
+    }
+    // What matters is whether the replica had its hold while it was paused: it had nothing.
+    const bool unacknowledged = got && paused.load();
+    if (got) {
+      try {
+        lock.unlock();
+      } catch (...) {
+      }
+    }
+    return unacknowledged;
+  });
+  EXPECT_TRUE(wait_until([&] { return !field.empty(); }, 5s));
+  if (handoff == redisync::Handoff::grant) {
+    EXPECT_TRUE(wait_until(
+        [&] { return !master.command({"ZSCORE", grant_key(name), field}).is_nil(); }, 5s));
+  } else {
+    std::this_thread::sleep_for(200ms);  // the waiter subscribed and sleeps
+  }
+  replica.pause();
+  paused = true;
+  held.unlock();  // grants; its WAIT gets no acknowledgement
+  EXPECT_EQ(done.wait_for(20s), std::future_status::ready);
+  const bool unacknowledged = done.get();
+  paused = false;
+  replica.resume();
+  return unacknowledged;
+}
+
+}  // namespace
+
+TEST(GrantAttack, AGrantIsTakenOnlyOnceAReplicaAcknowledgedIt) {
+  EXPECT_FALSE(taken_while_replica_paused(redisync::Handoff::wake))
+      << "wake mode: the waiter's lock() returned true while the only replica was paused";
+  EXPECT_FALSE(taken_while_replica_paused(redisync::Handoff::grant))
+      << "grant mode: the grantee's lock() returned true while the only replica could not "
+         "have its hold";
 }
