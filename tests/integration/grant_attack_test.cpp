@@ -321,3 +321,40 @@ TEST(GrantAttack, AGrantIsTakenOnlyOnceAReplicaAcknowledgedIt) {
       << "grant mode: the grantee's lock() returned true while the only replica could not "
          "have its hold";
 }
+
+// The same with a replica that acknowledges: the grant is taken (by an attempt), and the
+// replica has the grantee's hold by the time its lock() returns.
+TEST(GrantAttack, AGrantWithAnAcknowledgingReplicaIsTakenAndReplicated) {
+  RedisServer master;
+  RedisServer replica{redisync::test::ServerOptions{
+      .extra_args = {"--replicaof", "127.0.0.1", std::to_string(master.port())}}};
+  ASSERT_TRUE(redisync::test::replicas_streaming(master));
+  auto cfg = grant_config(master);
+  cfg.slaves_sync_timeout = 1000ms;
+  redisync::Client holder(cfg), waiter(cfg);
+  holder.execute({"PING"});
+  waiter.execute({"PING"});
+  const auto name = unique_name("grant-attack:");
+  auto held = holder.lock(name);
+  held.lock();
+  std::string field;
+  auto done = std::async(std::launch::async, [&] {
+    auto lock = waiter.lock(name);
+    field = field_of(waiter);
+    if (!lock.try_lock_for(10s)) return std::string("not acquired");
+    std::string out;
+    if (replica.command({"HEXISTS", name, field}).as_integer() != 1) {
+      out = "the replica did not have the hold when lock() returned";
+    }
+    lock.unlock();
+    return out;
+  });
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return !field.empty() && !master.command({"ZSCORE", grant_key(name), field}).is_nil();
+      },
+      5s));
+  held.unlock();
+  ASSERT_EQ(done.wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(done.get(), "");
+}
