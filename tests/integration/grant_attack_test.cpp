@@ -358,3 +358,53 @@ TEST(GrantAttack, AGrantWithAnAcknowledgingReplicaIsTakenAndReplicated) {
   ASSERT_EQ(done.wait_for(20s), std::future_status::ready);
   EXPECT_EQ(done.get(), "");
 }
+
+// A grant message that reaches the grantee late (its pub/sub connection is slow; the command
+// connection is not) after the grant ran out on the server and another client took the lock.
+// Meanwhile the grantee's own attempt failed: the lock was someone else's. The client counts
+// the granted hold's lease from that attempt's send time ("a failed answered attempt ran
+// before any grant"), which is false here: the attempt ran after the grant, which had expired.
+// The grantee's lock() returns true while the other client holds the lock.
+TEST(GrantAttack, ALateGrantMessageAfterTheGrantExpiredIsNotTaken) {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  auto cfg = redisync::Config::from_url(proxy.url());
+  cfg.handoff = redisync::Handoff::grant;
+  cfg.grant_lease = 10500ms;  // the grantee re-attempts every 3.5 s while registered
+  cfg.reconnection_delay_min = 20ms;
+  cfg.reconnection_delay_max = 100ms;
+  auto wake = redisync::test::config_for(server);
+  wake.handoff = redisync::Handoff::wake;
+  redisync::Client holder(grant_config(server, 3000ms)), waiter(cfg), other(wake);
+  const auto name = unique_name("grant-attack:");
+  auto held = holder.lock(name);
+  held.lock();
+  std::string field;
+  auto done = std::async(std::launch::async, [&] {
+    auto lock = waiter.lock(name);
+    field = field_of(waiter);
+    if (!lock.try_lock_for(12s, 20s)) return std::string("not acquired");
+    std::string out;
+    if (server.command({"HEXISTS", name, field}).as_integer() != 1 &&
+        !lock.lost_by_current_thread()) {
+      out = "lock() returned true, but the lock is " +
+            server.command({"HGETALL", name}).debug_string() + " and the holder was not told";
+    }
+    if (!lock.lost_by_current_thread()) lock.unlock();
+    return out;
+  });
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return !field.empty() && !server.command({"ZSCORE", grant_key(name), field}).is_nil();
+      },
+      5s));
+  proxy.set_subscriber_delay(4000ms);  // from now on its messages come 4 s late
+  held.unlock();  // grants the lock to the waiter with a 3 s grant lease
+  const auto released = std::chrono::steady_clock::now();
+  std::this_thread::sleep_until(released + 2800ms);
+  auto mine = other.lock(name);
+  ASSERT_TRUE(mine.try_lock_for(2s, 8s));  // the grant ran out unclaimed: the lock is free
+  ASSERT_EQ(done.wait_for(15s), std::future_status::ready);
+  EXPECT_EQ(done.get(), "");
+  mine.unlock();
+}
