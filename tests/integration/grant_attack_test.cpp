@@ -2,6 +2,13 @@
 // "Direct handoff"): races of the grant machinery with network faults, late copies of steps
 // and stale messages, each checked against the promises of docs/safety.md (never two holders;
 // the holder is told no later than the moment it may have lost the lock).
+//
+// KNOWN FAILING (holes found in review, not fixed on this branch; see each test's comment):
+//   AResentGiveUpNeverReleasesTheSameOwnersLaterHold, ALateCopyOfAnAttemptNeverShortensThe-
+//   OwnersLaterHold, TwoConcurrentAcquisitionsOfOneOwnerCountTwoHoldsOnTheServer (the server
+//   cannot tell a grant from a hold of the same owner: "fresh" + field present = grant), and
+//   ALateGrantMessageAfterTheGrantExpiredIsNotTaken (a failed attempt is assumed to have run
+//   before any grant, which is false once the grant expired unclaimed).
 #include <gtest/gtest.h>
 
 #include <atomic>
