@@ -35,15 +35,17 @@ if held and ARGV[3] == '1' then
   return reply(-3, token)
 end
 if held or redis.call('exists', KEYS[1]) == 0 then
+  -- The registration is removed first: a registrations key of another type fails the script
+  -- here (WRONGTYPE) before anything was written, not after the hold was.
+  if ARGV[3] == '1' then
+    redis.call('zrem', KEYS[2], ARGV[2])
+  end
   local token = -1
   if fenced then
     token = redis.call('incr', KEYS[3])
   end
   redis.call('hincrby', KEYS[1], ARGV[2], 1)
   if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then redis.call('pexpire', KEYS[1], ARGV[1]) end  -- never shortens (issue 22)
-  if ARGV[3] == '1' then
-    redis.call('zrem', KEYS[2], ARGV[2])
-  end
   return reply(-1, token)
 end
 grant_register(KEYS[2], ARGV[2], ARGV[4])

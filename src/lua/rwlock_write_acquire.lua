@@ -14,12 +14,14 @@
 local grant = KEYS[2] ~= nil
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
-  redis.call('hset', KEYS[1], 'mode', 'write')
-  redis.call('hset', KEYS[1], ARGV[2], 1)
-  redis.call('pexpire', KEYS[1], ARGV[1])
+  -- The registration is removed first: a registrations key of another type fails the script
+  -- here (WRONGTYPE) before anything was written, not after the hold was.
   if grant then
     redis.call('zrem', KEYS[2], ARGV[2])
   end
+  redis.call('hset', KEYS[1], 'mode', 'write')
+  redis.call('hset', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
   return nil
 end
 if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then

@@ -81,6 +81,12 @@ std::vector<std::string> ClusterRouter::master_addresses() const {
   return out;
 }
 
+int ClusterRouter::max_replicas() const {
+  int most = 0;
+  for (const auto& m : masters_) most = std::max(most, m->replicas);
+  return most;
+}
+
 std::shared_ptr<ClusterNode> ClusterRouter::node_at(const std::string& host,
                                                     std::uint16_t port) {
   const std::string address = host + ":" + std::to_string(port);

@@ -63,6 +63,8 @@ class ClusterRouter {
   bool sharded_pubsub() const { return sharded_; }
   /// Masters in the current map (for tests and diagnostics).
   std::vector<std::string> master_addresses() const;
+  /// The largest count of connected replicas among the masters (INFO replication).
+  int max_replicas() const;
   /// Requests awaiting replies on the nodes' command connections.
   std::size_t in_flight() const;
   /// Full map loads done so far.

@@ -158,6 +158,8 @@ void Executor::eval_acked(const lua::Script& script, std::vector<std::string> ke
   run(std::move(a));
 }
 
+int Executor::replicas() const { return router_ ? router_->max_replicas() : replicas_; }
+
 std::size_t Executor::in_flight() const {
   if (router_) return router_->in_flight();
   return connection_ ? connection_->in_flight() : 0;

@@ -79,6 +79,7 @@ struct FaultProxy::Impl {
     bool stalled = false;  // a drop rule stalled the replies (the writer reached the point)
     bool stalling = false;  // ... and nothing read after the dropped reply is forwarded
     bool withholding = false;  // a request was withheld: nothing more goes to the server
+    bool subscriber = false;   // sent SUBSCRIBE, PSUBSCRIBE or SSUBSCRIBE (a pub/sub connection)
     std::string requests;  // unparsed request bytes
     std::string replies;   // reply bytes not yet forwarded (an incomplete frame)
     std::deque<bool> pending;  // per request in flight: drop its reply
@@ -237,6 +238,7 @@ struct FaultProxy::Impl {
       delay = delay_fixed[side] +
               std::chrono::milliseconds(
                   jitter > 0 ? std::uniform_int_distribution<long long>(0, jitter)(rng) : 0);
+      if (side == kToClient && conn.subscriber) delay += subscriber_delay;
     }
     auto& last = conn.last_at[static_cast<size_t>(side)];
     last = std::max(last, Clock::now() + delay);  // never reordered
@@ -264,6 +266,7 @@ struct FaultProxy::Impl {
       const size_t frame = at;  // where this request starts in conn.requests
       at += static_cast<size_t>(len);
       const std::string cmd = upper(args[0]);
+      if (cmd == "SUBSCRIBE" || cmd == "PSUBSCRIBE" || cmd == "SSUBSCRIBE") conn.subscriber = true;
       if (cmd == "SUBSCRIBE" || cmd == "PSUBSCRIBE" || cmd == "SSUBSCRIBE" || cmd == "MONITOR" ||
           cmd == "HELLO") {
         untrack(conn);  // pushes from now on: replies no longer pair with requests
@@ -413,6 +416,7 @@ struct FaultProxy::Impl {
   std::array<bool, 2> blackhole{false, false};
   std::array<std::chrono::milliseconds, 2> delay_fixed{};
   std::array<std::chrono::milliseconds, 2> delay_jitter{};
+  std::chrono::milliseconds subscriber_delay{0};
   bool refuse = false;
   std::optional<Rule> rule;
   std::vector<std::vector<std::string>> withheld;  // withhold_request(): what was kept back
@@ -465,6 +469,14 @@ void FaultProxy::set_delay(Direction direction, std::chrono::milliseconds fixed,
   }
 }
 
+void FaultProxy::set_subscriber_delay(std::chrono::milliseconds delay) {
+  if (delay.count() < 0) {
+    throw std::invalid_argument("FaultProxy::set_subscriber_delay: delay must be >= 0");
+  }
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->subscriber_delay = delay;
+}
+
 void FaultProxy::set_upstream(std::uint16_t port) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->upstream = tcp::endpoint(asio::ip::make_address("127.0.0.1"), port);
@@ -514,6 +526,7 @@ void FaultProxy::clear() {
   impl_->blackhole = {false, false};
   impl_->delay_fixed = {};
   impl_->delay_jitter = {};
+  impl_->subscriber_delay = std::chrono::milliseconds(0);
   impl_->refuse = false;
   impl_->rule.reset();
 }

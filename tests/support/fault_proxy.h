@@ -8,7 +8,8 @@
 //     proxy stops reading that side, so the bytes wait in the kernel as they would behind a
 //     partition with TCP retransmitting; they flow again once the blackhole is lifted.
 //   - delay: every chunk is forwarded `fixed + uniform[0, jitter]` after it was read, per
-//     direction, never reordered.
+//     direction, never reordered; set_subscriber_delay() adds a delay to what goes to the
+//     client on pub/sub connections only.
 //   - reset: close every open connection with a TCP RST (both sides).
 //   - refuse: accept new connections and reset them at once (the client sees its connection
 //     reset before any reply); open connections stay.
@@ -78,6 +79,10 @@ class FaultProxy {
   /// fixed and jitter must be >= 0 (std::invalid_argument otherwise); 0/0 turns delay off.
   void set_delay(Direction direction, std::chrono::milliseconds fixed,
                  std::chrono::milliseconds jitter = std::chrono::milliseconds(0));
+  /// Delays what goes to the client on connections that subscribed (pub/sub messages) by
+  /// `delay` more than the rest, never reordered on one connection; 0 turns it off. The other
+  /// connections are not delayed: a message reaches the client after replies sent later.
+  void set_subscriber_delay(std::chrono::milliseconds delay);
   void set_refuse(bool on);
   /// New connections are forwarded to 127.0.0.1:port from now on (as a virtual address moved
   /// to another server); open connections stay where they are (reset them to move them).

@@ -221,6 +221,14 @@ void AcquireLoop::wake() {
 void AcquireLoop::grant_news(GrantNews news, std::optional<Duration> grant_lease,
                              const std::string& rest) {
   if (finished_) return;
+  // With replicas that must acknowledge lock writes (docs/wire-format.md §1.7), a grant is
+  // taken by an attempt (reply -3), whose WAIT makes sure a replica has the hold (and which is
+  // undone and retried otherwise), never on the message alone: the releaser's WAIT may have
+  // failed, and a failover would then lose the grant while its grantee believed it held.
+  if (news == GrantNews::for_me && executor_.config().check_lock_synced_slaves &&
+      executor_.replicas() > 0) {
+    news = GrantNews::maybe_stale;
+  }
   // The grant lease is the releaser's (its message says it); our own setting only where the
   // message does not (a grant to someone else, which bounds a sleep and nothing more).
   const Duration lease = grant_lease.value_or(params_.grant->grant_lease);
