@@ -76,11 +76,43 @@ long long score(RedisServer& server, const std::string& name, const std::string&
   return r.is_nil() ? -1 : std::stoll(r.as_string());
 }
 
-// A waiter on its own thread, of a fair lock (or with `plain` set, of a Lock): publishes its
-// field, waits up to `wait`, runs `on_held` while it holds the lock, and answers whether it got
-// the lock. With `lease` set, it waits with that fixed lease (else the watchdog's).
+// The kinds the tests below run on: the unfair ones register in redisync_lock_grant, the fair
+// ones in redisync_fair_grant.
+enum class Kind { lock, fair, non_reentrant, non_reentrant_fair };
+
+bool is_fair(Kind kind) { return kind == Kind::fair || kind == Kind::non_reentrant_fair; }
+
+// A handle on `client`'s lock of `kind` (the kind travels in the handle: BasicLock is enough).
+redisync::BasicLock lock_of(redisync::Client& client, Kind kind, const std::string& name) {
+  switch (kind) {
+    case Kind::lock: return client.lock(name);
+    case Kind::fair: return client.fair_lock(name);
+    case Kind::non_reentrant: return client.non_reentrant_lock(name);
+    case Kind::non_reentrant_fair: return client.non_reentrant_fair_lock(name);
+  }
+  return client.lock(name);
+}
+
+// Whether `field` is registered for a grant of `name`, a lock of `kind`, now.
+bool registered_now(RedisServer& server, Kind kind, const std::string& name,
+                    const std::string& field) {
+  if (is_fair(kind)) {
+    return server.command({"HEXISTS", fair_registrations(name), field}).as_integer() == 1;
+  }
+  return !server.command({"ZSCORE", grant_key(name), field}).is_nil();
+}
+
+// True once `field` is registered for a grant of `name`, a lock of `kind`.
+bool registered(RedisServer& server, Kind kind, const std::string& name,
+                const std::string& field) {
+  return wait_until([&] { return registered_now(server, kind, name, field); }, 5s);
+}
+
+// A waiter on its own thread, of a lock of `kind`: publishes its field, waits up to `wait`,
+// runs `on_held` while it holds the lock, and answers whether it got the lock. With `lease`
+// set, it waits with that fixed lease (else the watchdog's).
 struct Waiter {
-  bool plain = false;
+  Kind kind = Kind::fair;
   std::chrono::milliseconds lease{0};
   std::string field = {};
   std::atomic<bool> known{false};
@@ -88,24 +120,23 @@ struct Waiter {
   void start(redisync::Client& client, const std::string& name, std::chrono::milliseconds wait,
              std::function<void()> on_held = nullptr) {
     done = std::async(std::launch::async, [this, &client, name, wait, on_held] {
-      auto wait_on = [&](auto lock) {
-        field = field_of(client);
-        known = true;
-        const bool got =
-            lease.count() > 0 ? lock.try_lock_for(wait, lease) : lock.try_lock_for(wait);
-        if (got && on_held) on_held();
-        if (got) lock.unlock();
-        return got;
-      };
-      return plain ? wait_on(client.lock(name)) : wait_on(client.fair_lock(name));
+      auto lock = lock_of(client, kind, name);
+      field = field_of(client);
+      known = true;
+      const bool got =
+          lease.count() > 0 ? lock.try_lock_for(wait, lease) : lock.try_lock_for(wait);
+      if (got && on_held) on_held();
+      if (got) lock.unlock();
+      return got;
     });
     ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
   }
 };
 
-}  // namespace
-
-TEST(GrantTest, ReleaseGrantsTheLockToARegisteredWaiter) {
+// A release grants the lock to a registered waiter (the fair kinds: the registered head), whose
+// lock() returns on the grant message: no attempt after the registering one, no wake-up, its
+// field at 1 on the grant lease.
+void release_grants_the_lock(Kind kind) {
   RedisServer server;
   auto counts = std::make_shared<Counts>();
   // A long grant lease: the waiter refreshes its registration every third of it, so within
@@ -114,11 +145,11 @@ TEST(GrantTest, ReleaseGrantsTheLockToARegisteredWaiter) {
   waiter_cfg.metrics = counts;
   redisync::Client holder(grant_config(server, 60000ms)), waiter(waiter_cfg);
   const auto name = unique_name("grant:");
-  auto held = holder.lock(name);
+  auto held = lock_of(holder, kind, name);
   held.lock();
   std::string in_hash;
   long long pttl = 0;
-  Waiter w{.plain = true, .lease = 90000ms};
+  Waiter w{.kind = kind, .lease = 90000ms};
   w.start(waiter, name, 20s, [&] {
     auto r = server.command({"HGET", name, w.field});
     in_hash = r.is_nil() ? "" : r.as_string();
@@ -126,7 +157,7 @@ TEST(GrantTest, ReleaseGrantsTheLockToARegisteredWaiter) {
     // (20 s): before it, the hold has the grant lease.
     pttl = server.command({"PTTL", name}).as_integer();
   });
-  ASSERT_TRUE(registered(server, name, w.field));
+  ASSERT_TRUE(registered(server, kind, name, w.field));
   held.unlock();
   ASSERT_EQ(w.done.wait_for(10s), std::future_status::ready);
   EXPECT_TRUE(w.done.get());
@@ -138,8 +169,16 @@ TEST(GrantTest, ReleaseGrantsTheLockToARegisteredWaiter) {
   ASSERT_EQ(counts->attempts.size(), 1u);
   EXPECT_EQ(counts->attempts[0], 2.0);
   EXPECT_EQ(counts->wake_ups, 0);
-  EXPECT_EQ(server.command({"EXISTS", grant_key(name)}).as_integer(), 0);
+  // Nothing left: registrations, and (fair kinds) Redisson's queue.
+  EXPECT_EQ(server.command({"EXISTS", grant_key(name), fair_registrations(name),
+                            JavaLayoutClient::fair_queue(name)})
+                .as_integer(),
+            0);
 }
+
+}  // namespace
+
+TEST(GrantTest, ReleaseGrantsTheLockToARegisteredWaiter) { release_grants_the_lock(Kind::lock); }
 
 // A grant wakes only the process it is for: it is published on the grantee Client's own grant
 // channel, never on one every waiting Client listens to (with 8 waiting processes on one CPU,
@@ -281,14 +320,18 @@ TEST(FairGrantTest, AGrantedHoldLastsItsOwnLeaseNotTheLongerGrantLease) {
       });
 }
 
-TEST(GrantTest, WakeModeNeitherRegistersNorGrants) {
+namespace {
+
+void wake_mode_neither_registers_nor_grants(Kind kind) {
   RedisServer server;
-  redisync::Client holder(config_for(server)), waiter(config_for(server));
+  auto cfg = config_for(server);
+  cfg.handoff = redisync::Handoff::wake;  // also under REDISYNC_TEST_HANDOFF=grant
+  redisync::Client holder(cfg), waiter(cfg);
   const auto name = unique_name("grant:");
-  auto held = holder.lock(name);
+  auto held = lock_of(holder, kind, name);
   held.lock();
   auto done = std::async(std::launch::async, [&] {
-    auto lock = waiter.lock(name);
+    auto lock = lock_of(waiter, kind, name);
     const bool got = lock.try_lock_for(20s);
     if (got) lock.unlock();
     return got;
@@ -304,18 +347,19 @@ TEST(GrantTest, WakeModeNeitherRegistersNorGrants) {
   EXPECT_TRUE(done.get());
 }
 
-TEST(GrantTest, AGrantToADeadWaiterFreesWithinTheGrantLease) {
+// A release grants the lock to a registered waiter that is gone (its registration is due
+// before the live one's): the lock frees within the grant lease, and the live waiter gets it.
+void grant_to_a_dead_waiter_frees(Kind kind) {
   RedisServer server;
   redisync::Client holder(grant_config(server, 300ms)), waiter(grant_config(server, 300ms));
   const auto name = unique_name("grant:");
-  auto held = holder.lock(name);
+  auto held = lock_of(holder, kind, name);
   held.lock();
   bool mine = false;
-  Waiter w{.plain = true};
+  Waiter w{.kind = kind};
   w.start(waiter, name, 20s,
           [&] { mine = server.command({"HGET", name, w.field}).as_string() == "1"; });
   ASSERT_TRUE(registered(server, name, w.field));
-  // A registration of a waiter that is gone, due before the live one's.
   const std::string dead = "0123dead-0000-0000-0000-000000000000:7";
   server.command({"ZADD", grant_key(name), std::to_string(server_ms(server) + 5000), dead});
   held.unlock();
@@ -325,6 +369,16 @@ TEST(GrantTest, AGrantToADeadWaiterFreesWithinTheGrantLease) {
   ASSERT_EQ(w.done.wait_for(10s), std::future_status::ready);
   EXPECT_TRUE(w.done.get());
   EXPECT_TRUE(mine);
+}
+
+}  // namespace
+
+TEST(GrantTest, WakeModeNeitherRegistersNorGrants) {
+  wake_mode_neither_registers_nor_grants(Kind::lock);
+}
+
+TEST(GrantTest, AGrantToADeadWaiterFreesWithinTheGrantLease) {
+  grant_to_a_dead_waiter_frees(Kind::lock);
 }
 
 TEST(GrantTest, AWaiterGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
@@ -422,41 +476,20 @@ TEST(GrantTest, BadHandoffSettingIsAConfigError) {
 // granted, in queue order, with Redisson's deadline bookkeeping. ---
 
 TEST(FairGrantTest, ReleaseGrantsTheLockToTheRegisteredHead) {
-  RedisServer server;
-  auto counts = std::make_shared<Counts>();
-  auto waiter_cfg = grant_config(server, 60000ms);
-  waiter_cfg.metrics = counts;
-  redisync::Client holder(grant_config(server, 60000ms)), waiter(waiter_cfg);
-  const auto name = unique_name("fair-grant:");
-  auto held = holder.fair_lock(name);
-  held.lock();
-  std::atomic<long long> pttl{0};
-  Waiter w{.lease = 90000ms};
-  w.start(waiter, name, 20s, [&] { pttl = server.command({"PTTL", name}).as_integer(); });
-  ASSERT_TRUE(fair_registered(server, name, w.field));
-  held.unlock();
-  ASSERT_EQ(w.done.wait_for(10s), std::future_status::ready);
-  EXPECT_TRUE(w.done.get());
-  EXPECT_GT(pttl.load(), 0);
-  EXPECT_LE(pttl.load(), 60000);  // the grant lease (60 s), not yet extended to 90 s: granted
-  // No attempt after the registering one, and no wake-up: the grant completed the wait.
-  std::lock_guard g(counts->m);
-  ASSERT_EQ(counts->attempts.size(), 1u);
-  EXPECT_EQ(counts->attempts[0], 2.0);
-  EXPECT_EQ(counts->wake_ups, 0);
-  EXPECT_EQ(server.command({"EXISTS", fair_registrations(name)}).as_integer(), 0);
-  EXPECT_EQ(server.command({"EXISTS", JavaLayoutClient::fair_queue(name)}).as_integer(), 0);
+  release_grants_the_lock(Kind::fair);
 }
 
-TEST(FairGrantTest, WakeModeDoesNotRegister) {
+namespace {
+
+void fair_wake_mode_does_not_register(Kind kind) {
   RedisServer server;
   auto cfg = config_for(server);
   cfg.handoff = redisync::Handoff::wake;  // also under REDISYNC_TEST_HANDOFF=grant
   redisync::Client holder(cfg), waiter(cfg);
   const auto name = unique_name("fair-grant:");
-  auto held = holder.fair_lock(name);
+  auto held = lock_of(holder, kind, name);
   held.lock();
-  Waiter w;
+  Waiter w{.kind = kind};
   w.start(waiter, name, 20s);
   ASSERT_TRUE(wait_until(
       [&] { return server.command({"LLEN", JavaLayoutClient::fair_queue(name)}).as_integer() == 1; },
@@ -466,6 +499,10 @@ TEST(FairGrantTest, WakeModeDoesNotRegister) {
   held.unlock();
   EXPECT_TRUE(w.done.get());
 }
+
+}  // namespace
+
+TEST(FairGrantTest, WakeModeDoesNotRegister) { fair_wake_mode_does_not_register(Kind::fair); }
 
 TEST(FairGrantTest, GrantsKeepTheQueueOrder) {
   RedisServer server;
@@ -564,11 +601,14 @@ TEST(FairGrantTest, AJavaHeadIsWokenNotGrantedAndTheRedisyncWaitersBehindAreGran
   EXPECT_LE(b_pttl.load(), 20000);
 }
 
-TEST(FairGrantTest, ADeadGrantedHeadFreesWithinTheGrantLeaseAndTheNextGetsTheLock) {
+namespace {
+
+// A granted queue head that is gone frees the lock within the grant lease; the next head gets it.
+void dead_granted_head_frees(Kind kind) {
   RedisServer server;
   redisync::Client holder(grant_config(server, 300ms)), waiter(grant_config(server, 300ms));
   const auto name = unique_name("fair-grant:");
-  auto held = holder.fair_lock(name);
+  auto held = lock_of(holder, kind, name);
   held.lock();
   // A registered head whose process is gone: queued, deadline far ahead, registered live.
   const std::string dead = "0123dead-0000-0000-0000-000000000000:7";
@@ -576,7 +616,7 @@ TEST(FairGrantTest, ADeadGrantedHeadFreesWithinTheGrantLeaseAndTheNextGetsTheLoc
   server.command({"RPUSH", JavaLayoutClient::fair_queue(name), dead});
   server.command({"ZADD", JavaLayoutClient::fair_timeouts(name), std::to_string(now + 60000), dead});
   server.command({"HSET", fair_registrations(name), dead, std::to_string(now + 8000) + ":60000"});
-  Waiter w;
+  Waiter w{.kind = kind};
   w.start(waiter, name, 20s);
   ASSERT_TRUE(fair_registered(server, name, w.field));
   held.unlock();
@@ -587,6 +627,12 @@ TEST(FairGrantTest, ADeadGrantedHeadFreesWithinTheGrantLeaseAndTheNextGetsTheLoc
   ASSERT_EQ(w.done.wait_for(10s), std::future_status::ready);
   EXPECT_TRUE(w.done.get());
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
+}
+
+}  // namespace
+
+TEST(FairGrantTest, ADeadGrantedHeadFreesWithinTheGrantLeaseAndTheNextGetsTheLock) {
+  dead_granted_head_frees(Kind::fair);
 }
 
 TEST(FairGrantTest, AHeadGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
@@ -636,3 +682,4 @@ TEST(FairGrantTest, ClosingAClientRemovesTheRegistrationOfItsWaitingHead) {
                    return JavaLayoutClient::fair_channel(n, f);
                  });
 }
+
