@@ -3,9 +3,11 @@
 // lock() returns without an attempt of its own; a grant to a dead waiter frees within the
 // grant lease; a waiter giving up as it is granted never leaves the lock held by nobody;
 // Redisson-layout waiters are never granted; FencedLock issues a token per grant; FairLock
-// grants to its queue head only; a closed client's waits are deregistered.
+// grants to its queue head only; a closed client's waits are deregistered. NonReentrantLock
+// and NonReentrantFairLock are granted as Lock and FairLock are, and still refuse a re-entry.
 #include <gtest/gtest.h>
 
+#include <asio/use_future.hpp>
 #include <atomic>
 #include <functional>
 #include <future>
@@ -108,6 +110,17 @@ bool registered(RedisServer& server, Kind kind, const std::string& name,
   return wait_until([&] { return registered_now(server, kind, name, field); }, 5s);
 }
 
+// For the grant_util.h helpers: makes a client's lock of `kind`; says whether a field is
+// registered now.
+auto lock_maker(Kind kind) {
+  return [kind](redisync::Client& c, const std::string& n) { return lock_of(c, kind, n); };
+}
+auto registration_check(Kind kind) {
+  return [kind](RedisServer& s, const std::string& n, const std::string& f) {
+    return registered_now(s, kind, n, f);
+  };
+}
+
 // A waiter on its own thread, of a lock of `kind`: publishes its field, waits up to `wait`,
 // runs `on_held` while it holds the lock, and answers whether it got the lock. With `lease`
 // set, it waits with that fixed lease (else the watchdog's).
@@ -179,6 +192,10 @@ void release_grants_the_lock(Kind kind) {
 }  // namespace
 
 TEST(GrantTest, ReleaseGrantsTheLockToARegisteredWaiter) { release_grants_the_lock(Kind::lock); }
+
+TEST(NonReentrantGrantTest, ReleaseGrantsTheLockToARegisteredWaiter) {
+  release_grants_the_lock(Kind::non_reentrant);
+}
 
 // A grant wakes only the process it is for: it is published on the grantee Client's own grant
 // channel, never on one every waiting Client listens to (with 8 waiting processes on one CPU,
@@ -377,8 +394,16 @@ TEST(GrantTest, WakeModeNeitherRegistersNorGrants) {
   wake_mode_neither_registers_nor_grants(Kind::lock);
 }
 
+TEST(NonReentrantGrantTest, WakeModeNeitherRegistersNorGrants) {
+  wake_mode_neither_registers_nor_grants(Kind::non_reentrant);
+}
+
 TEST(GrantTest, AGrantToADeadWaiterFreesWithinTheGrantLease) {
   grant_to_a_dead_waiter_frees(Kind::lock);
+}
+
+TEST(NonReentrantGrantTest, AGrantToADeadWaiterFreesWithinTheGrantLease) {
+  grant_to_a_dead_waiter_frees(Kind::non_reentrant);
 }
 
 TEST(GrantTest, AWaiterGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
@@ -479,6 +504,10 @@ TEST(FairGrantTest, ReleaseGrantsTheLockToTheRegisteredHead) {
   release_grants_the_lock(Kind::fair);
 }
 
+TEST(NonReentrantFairGrantTest, ReleaseGrantsTheLockToTheRegisteredHead) {
+  release_grants_the_lock(Kind::non_reentrant_fair);
+}
+
 namespace {
 
 void fair_wake_mode_does_not_register(Kind kind) {
@@ -503,6 +532,10 @@ void fair_wake_mode_does_not_register(Kind kind) {
 }  // namespace
 
 TEST(FairGrantTest, WakeModeDoesNotRegister) { fair_wake_mode_does_not_register(Kind::fair); }
+
+TEST(NonReentrantFairGrantTest, WakeModeDoesNotRegister) {
+  fair_wake_mode_does_not_register(Kind::non_reentrant_fair);
+}
 
 TEST(FairGrantTest, GrantsKeepTheQueueOrder) {
   RedisServer server;
@@ -635,6 +668,10 @@ TEST(FairGrantTest, ADeadGrantedHeadFreesWithinTheGrantLeaseAndTheNextGetsTheLoc
   dead_granted_head_frees(Kind::fair);
 }
 
+TEST(NonReentrantFairGrantTest, ADeadGrantedHeadFreesWithinTheGrantLeaseAndTheNextGetsTheLock) {
+  dead_granted_head_frees(Kind::non_reentrant_fair);
+}
+
 TEST(FairGrantTest, AHeadGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
   RedisServer server;
   redisync::Client holder(grant_config(server, 5000ms)), waiter(grant_config(server, 5000ms));
@@ -683,3 +720,140 @@ TEST(FairGrantTest, ClosingAClientRemovesTheRegistrationOfItsWaitingHead) {
                  });
 }
 
+// --- NonReentrantLock and NonReentrantFairLock (docs/wire-format.md §12, §18): their waiters
+// register and are granted as Lock's and FairLock's are; a re-entry is still refused. ---
+
+namespace {
+
+// A holder that was granted the lock counts it as any other hold: asking again (waiting,
+// trying, queueing or not) is a re-entry, refused without touching the hold.
+void a_granted_holder_cannot_reenter(Kind kind) {
+  RedisServer server;
+  redisync::Client holder(grant_config(server, 60000ms)), waiter(grant_config(server, 60000ms));
+  const auto name = unique_name("grant-nr:");
+  auto held = lock_of(holder, kind, name);
+  held.lock();
+  long long pttl = 0;
+  int refused = 0;
+  std::string count;
+  Waiter w{.kind = kind, .lease = 90000ms};
+  w.start(waiter, name, 20s, [&] {
+    pttl = server.command({"PTTL", name}).as_integer();
+    auto again = lock_of(waiter, kind, name);  // the same owner: this thread
+    for (int i = 0; i < 3; ++i) {
+      try {
+        switch (i) {
+          case 0: again.lock(); break;
+          case 1: (void)again.try_lock(); break;
+          default: (void)again.try_lock_for(5s); break;
+        }
+      } catch (const redisync::ReentryError&) {
+        ++refused;
+      }
+    }
+    count = server.command({"HGET", name, w.field}).as_string();
+  });
+  ASSERT_TRUE(registered(server, kind, name, w.field));
+  held.unlock();
+  ASSERT_EQ(w.done.wait_for(30s), std::future_status::ready);
+  EXPECT_TRUE(w.done.get());
+  EXPECT_GT(pttl, 0);
+  EXPECT_LE(pttl, 60000);  // granted: the grant lease, not the waiter's own 90 s
+  EXPECT_EQ(refused, 3);
+  EXPECT_EQ(count, "1");
+  EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);  // one unlock released it
+}
+
+// Two tasks sharing an owner id, the bug these kinds catch: while one waits for the lock, the
+// other's acquire is a re-entry, refused at once. (Let wait, it would take the owner's field
+// that a grant to the first puts in the hash for its own grant: both in the section.)
+void a_second_acquire_of_a_waiting_owner_is_refused(Kind kind) {
+  RedisServer server;
+  redisync::Client holder(grant_config(server)), client(grant_config(server));
+  const auto name = unique_name("grant-nr:");
+  auto held = lock_of(holder, kind, name);
+  held.lock();
+  auto lock = lock_of(client, kind, name);
+  const auto owner = redisync::Client::new_owner_id();
+  auto first = lock.async_try_lock(owner, 20s, redisync::Duration{0}, asio::use_future);
+  ASSERT_TRUE(registered(server, kind, name, lock.owner_field(owner)));
+  EXPECT_THROW(lock.async_try_lock(owner, 5s, redisync::Duration{0}, asio::use_future).get(),
+               redisync::ReentryError);
+  EXPECT_THROW(lock.async_try_lock(owner, redisync::Duration{0}, redisync::Duration{0},
+                                   asio::use_future)
+                   .get(),
+               redisync::ReentryError);
+  held.unlock();
+  ASSERT_EQ(first.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(first.get());
+  EXPECT_EQ(server.command({"HGET", name, lock.owner_field(owner)}).as_string(), "1");
+  lock.async_unlock(owner, asio::use_future).get();
+  EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);
+}
+
+}  // namespace
+
+TEST(NonReentrantGrantTest, AGrantedHolderStillCannotReenter) {
+  a_granted_holder_cannot_reenter(Kind::non_reentrant);
+}
+
+TEST(NonReentrantFairGrantTest, AGrantedHolderStillCannotReenter) {
+  a_granted_holder_cannot_reenter(Kind::non_reentrant_fair);
+}
+
+TEST(NonReentrantGrantTest, ASecondAcquireOfAWaitingOwnerIsAReentryError) {
+  a_second_acquire_of_a_waiting_owner_is_refused(Kind::non_reentrant);
+}
+
+TEST(NonReentrantFairGrantTest, ASecondAcquireOfAWaitingOwnerIsAReentryError) {
+  a_second_acquire_of_a_waiting_owner_is_refused(Kind::non_reentrant_fair);
+}
+
+TEST(NonReentrantGrantTest, AWaiterGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
+  give_up_as_granted_rounds(
+      lock_maker(Kind::non_reentrant), [](redisync::BasicLock& l, int) { l.lock(); },
+      [](redisync::BasicLock& l, int) { l.unlock(); }, registration_check(Kind::non_reentrant));
+}
+
+TEST(NonReentrantFairGrantTest, AHeadGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
+  give_up_as_granted_rounds(
+      lock_maker(Kind::non_reentrant_fair), [](redisync::BasicLock& l, int) { l.lock(); },
+      [](redisync::BasicLock& l, int) { l.unlock(); },
+      registration_check(Kind::non_reentrant_fair));
+}
+
+TEST(NonReentrantGrantTest, TheReleasersShorterGrantLeaseBoundsTheGrantedHold) {
+  redisync::test::grant::releasers_grant_lease_bounds_the_granted_hold(
+      lock_maker(Kind::non_reentrant), [](redisync::BasicLock& l) { return l; },
+      registration_check(Kind::non_reentrant));
+}
+
+TEST(NonReentrantFairGrantTest, TheReleasersShorterGrantLeaseBoundsTheGrantedHold) {
+  redisync::test::grant::releasers_grant_lease_bounds_the_granted_hold(
+      lock_maker(Kind::non_reentrant_fair), [](redisync::BasicLock& l) { return l; },
+      registration_check(Kind::non_reentrant_fair));
+}
+
+TEST(NonReentrantGrantTest, AGrantedHoldLastsItsOwnLeaseNotTheLongerGrantLease) {
+  granted_hold_lasts_its_own_lease(lock_maker(Kind::non_reentrant),
+                                   registration_check(Kind::non_reentrant));
+}
+
+TEST(NonReentrantFairGrantTest, AGrantedHoldLastsItsOwnLeaseNotTheLongerGrantLease) {
+  granted_hold_lasts_its_own_lease(lock_maker(Kind::non_reentrant_fair),
+                                   registration_check(Kind::non_reentrant_fair));
+}
+
+TEST(NonReentrantGrantTest, ClosingAClientRemovesTheRegistrationsOfItsPendingWaits) {
+  close_mid_wait(lock_maker(Kind::non_reentrant), registration_check(Kind::non_reentrant),
+                 [](const std::string& n, const std::string&) {
+                   return JavaLayoutClient::lock_channel(n);
+                 });
+}
+
+TEST(NonReentrantFairGrantTest, ClosingAClientRemovesTheRegistrationOfItsWaitingHead) {
+  close_mid_wait(lock_maker(Kind::non_reentrant_fair), registration_check(Kind::non_reentrant_fair),
+                 [](const std::string& n, const std::string& f) {
+                   return JavaLayoutClient::fair_channel(n, f);
+                 });
+}

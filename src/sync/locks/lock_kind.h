@@ -249,7 +249,7 @@ std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& c
                                             const LockKind& kind, const std::string& name,
                                             std::int64_t owner);
 /// The waiting loop of a grant-capable acquisition of the hash N of docs/wire-format.md §2.1
-/// (Lock): lock_grant_acquire.lua, which registers the waiter and takes a
+/// (Lock, NonReentrantLock): lock_grant_acquire.lua, which registers the waiter and takes a
 /// grant it finds (the acquisition is fresh: `link` from grant_link), and its give-up step.
 void start_lock_grant_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                            const std::string& name, std::int64_t owner, Duration effective_lease,
