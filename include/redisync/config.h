@@ -118,13 +118,14 @@ struct Config {
   /// refuses while the lock's slot migrates).
   Duration starvation_guard{20};
   /// `wake` (default): Redisson's protocol, unchanged. `grant`: waiters of Lock, FencedLock,
-  /// FairLock and the write side of ReadWriteLock register beside the lock, and a release by
-  /// a client in grant mode gives the lock to a registered waiter inside the release script
-  /// (FairLock: to the queue head only; ReadWriteLock: a waiting writer, when a write release
-  /// or the last reader's release frees the lock; readers are never granted); the waiter's
-  /// lock() returns when it hears of it, with no round trip of its own. Java (Redisson)
-  /// waiters are never granted; an unfair Lock or a ReadWriteLock then favours registered
-  /// redisync waiters over them. See docs/wire-format.md "Direct handoff".
+  /// FairLock, NonReentrantLock, NonReentrantFairLock and the write side of ReadWriteLock
+  /// register beside the lock, and a release by a client in grant mode gives the lock to a
+  /// registered waiter inside the release script (the fair kinds: to the queue head only;
+  /// ReadWriteLock: a waiting writer, when a write release or the last reader's release frees
+  /// the lock; readers are never granted); the waiter's lock() returns when it hears of it,
+  /// with no round trip of its own. Java (Redisson) waiters are never granted; an unfair Lock
+  /// or a ReadWriteLock then favours registered redisync waiters over them. See
+  /// docs/wire-format.md "Direct handoff".
   Handoff handoff = Handoff::wake;
   /// The lease a grant starts with, until the granted waiter's client extends it to the
   /// normal lease (at once, when it hears of the grant): a grant to a waiter that died or

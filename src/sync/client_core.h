@@ -98,6 +98,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   }
   /// The grant-capable acquisitions waiting now (sync/acquire/grant.h).
   sync::GrantRegistry& grants() { return grants_; }
+  const sync::GrantRegistry& grants() const { return grants_; }
   std::uint64_t next_grant_id() { return ++grant_ids_; }
   /// Marks the hold lost and tells the user's handler.
   void report_lost(const std::string& key, std::int64_t owner, const std::string& reason);

@@ -87,6 +87,18 @@ TEST(NonReentrantLockTest, FairVariantRefusesReentryAndLeavesTheQueueAlone) {
             0);
 }
 
+// Grant mode (docs/wire-format.md §18) changes how waiters are handed the lock, not what a
+// re-entry is.
+TEST(NonReentrantLockTest, GrantModeStillRefusesReentry) {
+  RedisServer server;
+  auto cfg = kinds::config_for(server);
+  cfg.handoff = redisync::Handoff::grant;
+  redisync::Client client(cfg);
+  const auto name = unique_name("nr:");
+  expect_second_acquire_refused(server, client.non_reentrant_lock(name), name);
+  expect_second_acquire_refused(server, client.non_reentrant_fair_lock(name), name);
+}
+
 TEST(NonReentrantLockTest, AsyncSecondAcquireCompletesWithReentryError) {
   RedisServer server;
   redisync::Client client(kinds::config_for(server));

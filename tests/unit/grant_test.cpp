@@ -192,6 +192,20 @@ TEST(GrantRegistry, AGrantRacingAGiveUp) {
   EXPECT_EQ(reg.expected(ch, "c:1"), 0);
 }
 
+TEST(GrantRegistry, AnAcquisitionWaitsFromItsListingUntilItAcquiresOrGivesUp) {
+  GrantRegistry reg;
+  Recorder a;
+  EXPECT_FALSE(reg.waiting(ch, "c:1"));
+  ASSERT_TRUE(reg.add(ch, "c:1", &a));
+  EXPECT_TRUE(reg.waiting(ch, "c:1"));
+  EXPECT_FALSE(reg.waiting(ch, "c:2"));
+  reg.acquired(ch, "c:1", false);
+  EXPECT_FALSE(reg.waiting(ch, "c:1"));
+  ASSERT_TRUE(reg.add(ch, "c:1", &a));
+  reg.giving_up(ch, "c:1");  // listed until its step answers, but no longer waiting
+  EXPECT_FALSE(reg.waiting(ch, "c:1"));
+}
+
 TEST(GrantRegistry, SomeoneElsesGrantIsIgnored) {
   GrantRegistry reg;
   reg.on_message(ch, "java:1 2000");

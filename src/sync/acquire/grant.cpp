@@ -75,6 +75,11 @@ int GrantRegistry::expected(const std::string& channel, const std::string& field
   return it == expected_.end() ? 0 : it->second;
 }
 
+bool GrantRegistry::waiting(const std::string& channel, const std::string& field) const {
+  auto it = entries_.find(Key{channel, field});
+  return it != entries_.end() && !it->second.giving_up;
+}
+
 GrantMessage parse_grant_message(const std::string& payload) {
   GrantMessage m;
   const auto space = payload.find(' ');

@@ -109,6 +109,8 @@ class GrantRegistry {
 
   std::size_t size() const { return entries_.size(); }
   int expected(const std::string& channel, const std::string& field) const;
+  /// True while an acquisition of `field` is listed on `channel` and not giving up.
+  bool waiting(const std::string& channel, const std::string& field) const;
 
  private:
   using Key = std::pair<std::string, std::string>;

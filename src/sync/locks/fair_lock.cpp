@@ -84,6 +84,11 @@ class FairKind final : public detail::LockKind {
                   std::int64_t owner, Duration effective_lease, Duration wait,
                   std::optional<sync::Clock::time_point> deadline,
                   detail::AcquireDone done) const override {
+    if (!reentrant_) {  // two tasks sharing an owner id (non_reentrant_lock.cpp)
+      if (auto error = detail::waiting_owner_error(*core, name, owner, describe(*core, name))) {
+        return done(error, false);
+      }
+    }
     const std::string field = core->owner_field(owner);
     const bool queueing = wait != Duration{0};
     // Wait allowance A (§4.1): the caller's wait, else the configured default.
@@ -92,10 +97,12 @@ class FairKind final : public detail::LockKind {
     const std::string allow = std::to_string(allowance.count());
     auto idle_polls = std::make_shared<int>(0);
     // Grant mode (sync/acquire/grant.h): a queued waiter also registers, with its allowance, and a
-    // release grants it the lock when it is the head. Not the non-reentrant kind (its guard
-    // would take a grant for a re-entry).
+    // release grants it the lock when it is the head. The non-reentrant kind too: an acquisition
+    // with a link is fresh and sends the unguarded step (a field it finds is its grant), one
+    // without (a re-entry, or not queueing) the guarded one (non_reentrant_lock.cpp).
     std::shared_ptr<sync::GrantLink> link;
-    if (queueing && reentrant_) link = detail::grant_link(core, *this, name, owner);
+    if (queueing) link = detail::grant_link(core, *this, name, owner);
+    const bool guarded = !reentrant_ && !link;
     if (link) link->deregister = {"HDEL", fair_grant_key(name), field};
     std::vector<std::string> keys{name, queue_key(name), timeout_key(name)};
     if (link) keys.push_back(fair_grant_key(name));
@@ -103,8 +110,8 @@ class FairKind final : public detail::LockKind {
     if (link) plain = detail::grant_parse(link);  // -3: took a grant
     auto attempt = detail::script_attempt(
         core,
-        lua::with_publish_guard(reentrant_ ? with_dead_heads<lua::fair_lock_acquire>()
-                                           : non_reentrant_acquire()),
+        lua::with_publish_guard(guarded ? non_reentrant_acquire()
+                                        : with_dead_heads<lua::fair_lock_acquire>()),
         std::move(keys),
         // Refused before any write (the dead heads' drop included) when this user may not
         // publish on its own channel, the one a release wakes it on; which other waiters'
@@ -132,7 +139,7 @@ class FairKind final : public detail::LockKind {
           return result;
         },
         detail::release_undo(core, shared_from_this(), name, owner, effective_lease));
-    if (!reentrant_) attempt = detail::refuse_reentry(std::move(attempt), describe(*core, name));
+    if (guarded) attempt = detail::refuse_reentry(std::move(attempt), describe(*core, name));
     if (!queueing) {
       // §4.4: one attempt, never queued; nothing to subscribe to or clean up.
       return attempt([done](std::exception_ptr error, sync::AttemptResult r) {

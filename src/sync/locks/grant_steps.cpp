@@ -99,6 +99,32 @@ std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& c
   return link;
 }
 
+void start_lock_grant_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                           const std::string& name, std::int64_t owner, Duration effective_lease,
+                           std::optional<sync::Clock::time_point> deadline,
+                           std::shared_ptr<sync::GrantLink> link, AcquireDone done) {
+  const std::string lease = std::to_string(effective_lease.count());
+  const std::string field = core->owner_field(owner);
+  auto attempt = script_attempt(
+      core,
+      lua::with_publish_guard(lua::with_preludes<lua::lock_grant_acquire, lua::grant_pass_on>()),
+      {name, sync::grant_key(name)},
+      // Refused before any write when this user may not publish the release's message.
+      publish_guarded_args(
+          *core,
+          [link, lease, field, deadline] {
+            return std::vector<std::string>{lease, field, "1", link->registration_arg(deadline),
+                                            "0"};
+          },
+          lock_channel(name)),
+      kind->describe(*core, name), grant_parse(link),
+      release_undo(core, kind, name, owner, effective_lease));
+  auto recheck = hold_count_recheck(core, kind, name, owner, attempt);
+  start_pubsub_loop(core, lock_channel(name), deadline, std::move(attempt), std::move(done),
+                    grant_give_up(core, link, name, ""), std::move(recheck),
+                    hold_count_check(core, kind, name, owner), link);
+}
+
 std::function<void()> grant_give_up(const std::shared_ptr<ClientCore>& core,
                                     std::shared_ptr<sync::GrantLink> link,
                                     const std::string& name, const std::string& token_key) {

@@ -23,9 +23,11 @@ class PlainKind final : public detail::HashLockKind {
                   std::optional<sync::Clock::time_point> deadline,
                   detail::AcquireDone done) const override {
     const auto self = shared_from_this();
+    // Grant mode: the registering acquire; no starvation guard (a registered waiter is
+    // granted the lock in turn).
     if (auto link = detail::grant_link(core, *this, name, owner)) {
-      return start_grant_loop(core, name, owner, effective_lease, deadline, std::move(link),
-                              std::move(done));
+      return detail::start_lock_grant_loop(core, self, name, owner, effective_lease, deadline,
+                                           std::move(link), std::move(done));
     }
     const Duration after = guard_after(*core);
     detail::ArgsFn args = detail::fixed_args(
@@ -58,45 +60,7 @@ class PlainKind final : public detail::HashLockKind {
                               detail::hold_count_check(core, self, name, owner));
   }
 
-  void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                    const detail::HoldRef& hold, Duration lease, const std::string& record,
-                    net::ReplyHandler handler) const override {
-    if (core->config().handoff != Handoff::grant) {
-      return HashLockKind::release_step(core, name, hold, lease, record, std::move(handler));
-    }
-    detail::grant_release_step(core, name, hold, lease, record, "", std::move(handler));
-  }
-
  private:
-  // Grant mode (sync/acquire/grant.h): the registering acquire; no starvation guard (a registered
-  // waiter is granted the lock in turn).
-  void start_grant_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                        std::int64_t owner, Duration effective_lease,
-                        std::optional<sync::Clock::time_point> deadline,
-                        std::shared_ptr<sync::GrantLink> link, detail::AcquireDone done) const {
-    const auto self = shared_from_this();
-    const std::string lease = std::to_string(effective_lease.count());
-    const std::string field = core->owner_field(owner);
-    auto attempt = detail::script_attempt(
-        core, lua::with_publish_guard(lua::with_preludes<lua::lock_grant_acquire, lua::grant_pass_on>()),
-        {name, sync::grant_key(name)},
-        // Refused before any write when this user may not publish the release's message.
-        detail::publish_guarded_args(
-            *core,
-            [link, lease, field, deadline] {
-              return std::vector<std::string>{lease, field, "1",
-                                              link->registration_arg(deadline), "0"};
-            },
-            detail::lock_channel(name)),
-        describe(*core, name), detail::grant_parse(link),
-        detail::release_undo(core, self, name, owner, effective_lease));
-    auto recheck = detail::hold_count_recheck(core, self, name, owner, attempt);
-    detail::start_pubsub_loop(core, detail::lock_channel(name), deadline, std::move(attempt),
-                              std::move(done), detail::grant_give_up(core, link, name, ""),
-                              std::move(recheck), detail::hold_count_check(core, self, name, owner),
-                              link);
-  }
-
   // The starvation guard (lock_acquire.lua): a waiter that has waited longer than
   // Config::starvation_guard claims the next turn; the claim lasts a few guard periods and is
   // renewed by each attempt. Off in a cluster: a second key makes the acquire a multi-key

@@ -102,7 +102,8 @@ class LockKind : public std::enable_shared_from_this<LockKind> {
 
 /// A kind on the reentrant hash N of docs/wire-format.md §2.1 whose releases announce
 /// themselves (Lock, FencedLock, the non-reentrant lock): §2.3's release and §2.4's force
-/// release, each publishing on the lock channel. Such a kind only says how it acquires.
+/// release, each publishing on the lock channel; in grant mode the release grants the lock to
+/// a registered waiter instead (§18, grant_release_step). Such a kind only says how it acquires.
 class HashLockKind : public LockKind {
  public:
   void release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
@@ -250,6 +251,13 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
 std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& core,
                                             const LockKind& kind, const std::string& name,
                                             std::int64_t owner);
+/// The waiting loop of a grant-capable acquisition of the hash N of docs/wire-format.md §2.1
+/// (Lock, NonReentrantLock): lock_grant_acquire.lua, which registers the waiter and takes a
+/// grant it finds (the acquisition is fresh: `link` from grant_link), and its give-up step.
+void start_lock_grant_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
+                           const std::string& name, std::int64_t owner, Duration effective_lease,
+                           std::optional<sync::Clock::time_point> deadline,
+                           std::shared_ptr<sync::GrantLink> link, AcquireDone done);
 /// The give-up of a grant-capable acquisition (lock_grant_give_up.lua): leaves the
 /// registrations, releases and passes on a grant it finds, and answers the registry.
 /// `token_key`: FencedLock's counter (a grant passed on issues a token), else empty.

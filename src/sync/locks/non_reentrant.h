@@ -11,6 +11,12 @@ namespace redisync::detail {
 /// NON_REENTRANT_REACQUIRE error reply becomes a ReentryError naming `what` (the lock).
 sync::AcquireLoop::AttemptFn refuse_reentry(sync::AcquireLoop::AttemptFn attempt, std::string what);
 
+/// Grant mode: a ReentryError naming `what` when `owner` already waits for `name` in another
+/// acquisition of this Client (two tasks sharing an owner id), else nullptr. In wake mode
+/// always nullptr. (Why: NonReentrantKind in non_reentrant_lock.cpp.)
+std::exception_ptr waiting_owner_error(const ClientCore& core, const std::string& name,
+                                       std::int64_t owner, const std::string& what);
+
 /// The fair lock kind of fair_lock.cpp with the guard in front of its acquire step.
 KindPtr non_reentrant_fair_kind();
 

@@ -3,6 +3,7 @@
 
 #include "lua/scripts.h"
 #include "lua/with_preludes.h"
+#include "sync/acquire/grant.h"
 #include "sync/locks/non_reentrant.h"
 
 namespace redisync {
@@ -29,6 +30,17 @@ std::exception_ptr as_reentry_error(std::exception_ptr error, const std::string&
 
 }  // namespace
 
+std::exception_ptr waiting_owner_error(const ClientCore& core, const std::string& name,
+                                       std::int64_t owner, const std::string& what) {
+  if (core.config().handoff != Handoff::grant ||
+      !core.grants().waiting(sync::grant_channel(name, core.id()), core.owner_field(owner))) {
+    return nullptr;
+  }
+  return std::make_exception_ptr(ReentryError(
+      "redisync: " + what + " is already being waited for by this owner (another acquisition "
+      "with the same owner id); a non-reentrant lock cannot be acquired twice by one owner"));
+}
+
 sync::AcquireLoop::AttemptFn refuse_reentry(sync::AcquireLoop::AttemptFn attempt,
                                             std::string what) {
   return [attempt = std::move(attempt), what = std::move(what)](sync::AcquireLoop::AttemptDone cb) {
@@ -53,6 +65,16 @@ const lua::Script& guarded_acquire() {
   return script;
 }
 
+// Grant mode (docs/wire-format.md §18): where the re-entry guard goes. Finding the caller's
+// field in the hash, the server cannot tell a hold of that owner from a grant made to it; this
+// Client can, since only it writes its owners' fields. So the Client decides, once per
+// acquisition: an owner it counts a hold of gets no grant link (grant_link) and sends the
+// guarded step, which refuses the re-entry exactly as in wake mode; any other acquisition is
+// fresh and sends Lock's grant-mode step, without the guard: a field it finds is its grant
+// (reply -3). A second acquisition of an owner that still waits (two tasks sharing an owner
+// id) is refused at once (waiting_owner_error): fresh too, it would take a grant made to the
+// first as its own. The release is Lock's (HashLockKind), which grants in grant mode. Wake
+// mode never gets a link: the guarded step, as Redisson's.
 class NonReentrantKind final : public detail::HashLockKind {
  public:
   std::string noun() const override { return "non-reentrant lock"; }
@@ -62,6 +84,13 @@ class NonReentrantKind final : public detail::HashLockKind {
                   std::optional<sync::Clock::time_point> deadline,
                   detail::AcquireDone done) const override {
     const auto self = shared_from_this();
+    if (auto error = detail::waiting_owner_error(*core, name, owner, describe(*core, name))) {
+      return done(error, false);
+    }
+    if (auto link = detail::grant_link(core, *this, name, owner)) {
+      return detail::start_lock_grant_loop(core, self, name, owner, effective_lease, deadline,
+                                           std::move(link), std::move(done));
+    }
     auto attempt = detail::refuse_reentry(
         detail::script_attempt(
             core, lua::with_publish_guard(guarded_acquire()), {name},

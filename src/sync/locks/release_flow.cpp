@@ -113,6 +113,9 @@ void hash_force_step(const std::shared_ptr<ClientCore>& core, const std::string&
 void HashLockKind::release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
                                 const HoldRef& hold, Duration lease, const std::string& record,
                                 net::ReplyHandler handler) const {
+  if (core->config().handoff == Handoff::grant) {
+    return grant_release_step(core, name, hold, lease, record, "", std::move(handler));
+  }
   hash_release_step(core, name, hold, lease, record, true, std::move(handler));
 }
 
