@@ -4,25 +4,35 @@
 -- ARGV[1] lease ms; ARGV[2] owner field O; ARGV[3] wait allowance A (ms); ARGV[4] unused (was
 -- the client's epoch ms; now is the server's TIME); ARGV[5] "1" to queue (§4.3), "0" for a single non-waiting attempt (§4.4).
 -- Grant mode only (redisync, "Direct handoff"): KEYS[4] registrations
--- "redisync_fair_grant:TAG(N)" (fair_grant_pass_on.lua); ARGV[6] "1": a fresh acquisition
--- (this client has no hold of O on N), so a field O found in N is a grant made to it;
--- ARGV[7] registration period ms (0: do not register, e.g. not subscribed yet).
--- Sent after fair_lock_dead_heads.lua (drop_dead_heads).
--- Returns nil when acquired (or re-entered); grant mode: -3 when it took a grant. Otherwise,
+-- "redisync_fair_grant:TAG(N)" (fair_grant_pass_on.lua); KEYS[5] grant mark
+-- "redisync_grant_mark:TAG(N)"; ARGV[6] this acquisition's grant id ("": it cannot be granted);
+-- ARGV[7] registration period ms (0: do not register, e.g. not subscribed yet); ARGV[8] this
+-- attempt's number; ARGV[9] "1": non-reentrant (§12: a hold of O found here that is not the
+-- grant to this acquisition is refused with NON_REENTRANT_REACQUIRE, nothing changed).
+-- Sent after fair_lock_dead_heads.lua (drop_dead_heads), and in grant mode after
+-- grant_pass_on.lua and fair_grant_pass_on.lua.
+-- Returns nil when acquired (or re-entered); grant mode: -3 when it took its grant. Otherwise,
 -- queueing: how long to wait before re-polling (§4.3 steps 4-5); not queueing: 1.
 local now = server_now()
 local allowance = tonumber(ARGV[3])
-local grants = KEYS[4]
-if grants then
-  if ARGV[6] == '1' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    -- Granted by a release (it left the queue then): one hold, with exactly the normal
-    -- lease (the hash is this one hold; the grant lease may have been longer).
-    redis.call('hdel', grants, ARGV[2])
-    redis.call('hset', KEYS[1], ARGV[2], 1)
+local g = KEYS[4] and fair_keys(KEYS[4], KEYS[5]) or nil
+local id = ARGV[6] or ''
+if g then
+  local held = redis.call('hget', KEYS[1], ARGV[2])
+  if held == '1' and grant_marked(g, ARGV[2], id) then
+    -- The grant made to this acquisition (it left the queue then): one hold, with exactly
+    -- the normal lease (the hash is this one hold; the grant lease may have been longer).
+    redis.call('del', g.mark)
     redis.call('pexpire', KEYS[1], ARGV[1])
     return -3
   end
-  redis.call('hdel', grants, ARGV[2])  -- registered again below while it still waits
+  if held and ARGV[9] == '1' then
+    return redis.error_reply('NON_REENTRANT_REACQUIRE the lock is already held by this owner')
+  end
+  if held then
+    grant_unmark(g, ARGV[2])  -- re-entered below: no longer just a grant
+  end
+  fair_deregister(g, ARGV[2], id)  -- registered again below while it still waits
 end
 drop_dead_heads(KEYS[2], KEYS[3], now)  -- §4.2 (fair_lock_dead_heads.lua)
 if redis.call('exists', KEYS[1]) == 0 and
@@ -49,9 +59,12 @@ end
 -- allowance, which a grant to it subtracts from the waiters behind (fair_grant_pass_on.lua).
 local function register()
   local period = tonumber(ARGV[7] or '0')
-  if grants and period > 0 then
-    redis.call('hset', grants, ARGV[2], (now + period) .. ':' .. allowance)
-    if redis.call('pttl', grants) < period then redis.call('pexpire', grants, period) end
+  if g and period > 0 and id ~= '' and
+      grant_call('hset', g.registrations, ARGV[2],
+                 (now + period) .. ':' .. allowance .. ':' .. id .. ':' .. ARGV[8]) then
+    if redis.call('pttl', g.registrations) < period then
+      redis.call('pexpire', g.registrations, period)
+    end
   end
 end
 local mine = redis.call('zscore', KEYS[3], ARGV[2])

@@ -5,8 +5,9 @@
 -- ARGV[1] message "0"; ARGV[2] lease for the remaining holds (ms); ARGV[3] owner field O;
 -- ARGV[4] unused (now is the server's TIME); ARGV[5] publish command; ARGV[6] release record expiry (ms).
 -- Grant mode only (redisync, "Direct handoff"): KEYS[6] registrations
--- "redisync_fair_grant:TAG(N)"; KEYS[7] grant channel prefix "redisync_grant__channel:TAG(N)";
--- ARGV[7] grant lease (ms): a registered live head is granted the lock instead of woken.
+-- "redisync_fair_grant:TAG(N)"; KEYS[7] grant mark "redisync_grant_mark:TAG(N)"; KEYS[8] grant
+-- channel prefix "redisync_grant__channel:TAG(N)"; ARGV[7] grant lease (ms): a registered live
+-- head is granted the lock instead of woken.
 -- Sent after fair_lock_dead_heads.lua (drop_dead_heads), publish_check.lua, grant_pass_on.lua,
 -- fair_grant_pass_on.lua and release_record.lua.
 -- Returns nil: caller is not the owner; 0: still held (reentrant); 1: released; 2: the lock
@@ -20,7 +21,7 @@
 -- (a pattern ACL can allow one channel and not another).
 if redis.acl_check_cmd then
   local channels = {KEYS[4] .. ':' .. ARGV[3]}
-  if not KEYS[7] then  -- in grant mode fair_grant_refused (below) checks the waiters' channels
+  if not KEYS[8] then  -- in grant mode fair_grant_refused (below) checks the waiters' channels
     for _, waiter in ipairs(redis.call('lrange', KEYS[2], 0, -1)) do
       channels[#channels + 1] = KEYS[4] .. ':' .. waiter
     end
@@ -33,8 +34,9 @@ if redis.acl_check_cmd then
     end
   end
 end
-if KEYS[7] then  -- grant mode: the grant channels too (fair_grant_pass_on.lua)
-  local refused = fair_grant_refused(ARGV[5], KEYS[2], KEYS[4], KEYS[6], KEYS[7])
+local g = KEYS[8] and fair_keys(KEYS[6], KEYS[7], KEYS[8]) or nil
+if g then  -- grant mode: the grant channels too (fair_grant_pass_on.lua)
+  local refused = fair_grant_refused(ARGV[5], KEYS[2], KEYS[4], g)
   if refused then
     return refused
   end
@@ -47,8 +49,7 @@ local now = server_now()
 drop_dead_heads(KEYS[2], KEYS[3], now)  -- §4.2 (fair_lock_dead_heads.lua)
 -- Wakes the head waiter, or in grant mode grants it the lock (fair_grant_pass_on.lua).
 local function wake_head()
-  fair_pass_on(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6], KEYS[7], ARGV[7], ARGV[5], ARGV[1],
-               now)
+  fair_pass_on(KEYS[1], KEYS[2], KEYS[3], KEYS[4], g, ARGV[7], ARGV[5], ARGV[1], now)
 end
 if redis.call('exists', KEYS[1]) == 0 then
   wake_head()
@@ -59,6 +60,9 @@ if reply ~= false then
   return reply
 end
 redis.call('del', KEYS[1])
+if g then
+  grant_unmark(g, ARGV[3])  -- a grant released before its extension: its mark ends with it
+end
 record_outcome(KEYS[5], 1, ARGV[6])
 wake_head()
 return 1

@@ -1,11 +1,15 @@
 -- The extension of a granted hold (direct handoff, docs/wire-format.md "Direct handoff").
--- KEYS[1] lock hash N; ARGV[1] the holder's lease ms; ARGV[2] owner field.
+-- KEYS[1] lock hash N; KEYS[2] grant mark "redisync_grant_mark:TAG(N)"; ARGV[1] the holder's
+-- lease ms; ARGV[2] owner field; ARGV[3] the acquisition's grant id.
 -- A release granted N with the releaser's grant lease, which may be longer than the grantee's
 -- own lease. While the hash is still exactly the grant (the field at 1 and nothing else but a
 -- read-write lock's "mode"), its expiry is set to the lease, shorter or longer: a grantee
 -- that dies then frees the lock within its own lease. A hold re-entered or joined since keeps
--- the never-shorten rule of renewals (issue 22). Returns {1} held (expiry set), {0} gone; the
--- shape of lock_renew.lua's reply.
+-- the never-shorten rule of renewals (issue 22). The grant mark ends here: the grant is taken.
+-- Returns {1} held (expiry set), {0} gone; the shape of lock_renew.lua's reply.
+if redis.pcall('get', KEYS[2]) == ARGV[2] .. ' ' .. ARGV[3] then  -- pcall: any key there
+  redis.call('del', KEYS[2])
+end
 local count = redis.call('hget', KEYS[1], ARGV[2])
 if count == false then
   return {0}

@@ -1,31 +1,80 @@
 -- Direct handoff (redisync only, docs/wire-format.md "Direct handoff"). Not a script on its
--- own: the scripts that free a lock in grant mode are sent with this text in front.
+-- own: the scripts of grant mode are sent with this text in front.
+--
+-- Who a grant is for. Each waiting acquisition has an id of its own (random, from its client)
+-- and numbers its attempts; a registering attempt stores "<id>:<attempt>" for its owner field
+-- (Lock, FencedLock, ReadWriteLock: in the ids hash beside the registrations; FairLock: in its
+-- registration). A grant copies them: the grant mark "redisync_grant_mark:TAG(N)" = "<field>
+-- <id>" lives as long as the grant lease, and the grantee's message names both. Only the
+-- acquisition the mark names takes a field it finds in N for a grant (reply -3) or gives it
+-- back in its give-up; any other finding of one's own field in N (another acquisition of the
+-- same owner, a late copy of an attempt or a give-up) is what it is without grants: a hold.
+-- The grantee's extension, and any release or re-entry of the field, ends the mark.
+--
+-- Grant mode's own keys are read and written through grant_call(): a key of another type
+-- there (someone else's data under a redisync name) makes grant mode step aside for the lock
+-- (no registration, no grant: waiters are woken as in wake mode) and never fails an acquire or
+-- a release. (SET and DEL of the mark work on a key of any type.)
+local function grant_call(...)
+  local reply = redis.pcall(...)
+  if type(reply) == 'table' and reply.err then
+    return false
+  end
+  return reply
+end
 -- grant_now(): the server's clock in epoch ms (registration deadlines are server times).
--- pass_on(...): after the lock hash was deleted, gives the lock to the registered waiter with
--- the earliest deadline that has not passed (an ordinary hold: field -> 1 with the short
--- grant lease, which the waiter's client extends when it hears of it) and announces it on the
--- grantee's client's grant channel, "<grant channel prefix>:<client id>" ("<field> <grant
--- lease ms>" or, with a token counter, "<field> <grant lease ms> <token>"): only that process
--- wakes. The lease is in the message because it is the releaser's setting: the grantee
--- counts it, not its own Config::grant_lease, when it decides how long the grant lasts. With no live registration it
--- publishes Redisson's "0" on the lock channel, exactly as a plain release.
--- Returns the granted field, or false.
 local function grant_now()
   local t = redis.call('time')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
--- grant_register(registrations, field, period): registers the waiter `field` for a grant
--- until `period` ms from now (period 0: not at all), and keeps the set at least that long.
--- Registrations whose deadline has passed are dropped here, off the release's path.
-local function grant_register(registrations, field, period)
+-- The keys of grant mode, in one table: `registrations` (sorted set, member = field, score =
+-- deadline), `ids` (hash, field -> "<id>:<attempt>"; nil for FairLock, whose registration
+-- holds them), `mark` (the grant mark), `channel` (the grant channel prefix), `token` (FencedLock's
+-- counter, else nil).
+local function grant_keys(registrations, ids, mark, channel, token)
+  return {registrations = registrations, ids = ids, mark = mark, channel = channel,
+          token = token}
+end
+-- True when the grant mark names `field` and the acquisition `id` ("" never matches).
+local function grant_marked(g, field, id)
+  return id ~= '' and grant_call('get', g.mark) == field .. ' ' .. id
+end
+-- Ends the grant mark when it names `field` (its hold was released, re-entered or extended).
+local function grant_unmark(g, field)
+  local mark = grant_call('get', g.mark)
+  if mark and string.sub(mark, 1, #field + 1) == field .. ' ' then
+    redis.call('del', g.mark)
+  end
+end
+-- grant_register(g, field, period, id, attempt): registers the acquisition `id` of `field` for a
+-- grant until `period` ms from now (period 0: not at all), and keeps the keys at least that
+-- long. Registrations whose deadline has passed are dropped here, off the release's path.
+local function grant_register(g, field, period, id, attempt)
   period = tonumber(period)
-  if period > 0 then
+  if period > 0 and id ~= '' then
     local now = grant_now()
-    redis.call('zremrangebyscore', registrations, '-inf', now)
-    redis.call('zadd', registrations, now + period, field)
-    if redis.call('pttl', registrations) < period then
-      redis.call('pexpire', registrations, period)
+    grant_call('zremrangebyscore', g.registrations, '-inf', now)
+    if grant_call('zadd', g.registrations, now + period, field) and
+        grant_call('hset', g.ids, field, id .. ':' .. attempt) then
+      if redis.call('pttl', g.registrations) < period then
+        redis.call('pexpire', g.registrations, period)
+      end
+      if redis.call('pttl', g.ids) < period then
+        redis.call('pexpire', g.ids, period)
+      end
     end
+  end
+end
+-- Removes the registration of `field` when it is the acquisition `id`'s (another acquisition of
+-- the same owner keeps its own).
+local function grant_deregister(g, field, id)
+  if id == '' then
+    return
+  end
+  local registered = grant_call('hget', g.ids, field)
+  if registered and string.sub(registered, 1, #id + 1) == id .. ':' then
+    grant_call('zrem', g.registrations, field)
+    grant_call('hdel', g.ids, field)
   end
 end
 -- The grant channel of the client that owns `field` ("<client id>:<thread id>", or a
@@ -36,52 +85,66 @@ local function grantee_channel(grant_channel, field)
 end
 -- The waiter a release that frees the lock now would grant it to: the live registration with
 -- the earliest deadline, or false.
-local function grant_candidate(registrations)
-  return redis.call('zrangebyscore', registrations, grant_now(), '+inf', 'limit', 0, 1)[1] or
-    false
+local function grant_candidate(g)
+  local first = grant_call('zrangebyscore', g.registrations, grant_now(), '+inf', 'limit', 0, 1)
+  return first and first[1] or false
 end
--- `rw_message` (a read-write lock, §5): the grant is a write hold ("mode" = "write" beside the
--- writer's field), and with no live registration `rw_message` is published instead of "0".
--- `candidate`: grant_candidate()'s answer taken earlier in the same script (it cannot have
--- changed), or nil to look it up here.
-local function pass_on(lock, registrations, grant_channel, lock_channel, token_key, grant_lease,
-                       publish, rw_message, candidate)
+-- Gives the freed lock `lock` to `field`, whose registration said "<id>:<attempt>": an
+-- ordinary hold (field -> 1; `rw`: also mode = write) with the short grant lease, the grant
+-- mark, and the message "<field> <grant lease> <id> <attempt>[ <token>]" on the grantee's
+-- client's grant channel. The lease travels with the grant: the grantee counts the releaser's
+-- setting, not its own.
+local function grant_to(lock, g, field, id, attempt, grant_lease, publish, rw)
+  if rw then
+    redis.call('hset', lock, 'mode', 'write')
+  end
+  redis.call('hset', lock, field, 1)
+  redis.call('pexpire', lock, grant_lease)
+  redis.call('set', g.mark, field .. ' ' .. id, 'px', grant_lease)
+  local message = field .. ' ' .. grant_lease .. ' ' .. id .. ' ' .. attempt
+  if g.token then
+    message = message .. ' ' .. redis.call('incr', g.token)
+  end
+  redis.call(publish, grantee_channel(g.channel, field), message)
+end
+-- pass_on(lock, g, lock_channel, grant_lease, publish, rw_message, candidate): after the lock
+-- hash was deleted, gives the lock to the earliest live registration (grant_to) and returns its
+-- field. With none (or one without an id, which is dropped) it publishes Redisson's message on
+-- the lock channel exactly as a plain release ("0"; `rw_message` for a read-write lock, whose
+-- grants are write holds) and returns false. `candidate`: grant_candidate()'s answer taken
+-- earlier in the same script (it cannot have changed), or nil to look it up here.
+local function pass_on(lock, g, lock_channel, grant_lease, publish, rw_message, candidate)
   local first = candidate
   if first == nil then
-    first = grant_candidate(registrations)
+    first = grant_candidate(g)
   end
   if first then
-    redis.call('zrem', registrations, first)
-    if rw_message then
-      redis.call('hset', lock, 'mode', 'write')
+    local registered = grant_call('hget', g.ids, first) or ''
+    local id, attempt = string.match(registered, '^(%x+):(%d+)$')
+    grant_call('zrem', g.registrations, first)
+    grant_call('hdel', g.ids, first)
+    if id then
+      grant_to(lock, g, first, id, attempt, grant_lease, publish, rw_message ~= nil)
+      return first
     end
-    redis.call('hset', lock, first, 1)
-    redis.call('pexpire', lock, grant_lease)
-    local message = first .. ' ' .. grant_lease
-    if token_key then
-      message = message .. ' ' .. redis.call('incr', token_key)
-    end
-    redis.call(publish, grantee_channel(grant_channel, first), message)
-    return first
   end
   redis.call(publish, lock_channel, rw_message or '0')
   return false
 end
 -- The ACL check of a script that may publish on the lock channel or, when a live registration
 -- exists, on the grant channel of the earliest one (see publish_check.lua). Reads only.
--- registrations nil (a read-write lock release in wake mode): the lock channel alone.
--- `candidate` (a script whose only publish is pass_on's, given grant_candidate()'s answer):
--- only the one channel pass_on will publish on.
-local function grant_publish_refused(publish, lock_channel, grant_channel, registrations,
-                                     candidate)
+-- g nil (a read-write lock release in wake mode): the lock channel alone. `candidate` (a
+-- script whose only publish is pass_on's, given grant_candidate()'s answer): only the one
+-- channel pass_on will publish on.
+local function grant_publish_refused(publish, lock_channel, g, candidate)
   if redis.acl_check_cmd then
     local channels = {lock_channel}
     if candidate ~= nil then
-      channels = {candidate and grantee_channel(grant_channel, candidate) or lock_channel}
-    elseif registrations then
-      local first = grant_candidate(registrations)
+      channels = {candidate and grantee_channel(g.channel, candidate) or lock_channel}
+    elseif g then
+      local first = grant_candidate(g)
       if first then
-        table.insert(channels, grantee_channel(grant_channel, first))
+        table.insert(channels, grantee_channel(g.channel, first))
       end
     end
     for _, channel in ipairs(channels) do

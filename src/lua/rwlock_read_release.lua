@@ -11,14 +11,16 @@
 -- Checked before any write: a user without the right to publish would otherwise have the
 -- write done and the script aborted at the publish, its waiters never woken.
 -- Grant mode (redisync, "Direct handoff"): KEYS[6] registrations
--- "redisync_rwlock_grant:TAG(N)"; KEYS[7] grant channel prefix "redisync_grant__channel:TAG(N)";
--- ARGV[5] grant lease (ms): the release of the last read hold grants the lock to the
+-- "redisync_rwlock_grant:TAG(N)"; KEYS[7] their ids "redisync_rwlock_grant_id:TAG(N)"; KEYS[8]
+-- grant mark "redisync_grant_mark:TAG(N)"; KEYS[9] grant channel prefix
+-- "redisync_grant__channel:TAG(N)"; ARGV[5] grant lease (ms): the release of the last read hold grants the lock to the
 -- registered writer with the earliest live deadline (as rwlock_write_release.lua) instead of
 -- publishing ARGV[1]; with no live registration it publishes as in wake mode. Readers are
 -- never granted.
 -- Sent after release_record.lua and grant_pass_on.lua (grant_publish_refused checks the lock
 -- channel alone in wake mode).
-local refused = grant_publish_refused(ARGV[4], KEYS[2], KEYS[7], KEYS[6])
+local g = KEYS[6] and grant_keys(KEYS[6], KEYS[7], KEYS[8], KEYS[9]) or nil
+local refused = grant_publish_refused(ARGV[4], KEYS[2], g)
 local early, mode = rw_release_start(refused, KEYS[1], KEYS[2], ARGV[1], ARGV[4], KEYS[5], ARGV[3])
 if early ~= false then
   return early
@@ -56,8 +58,8 @@ if redis.call('hlen', KEYS[1]) > 1 then
   end
 end
 redis.call('del', KEYS[1])
-if KEYS[6] then  -- grant mode
-  pass_on(KEYS[1], KEYS[6], KEYS[7], KEYS[2], nil, ARGV[5], ARGV[4], ARGV[1])
+if g then  -- grant mode
+  pass_on(KEYS[1], g, KEYS[2], ARGV[5], ARGV[4], ARGV[1])
 else
   redis.call(ARGV[4], KEYS[2], ARGV[1])
 end

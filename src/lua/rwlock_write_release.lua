@@ -10,14 +10,16 @@
 -- Checked before any write: a user without the right to publish would otherwise have the
 -- write done and the script aborted at the publish, its waiters never woken.
 -- Grant mode (redisync, "Direct handoff"): KEYS[4] registrations
--- "redisync_rwlock_grant:TAG(N)"; KEYS[5] grant channel prefix "redisync_grant__channel:TAG(N)";
--- ARGV[6] grant lease (ms): a release that frees the lock grants it to the registered writer
+-- "redisync_rwlock_grant:TAG(N)"; KEYS[5] their ids "redisync_rwlock_grant_id:TAG(N)"; KEYS[6]
+-- grant mark "redisync_grant_mark:TAG(N)"; KEYS[7] grant channel prefix
+-- "redisync_grant__channel:TAG(N)"; ARGV[6] grant lease (ms): a release that frees the lock grants it to the registered writer
 -- with the earliest live deadline (a write hold with the short grant lease, announced on its
 -- client's grant channel) instead of publishing ARGV[1]; with no live registration it
 -- publishes as in wake mode. A downgrade (the lock stays read-held) never grants.
 -- Sent after release_record.lua and grant_pass_on.lua (grant_publish_refused checks the lock
 -- channel alone in wake mode).
-local refused = grant_publish_refused(ARGV[5], KEYS[2], KEYS[5], KEYS[4])
+local g = KEYS[4] and grant_keys(KEYS[4], KEYS[5], KEYS[6], KEYS[7]) or nil
+local refused = grant_publish_refused(ARGV[5], KEYS[2], g)
 local early = rw_release_start(refused, KEYS[1], KEYS[2], ARGV[1], ARGV[5], KEYS[3], ARGV[4],
                                'write')
 if early ~= false then
@@ -28,10 +30,13 @@ if reply ~= false then
   return reply
 end
 redis.call('hdel', KEYS[1], ARGV[3])
+if g then
+  grant_unmark(g, ARGV[3])  -- a grant released before its extension: its mark ends with it
+end
 if redis.call('hlen', KEYS[1]) == 1 then
   redis.call('del', KEYS[1])
-  if KEYS[4] then  -- grant mode
-    pass_on(KEYS[1], KEYS[4], KEYS[5], KEYS[2], nil, ARGV[6], ARGV[5], ARGV[1])
+  if g then  -- grant mode
+    pass_on(KEYS[1], g, KEYS[2], ARGV[6], ARGV[5], ARGV[1])
     return record_outcome(KEYS[3], 1, ARGV[4])
   end
 else

@@ -1,6 +1,7 @@
 // grant_extend.lua's two decisions on hand-built hashes (docs/wire-format.md "Direct handoff"):
 // a hash that is still exactly the grant gets the grantee's lease, shorter or longer than the
-// grant lease; a hold re-entered or joined since keeps the never-shorten rule of renewals.
+// grant lease; a hold re-entered or joined since keeps the never-shorten rule of renewals; the
+// grant mark ends when it names the extended acquisition, and only then.
 // The exact-set branch is also covered end to end by the *OwnLease* grant tests; the
 // never-shorten branch only happens when a re-entry or a join wins the race with the
 // extension, which a client cannot order on purpose, so it is driven here directly.
@@ -30,11 +31,16 @@ void make_hash(RedisServer& server, const std::string& name, std::vector<std::st
   server.command({"PEXPIRE", name, std::to_string(pttl_ms)});
 }
 
-// Runs the extension of `field` on `name` to `lease_ms`; returns its {1}/{0} as 1/0.
+constexpr const char* kId = "00aa11bb22cc33dd";  // the extended acquisition's grant id
+
+std::string mark_key(const std::string& name) { return "redisync_grant_mark:{" + name + "}"; }
+
+// Runs the extension of `field` (acquisition kId) on `name` to `lease_ms`; returns its {1}/{0}
+// as 1/0.
 long long extend(RedisServer& server, const std::string& name, long long lease_ms,
                  const std::string& field = kField) {
-  auto reply = server.command({"EVAL", std::string(redisync::lua::grant_extend.source), "1",
-                               name, std::to_string(lease_ms), field});
+  auto reply = server.command({"EVAL", std::string(redisync::lua::grant_extend.source), "2",
+                               name, mark_key(name), std::to_string(lease_ms), field, kId});
   EXPECT_EQ(reply.elements.size(), 1u);
   return reply.elements.empty() ? -1 : reply.elements[0].as_integer();
 }
@@ -97,4 +103,17 @@ TEST(GrantExtendScript, AHoldThatIsGoneIsNotCreated) {
   EXPECT_EQ(extend(server, name, 400), 0);
   EXPECT_GT(pttl(server, name), 50000) << "another holder's lease was cut";
   EXPECT_TRUE(server.command({"HGET", name, kField}).is_nil());
+}
+
+TEST(GrantExtendScript, TheGrantMarkEndsOnlyWhenItNamesTheExtendedAcquisition) {
+  RedisServer server;
+  const auto name = unique_name("extend-mark:");
+  make_hash(server, name, {kField, "1"}, 60000);
+  server.command({"SET", mark_key(name), std::string(kField) + " ffffffffffffffff", "PX", "60000"});
+  EXPECT_EQ(extend(server, name, 400), 1);
+  EXPECT_EQ(server.command({"EXISTS", mark_key(name)}).as_integer(), 1)
+      << "another acquisition's grant mark was ended";
+  server.command({"SET", mark_key(name), std::string(kField) + " " + kId, "PX", "60000"});
+  EXPECT_EQ(extend(server, name, 400), 1);
+  EXPECT_EQ(server.command({"EXISTS", mark_key(name)}).as_integer(), 0);
 }

@@ -200,8 +200,8 @@ void releasers_grant_lease_bounds_the_granted_hold(LockOf lock_of, HoldsOf holds
 /// lock starts held by a stranger; once the waiter is registered, one script does what a
 /// release's grant does (the stranger's hold deleted, the waiter's field `suffix` -> 1 with
 /// `extra` fields, e.g. a read-write lock's mode, a 10 s grant lease, the registration in
-/// `registrations` removed; `extra` also in the stranger's hold) but publishes nothing: the
-/// waiter's next attempt, due within a third of the grant lease, takes it with its 400 ms
+/// `registrations` and its id removed, the grant mark set; `extra` also in the stranger's hold)
+/// but publishes nothing: the waiter's next attempt, due within a third of the grant lease, takes it with its 400 ms
 /// fixed lease.
 template <class LockOf>
 void grant_taken_by_attempt_lasts_its_own_lease(LockOf lock_of, const std::string& prefix,
@@ -220,12 +220,17 @@ void grant_taken_by_attempt_lasts_its_own_lease(LockOf lock_of, const std::strin
   auto got = keep_async(grantee, lock, suffix, field);
   ASSERT_TRUE(wait_until(
       [&] { return !server.command({"ZSCORE", registrations, field}).is_nil(); }, 5s));
+  // The grant marked with the waiter's grant id, read from its registration's id entry.
+  const std::string ids = prefix.substr(0, prefix.size() - 1) + "_id:{" + name + "}";
   std::vector<std::string> grant{
       "EVAL",
       "redis.call('del', KEYS[1]); redis.call('hset', KEYS[1], ARGV[1], 1); "
       "for i = 2, #ARGV, 2 do redis.call('hset', KEYS[1], ARGV[i], ARGV[i + 1]) end; "
-      "redis.call('pexpire', KEYS[1], 10000); redis.call('zrem', KEYS[2], ARGV[1])",
-      "2", name, registrations, field};
+      "redis.call('pexpire', KEYS[1], 10000); redis.call('zrem', KEYS[2], ARGV[1]); "
+      "local id = string.match(redis.call('hget', KEYS[3], ARGV[1]), '^(%x+):'); "
+      "redis.call('hdel', KEYS[3], ARGV[1]); "
+      "redis.call('set', KEYS[4], ARGV[1] .. ' ' .. id, 'px', 10000)",
+      "4", name, registrations, ids, "redisync_grant_mark:{" + name + "}", field};
   grant.insert(grant.end(), extra.begin(), extra.end());
   server.command(grant);
   ASSERT_EQ(got.wait_for(10s), std::future_status::ready);

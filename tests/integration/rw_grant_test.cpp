@@ -187,6 +187,7 @@ TEST(RwGrantTest, AGrantToADeadWaiterFreesWithinTheGrantLease) {
   const std::string dead = "0123dead-0000-0000-0000-000000000000:7:write";
   s.server.command(
       {"ZADD", registrations(s.name), std::to_string(server_ms(s.server) + 5000), dead});
+  s.server.command({"HSET", "redisync_rwlock_grant_id:{" + s.name + "}", dead, "deadbeef:4"});
   s.held.unlock_checked();
   // The dead writer was granted: an ordinary write hold on the short grant lease.
   EXPECT_EQ(hget(s.server, s.name, dead), "1");

@@ -18,7 +18,8 @@ using redisync::sync::AttemptResult;
 using redisync::sync::Clock;
 using redisync::sync::GrantNews;
 using redisync::sync::GrantRegistry;
-using redisync::sync::GrantRoute;
+using redisync::sync::GrantLink;
+using redisync::sync::GrantMessage;
 
 namespace {
 
@@ -41,12 +42,11 @@ AcquireFsm asleep(AcquireFsm::Settings s = settings()) {
 }
 
 struct Recorder : redisync::sync::GrantWaiter {
-  std::vector<std::pair<GrantNews, std::string>> heard;
-  std::vector<std::optional<Duration>> leases;
-  void grant_news(GrantNews news, std::optional<Duration> grant_lease,
-                  const std::string& rest) override {
-    heard.emplace_back(news, rest);
-    leases.push_back(grant_lease);
+  std::vector<std::pair<GrantNews, std::string>> heard;  // news, rest
+  std::vector<redisync::sync::GrantMessage> messages;
+  void grant_news(GrantNews news, const redisync::sync::GrantMessage& message) override {
+    heard.emplace_back(news, message.rest);
+    messages.push_back(message);
   }
 };
 
@@ -122,136 +122,153 @@ TEST(GrantFsm, AMaybeStaleGrantMakesASleeperAttempt) {
   EXPECT_EQ(fsm.grant_heard(t0, GrantNews::maybe_stale, kGrantLease, t0).kind, Kind::none);
 }
 
-TEST(GrantRoute, Decisions) {
-  EXPECT_EQ(redisync::sync::route_grant(true, false, 0), GrantRoute::take);
-  EXPECT_EQ(redisync::sync::route_grant(true, false, 1), GrantRoute::verify);
-  EXPECT_EQ(redisync::sync::route_grant(false, true, 0), GrantRoute::note);
-  EXPECT_EQ(redisync::sync::route_grant(false, true, 2), GrantRoute::note);
-  EXPECT_EQ(redisync::sync::route_grant(false, false, 1), GrantRoute::swallow);
-  EXPECT_EQ(redisync::sync::route_grant(false, false, 0), GrantRoute::ignore);
-}
-
-TEST(GrantRegistry, AGrantGoesToTheNamedWaiterAndTheOthersHearOfIt) {
+TEST(GrantRegistry, AGrantGoesToTheNamedAcquisitionAndTheOthersHearOfIt) {
   GrantRegistry reg;
   Recorder a, b, other_lock;
-  ASSERT_TRUE(reg.add(ch, "c:1", &a));
-  ASSERT_TRUE(reg.add(ch, "c:2", &b));
-  ASSERT_TRUE(reg.add("redisync_grant__channel:{m}", "c:1", &other_lock));
-  EXPECT_FALSE(reg.add(ch, "c:1", &b));  // one acquisition per owner and lock
-  reg.on_message(ch, "c:1 300 42");
+  ASSERT_TRUE(reg.add(ch, "c:1", "aaaa", &a));
+  ASSERT_TRUE(reg.add(ch, "c:2", "bbbb", &b));
+  ASSERT_TRUE(reg.add("redisync_grant__channel:{m}", "c:1", "cccc", &other_lock));
+  EXPECT_FALSE(reg.add(ch, "c:1", "dddd", &b));  // one listed acquisition per owner and lock
+  reg.on_message(ch, "c:1 300 aaaa 7 42");
   ASSERT_EQ(a.heard.size(), 1u);
   EXPECT_EQ(a.heard[0].first, GrantNews::for_me);
   EXPECT_EQ(a.heard[0].second, "42");
-  EXPECT_EQ(a.leases[0], Duration{300});  // the releaser's grant lease, not a setting here
+  EXPECT_EQ(a.messages[0].grant_lease, Duration{300});  // the releaser's, not a setting here
+  EXPECT_EQ(a.messages[0].attempt, 7u);
   ASSERT_EQ(b.heard.size(), 1u);
   EXPECT_EQ(b.heard[0].first, GrantNews::for_other);
-  EXPECT_EQ(b.leases[0], Duration{300});
   EXPECT_TRUE(other_lock.heard.empty());
 }
 
-TEST(GrantRegistry, AGrantTakenByAnAttemptIsSwallowedThenVerified) {
+TEST(GrantRegistry, AGrantToAnEarlierAcquisitionOfTheSameOwnerIsNotTaken) {
+  // The owner's earlier acquisition took its grant by an attempt, or gave it back, and a new
+  // one waits now: the old grant's message names the old id.
   GrantRegistry reg;
-  Recorder a, next;
-  ASSERT_TRUE(reg.add(ch, "c:1", &a));
-  reg.acquired(ch, "c:1", /*took_grant=*/true);  // the attempt found the grant first
-  EXPECT_EQ(reg.expected(ch, "c:1"), 1);
-  // The same owner waits again before the old grant's message came: it must not take it.
-  ASSERT_TRUE(reg.add(ch, "c:1", &next));
-  reg.on_message(ch, "c:1 2000");
-  ASSERT_EQ(next.heard.size(), 1u);
-  EXPECT_EQ(next.heard[0].first, GrantNews::maybe_stale);
-  EXPECT_EQ(reg.expected(ch, "c:1"), 0);
-  reg.on_message(ch, "c:1 2000");  // a later grant is taken
+  Recorder next;
+  ASSERT_TRUE(reg.add(ch, "c:1", "0ld0", &next));
+  reg.remove(ch, "c:1");
+  ASSERT_TRUE(reg.add(ch, "c:1", "0e00", &next));
+  reg.on_message(ch, "c:1 2000 0ld0 3");  // not even a valid id: someone else's
+  reg.on_message(ch, "c:1 2000 abcd 3");
   ASSERT_EQ(next.heard.size(), 2u);
-  EXPECT_EQ(next.heard[1].first, GrantNews::for_me);
+  EXPECT_EQ(next.heard[0].first, GrantNews::for_other);
+  EXPECT_EQ(next.heard[1].first, GrantNews::for_other);
+  reg.on_message(ch, "c:1 2000 0e00 4");  // its own
+  ASSERT_EQ(next.heard.size(), 3u);
+  EXPECT_EQ(next.heard[2].first, GrantNews::for_me);
 }
 
-TEST(GrantRegistry, AGrantRacingAGiveUp) {
+TEST(GrantRegistry, AnAcquisitionGivingUpHearsNothing) {
+  // Its give-up step releases a grant made to it (the grant mark names it): the message
+  // changes nothing here, before or after the step's answer.
   GrantRegistry reg;
   Recorder a;
-  // The message comes while the give-up step is on its way: nothing is expected after it.
-  ASSERT_TRUE(reg.add(ch, "c:1", &a));
+  ASSERT_TRUE(reg.add(ch, "c:1", "aaaa", &a));
   reg.giving_up(ch, "c:1");
-  reg.on_message(ch, "c:1 2000");
-  reg.gave_up(ch, "c:1", /*released_grant=*/true);
-  EXPECT_EQ(reg.expected(ch, "c:1"), 0);
+  reg.on_message(ch, "c:1 2000 aaaa 2");
+  reg.remove(ch, "c:1");
+  reg.on_message(ch, "c:1 2000 aaaa 2");
   EXPECT_EQ(reg.size(), 0u);
   EXPECT_TRUE(a.heard.empty());
-  // The give-up released a grant whose message is still to come: swallowed when it comes.
-  ASSERT_TRUE(reg.add(ch, "c:1", &a));
-  reg.giving_up(ch, "c:1");
-  reg.gave_up(ch, "c:1", true);
-  EXPECT_EQ(reg.expected(ch, "c:1"), 1);
-  reg.on_message(ch, "c:1 2000");
-  EXPECT_EQ(reg.expected(ch, "c:1"), 0);
-  EXPECT_TRUE(a.heard.empty());
-  // A give-up that found no grant expects nothing.
-  ASSERT_TRUE(reg.add(ch, "c:1", &a));
-  reg.giving_up(ch, "c:1");
-  reg.gave_up(ch, "c:1", false);
-  EXPECT_EQ(reg.expected(ch, "c:1"), 0);
 }
 
 TEST(GrantRegistry, AnAcquisitionWaitsFromItsListingUntilItAcquiresOrGivesUp) {
   GrantRegistry reg;
   Recorder a;
   EXPECT_FALSE(reg.waiting(ch, "c:1"));
-  ASSERT_TRUE(reg.add(ch, "c:1", &a));
+  ASSERT_TRUE(reg.add(ch, "c:1", "aaaa", &a));
   EXPECT_TRUE(reg.waiting(ch, "c:1"));
   EXPECT_FALSE(reg.waiting(ch, "c:2"));
-  reg.acquired(ch, "c:1", false);
+  reg.remove(ch, "c:1");
   EXPECT_FALSE(reg.waiting(ch, "c:1"));
-  ASSERT_TRUE(reg.add(ch, "c:1", &a));
+  ASSERT_TRUE(reg.add(ch, "c:1", "aaaa", &a));
   reg.giving_up(ch, "c:1");  // listed until its step answers, but no longer waiting
   EXPECT_FALSE(reg.waiting(ch, "c:1"));
 }
 
 TEST(GrantRegistry, SomeoneElsesGrantIsIgnored) {
   GrantRegistry reg;
-  reg.on_message(ch, "java:1 2000");
+  reg.on_message(ch, "java:1 2000 aaaa 1");
   EXPECT_EQ(reg.size(), 0u);
-  EXPECT_EQ(reg.expected(ch, "java:1"), 0);
 }
 
 TEST(GrantRegistry, TheRegistrationsOfListedWaitsAreRemovedAtClose) {
   GrantRegistry reg;
   Recorder a, b, c;
-  ASSERT_TRUE(reg.add(ch, "c:1", &a, {"ZREM", "redisync_lock_grant:{n}", "c:1"}));
-  ASSERT_TRUE(reg.add(ch, "c:2", &b, {"HDEL", "redisync_fair_grant:{n}", "c:2"}));
-  ASSERT_TRUE(reg.add(ch, "c:3", &c, {"ZREM", "redisync_lock_grant:{n}", "c:3"}));
-  reg.acquired(ch, "c:3", false);  // no longer waiting: nothing to remove
-  reg.giving_up(ch, "c:2");        // its give-up step removes it, and so does the close
+  ASSERT_TRUE(reg.add(ch, "c:1", "aaaa", &a, {"ZREM", "redisync_lock_grant:{n}", "c:1"}));
+  ASSERT_TRUE(reg.add(ch, "c:2", "bbbb", &b, {"HDEL", "redisync_fair_grant:{n}", "c:2"}));
+  ASSERT_TRUE(reg.add(ch, "c:3", "cccc", &c, {"ZREM", "redisync_lock_grant:{n}", "c:3"}));
+  reg.remove(ch, "c:3");     // no longer waiting: nothing to remove
+  reg.giving_up(ch, "c:2");  // its give-up step removes it, and so does the close
   const auto commands = reg.deregistrations();
   ASSERT_EQ(commands.size(), 2u);
   EXPECT_EQ(commands[0], (std::vector<std::string>{"ZREM", "redisync_lock_grant:{n}", "c:1"}));
   EXPECT_EQ(commands[1], (std::vector<std::string>{"HDEL", "redisync_fair_grant:{n}", "c:2"}));
 }
 
-TEST(GrantMessage, FieldLeaseAndRest) {
+TEST(GrantMessage, FieldLeaseIdAttemptAndRest) {
   using redisync::sync::parse_grant_message;
-  auto m = parse_grant_message("c:1 300");
+  auto m = parse_grant_message("c:1 300 00ff 9");
   EXPECT_EQ(m.field, "c:1");
   EXPECT_EQ(m.grant_lease, Duration{300});
+  EXPECT_EQ(m.id, "00ff");
+  EXPECT_EQ(m.attempt, 9u);
   EXPECT_EQ(m.rest, "");
-  m = parse_grant_message("c:1:write 2000 17");
+  EXPECT_TRUE(m.complete());
+  m = parse_grant_message("c:1:write 2000 abc1 12 17");
   EXPECT_EQ(m.field, "c:1:write");
-  EXPECT_EQ(m.grant_lease, Duration{2000});
   EXPECT_EQ(m.rest, "17");
-  // No lease, or one no release of ours would have sent: unknown, never a guess.
-  for (const char* bad : {"c:1", "c:1 ", "c:1 abc", "c:1 0", "c:1 -5", "c:1 12x", "c:1 99999999999"}) {
-    EXPECT_EQ(parse_grant_message(bad).grant_lease, std::nullopt) << bad;
+  EXPECT_TRUE(m.complete());
+  // A part missing, or one no release of ours would have sent: unknown, never a guess.
+  for (const char* bad : {"c:1", "c:1 ", "c:1 abc", "c:1 0 ab 1", "c:1 -5 ab 1", "c:1 12x ab 1",
+                          "c:1 99999999999 ab 1", "c:1 300", "c:1 300 XY 1", "c:1 300 ab",
+                          "c:1 300 ab 0", "c:1 300 ab x"}) {
+    EXPECT_FALSE(parse_grant_message(bad).complete()) << bad;
     EXPECT_EQ(parse_grant_message(bad).field, "c:1") << bad;
   }
 }
 
-TEST(GrantRegistry, AGrantWhoseLeaseIsUnknownIsCheckedByAnAttempt) {
-  // The waiter cannot know how long the grant lasts: it must not take it as held, it asks
-  // (an attempt takes a grant with the waiter's own lease, reply -3).
+TEST(GrantRegistry, AnIncompleteGrantMessageIsCheckedByAnAttempt) {
+  // The waiter cannot know how long the grant lasts or which registration it used: it must
+  // not take it as held, it asks (an attempt takes its grant, reply -3, when the mark names it).
   GrantRegistry reg;
   Recorder a;
-  ASSERT_TRUE(reg.add(ch, "c:1", &a));
-  reg.on_message(ch, "c:1");
+  ASSERT_TRUE(reg.add(ch, "c:1", "aaaa", &a));
+  reg.on_message(ch, "c:1 nonsense aaaa 1");
   ASSERT_EQ(a.heard.size(), 1u);
   EXPECT_EQ(a.heard[0].first, GrantNews::maybe_stale);
-  EXPECT_EQ(a.leases[0], std::nullopt);
+}
+
+TEST(GrantLink, AGrantCountsFromTheSendOfTheAttemptWhoseRegistrationItUsed) {
+  GrantLink link;
+  link.listed = true;
+  // Not subscribed to the grant channel yet: no registration, so no grant can name it.
+  auto first = link.next_attempt(std::nullopt);
+  EXPECT_EQ(first.id, link.id);
+  EXPECT_EQ(first.period, "0");
+  EXPECT_EQ(first.attempt, "1");
+  link.refused();
+  EXPECT_EQ(link.grant_made_after(1), std::nullopt);
+  // Attempts 2 and 3 register; 2 is refused (it registered), 3 is on its way.
+  EXPECT_EQ(link.number_attempt(Duration{10000}, t0).attempt, "2");
+  link.refused();
+  EXPECT_EQ(link.number_attempt(Duration{10000}, t0 + 700ms).period, "10000");
+  EXPECT_EQ(link.grant_made_after(2), t0);  // a grant on 2's registration: made after t0
+  EXPECT_EQ(link.grant_made_after(3), t0 + 700ms);
+  // 3 refused too: a grant on 2's registration was gone when 3 ran (it would have taken it).
+  link.refused();
+  EXPECT_EQ(link.grant_made_after(2), std::nullopt);
+  EXPECT_EQ(link.grant_made_after(3), t0 + 700ms);
+  EXPECT_EQ(link.grant_made_after(9), std::nullopt);  // never sent
+  GrantLink unlisted;  // another acquisition of the owner is listed: it can take no grant
+  const auto none = unlisted.number_attempt(Duration{10000}, t0);
+  EXPECT_EQ(none.id, "");
+  EXPECT_EQ(none.period, "0");
+}
+
+TEST(GrantLink, IdsAreHexAndDiffer) {
+  const auto a = redisync::sync::new_grant_id(), b = redisync::sync::new_grant_id();
+  EXPECT_EQ(a.size(), 16u);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos);
 }

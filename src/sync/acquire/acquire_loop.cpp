@@ -12,7 +12,7 @@ namespace redisync::sync {
 
 namespace {
 thread_local std::optional<Clock::time_point> deciding_sent;  // see deciding_attempt_sent()
-thread_local std::optional<Duration> deciding_by_grant;         // see deciding_grant()
+thread_local std::optional<GrantTaken> deciding_by_grant;      // see deciding_grant()
 }  // namespace
 
 std::optional<Clock::time_point> deadline_after(Duration wait) {
@@ -73,10 +73,10 @@ void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
   // straight to sleep, instead of subscribing and asking the server once more.
   loop->channel_ = executor.subscriber().join_if_subscribed(loop->params_.channel);
   if (auto& g = loop->params_.grant) {
-    // Listed first, then subscribed: no attempt registers before both hold (registration_arg).
+    // Listed first, then subscribed: no attempt registers before both hold (next_attempt).
     // Joined now only if subscribed already (lingering); otherwise with the lock channel
     // (subscribe()), so an acquire that finds the lock free subscribes to nothing.
-    g->listed = g->registry->add(g->channel, g->field, loop.get(), g->deregister);
+    g->listed = g->registry->add(g->channel, g->field, g->id, loop.get(), g->deregister);
     if (g->listed) g->joined = executor.subscriber().join_if_subscribed(g->channel);
   }
   loop->apply(loop->fsm_.start());
@@ -154,7 +154,6 @@ void AcquireLoop::send(AcquireAction::Kind kind) {
       self->last_error_ = error;
       return self->apply(self->fsm_.attempt_failed(now, classify(error)));
     }
-    self->answered_sent_ = self->attempt_sent_;
     auto& ch = self->channel_;
     const bool subscribed = ch && ch->subscribed() && !self->subscribing_;
     const bool wakeup = subscribed && ch->take_wakeup();
@@ -218,8 +217,7 @@ void AcquireLoop::wake() {
   apply(fsm_.woken(Clock::now()));
 }
 
-void AcquireLoop::grant_news(GrantNews news, std::optional<Duration> grant_lease,
-                             const std::string& rest) {
+void AcquireLoop::grant_news(GrantNews news, const GrantMessage& message) {
   if (finished_) return;
   // With replicas that must acknowledge lock writes (docs/wire-format.md §1.7), a grant is
   // taken by an attempt (reply -3), whose WAIT makes sure a replica has the hold (and which is
@@ -229,22 +227,26 @@ void AcquireLoop::grant_news(GrantNews news, std::optional<Duration> grant_lease
       executor_.replicas() > 0) {
     news = GrantNews::maybe_stale;
   }
+  // The grant was made after the attempt whose registration it used was sent; a grant for an
+  // attempt that a later refused one outdates is gone (sync/acquire/grant.h): attempt instead.
+  std::optional<Clock::time_point> made_after;
+  if (news == GrantNews::for_me) {
+    made_after = params_.grant->grant_made_after(message.attempt);
+    if (!made_after) news = GrantNews::maybe_stale;
+  }
   // The grant lease is the releaser's (its message says it); our own setting only where the
   // message does not (a grant to someone else, which bounds a sleep and nothing more).
-  const Duration lease = grant_lease.value_or(params_.grant->grant_lease);
-  auto action = fsm_.grant_heard(Clock::now(), news, lease, grant_made_after());
-  // A message naming us was consumed here: an attempt that then takes a grant (-3) took
-  // the one it announced, and no message is left to expect.
-  if (news != GrantNews::for_other) grant_heard_ = true;
+  const Duration lease = message.grant_lease.value_or(params_.grant->grant_lease);
+  auto action = fsm_.grant_heard(Clock::now(), news, lease, made_after);
   if (action.kind == AcquireAction::none) return;
   if (action.kind != AcquireAction::sleep) {
     timer_.cancel();
     if (channel_) channel_->cancel(this);
   }
-  if (news == GrantNews::for_me) {
+  if (news == GrantNews::for_me && action.kind == AcquireAction::succeed) {
     REDISYNC_TRACE_POINT("grant");
-    by_grant_ = lease;
-    if (params_.grant->on_grant) params_.grant->on_grant(rest);
+    by_grant_ = Granted{lease, *made_after};
+    if (params_.grant->on_grant) params_.grant->on_grant(message.rest);
   }
   apply(action);
 }
@@ -275,13 +277,13 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   if (auto& g = params_.grant; g && g->listed) {
     // A give-up's step (the kind's on_give_up, sent already) answers the registry later.
     if (acquired) {
-      g->registry->acquired(g->channel, g->field, !by_grant_ && !grant_heard_ && g->took_grant);
+      g->registry->remove(g->channel, g->field);
     } else {
       g->registry->giving_up(g->channel, g->field);
     }
-    // The grant lease on the server counts from no earlier than grant_made_after().
-    if (auto after = grant_made_after(); by_grant_ && after) sent = *after;
   }
+  // The grant lease on the server counts from no earlier than the grant was made.
+  if (acquired && by_grant_) sent = by_grant_->made_after;
   if (params_.grant && params_.grant->joined) {
     executor_.subscriber().leave(params_.grant->joined);
     params_.grant->joined.reset();
@@ -291,23 +293,14 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   // Visible to the completion only (I/O thread), restored however it ends.
   const DecidingAttempt deciding(sent);
   const auto earlier_grant = deciding_by_grant;
-  deciding_by_grant = acquired ? by_grant_ : std::nullopt;
+  deciding_by_grant = std::nullopt;
+  if (acquired && by_grant_) deciding_by_grant = GrantTaken{by_grant_->lease, params_.grant->id};
   REDISYNC_TRACE_POINT("finish");
   done(error, acquired);
   deciding_by_grant = earlier_grant;
 }
 
-std::optional<Clock::time_point> AcquireLoop::grant_made_after() const {
-  // A failed answered attempt ran before any grant (it would have taken it, reply -3), and a
-  // grant needs a registration: the later of the two send times. Without either, unknown.
-  auto after = answered_sent_;
-  if (const auto& g = params_.grant; g && g->first_registration_sent) {
-    if (!after || *after < *g->first_registration_sent) after = g->first_registration_sent;
-  }
-  return after;
-}
-
-std::optional<Duration> deciding_grant() { return deciding_by_grant; }
+std::optional<GrantTaken> deciding_grant() { return deciding_by_grant; }
 
 std::optional<Clock::time_point> deciding_attempt_sent() { return deciding_sent; }
 

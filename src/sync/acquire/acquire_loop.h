@@ -64,10 +64,16 @@ class DecidingAttempt {
   std::optional<Clock::time_point> earlier_;
 };
 
-/// While an AcquireLoop's completion runs (I/O thread): when a grant (not an attempt)
-/// completed it (sync/acquire/grant.h), the lease the releaser granted it with; the hold then
-/// starts on that lease until extended. nullopt otherwise.
-std::optional<Duration> deciding_grant();
+/// A grant that completed an acquisition: the lease the releaser granted it with, and the
+/// acquisition's grant id (its extension ends the grant mark naming it).
+struct GrantTaken {
+  Duration lease{0};
+  std::string id;
+};
+/// While an AcquireLoop's completion runs (I/O thread): the grant that completed it, when a
+/// grant (not an attempt) did (sync/acquire/grant.h); the hold then starts on the grant lease
+/// until extended. nullopt otherwise.
+std::optional<GrantTaken> deciding_grant();
 
 /// One acquisition in progress. Lives on the I/O thread; owns itself until done.
 class AcquireLoop : public net::Waiter,
@@ -111,8 +117,7 @@ class AcquireLoop : public net::Waiter,
   static void start(net::Executor& executor, Params params, Done done);
 
   void wake() override;
-  void grant_news(GrantNews news, std::optional<Duration> grant_lease,
-                  const std::string& rest) override;
+  void grant_news(GrantNews news, const GrantMessage& message) override;
 
  private:
   AcquireLoop(net::Executor& executor, Params params, Done done);
@@ -124,8 +129,6 @@ class AcquireLoop : public net::Waiter,
   void leave_channel();
   void cancel();  // the cancellation signal fired (I/O thread)
   void finish(std::exception_ptr error, bool acquired);
-  /// A time no later than any grant to this acquisition was made (nullopt: unknown).
-  std::optional<Clock::time_point> grant_made_after() const;
 
   net::Executor& executor_;
   Params params_;
@@ -135,9 +138,11 @@ class AcquireLoop : public net::Waiter,
   asio::steady_timer timer_;
   bool subscribing_ = false;
   bool finished_ = false;
-  std::optional<Duration> by_grant_;  // completed by a grant message: its grant lease
-  bool grant_heard_ = false;  // a grant message for this acquisition was consumed
-  std::optional<Clock::time_point> answered_sent_;  // send time of the last answered attempt
+  struct Granted {
+    Duration lease;                    // the releaser's grant lease
+    Clock::time_point made_after;      // the grant was made no earlier than this
+  };
+  std::optional<Granted> by_grant_;  // completed by a grant message
   std::exception_ptr last_error_;     // the last attempt's error, if it failed
   Clock::time_point attempt_sent_{};  // send time of the last attempt (not of a recheck)
   std::uint64_t round_ = 0;  // invalidates timer callbacks of earlier sleeps

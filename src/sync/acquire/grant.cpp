@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
+#include <random>
 #include <vector>
 
 #include "sync/identity.h"
@@ -9,6 +11,14 @@
 namespace redisync::sync {
 
 std::string grant_key(const std::string& name) { return "redisync_lock_grant:" + hash_tag(name); }
+
+std::string grant_id_key(const std::string& name) {
+  return "redisync_lock_grant_id:" + hash_tag(name);
+}
+
+std::string grant_mark_key(const std::string& name) {
+  return "redisync_grant_mark:" + hash_tag(name);
+}
 
 std::string grant_channel_prefix(const std::string& name) {
   return "redisync_grant__channel:" + hash_tag(name);
@@ -18,10 +28,58 @@ std::string grant_channel(const std::string& name, const std::string& client_id)
   return grant_channel_prefix(name) + ":" + client_id;
 }
 
-GrantRoute route_grant(bool waiting, bool giving_up, int expected) {
-  if (giving_up) return GrantRoute::note;
-  if (waiting) return expected > 0 ? GrantRoute::verify : GrantRoute::take;
-  return expected > 0 ? GrantRoute::swallow : GrantRoute::ignore;
+std::string new_grant_id() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::uint64_t v = rng();
+  std::string id(16, '0');
+  for (auto& c : id) {
+    c = kHex[v & 0xf];
+    v >>= 4;
+  }
+  return id;
+}
+
+namespace {
+
+// A whole decimal number in `text` within [lo, hi], else nullopt.
+std::optional<long long> number_in(const std::string& text, long long lo, long long hi) {
+  long long v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+// The next space-separated word of `payload` from `at` (moved past it and one space).
+std::string next_word(const std::string& payload, std::size_t& at) {
+  if (at == std::string::npos || at > payload.size()) return {};
+  const auto space = payload.find(' ', at);
+  std::string word = payload.substr(at, space == std::string::npos ? std::string::npos : space - at);
+  at = space == std::string::npos ? std::string::npos : space + 1;
+  return word;
+}
+
+}  // namespace
+
+GrantMessage parse_grant_message(const std::string& payload) {
+  GrantMessage m;
+  std::size_t at = 0;
+  m.field = next_word(payload, at);
+  // Config::grant_lease is 100 ms..60 s; anything else is not a lease a release of ours made.
+  if (auto lease = number_in(next_word(payload, at), 1, 3'600'000)) m.grant_lease = Duration{*lease};
+  const std::string id = next_word(payload, at);
+  if (!id.empty() && std::all_of(id.begin(), id.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+      })) {
+    m.id = id;
+  }
+  if (auto n = number_in(next_word(payload, at), 1, std::numeric_limits<long long>::max())) {
+    m.attempt = static_cast<std::uint64_t>(*n);
+  }
+  if (at != std::string::npos) m.rest = payload.substr(at);
+  return m;
 }
 
 net::MessagePolicy GrantRegistry::policy() {
@@ -31,8 +89,10 @@ net::MessagePolicy GrantRegistry::policy() {
 }
 
 bool GrantRegistry::add(const std::string& channel, const std::string& field,
-                        GrantWaiter* waiter, std::vector<std::string> deregister) {
+                        const std::string& id, GrantWaiter* waiter,
+                        std::vector<std::string> deregister) {
   Entry entry;
+  entry.id = id;
   entry.waiter = waiter;
   entry.deregister = std::move(deregister);
   return entries_.emplace(Key{channel, field}, std::move(entry)).second;
@@ -47,10 +107,8 @@ std::vector<std::vector<std::string>> GrantRegistry::deregistrations() {
   return out;
 }
 
-void GrantRegistry::acquired(const std::string& channel, const std::string& field,
-                             bool took_grant) {
+void GrantRegistry::remove(const std::string& channel, const std::string& field) {
   entries_.erase(Key{channel, field});
-  if (took_grant) ++expected_[Key{channel, field}];
 }
 
 void GrantRegistry::giving_up(const std::string& channel, const std::string& field) {
@@ -60,104 +118,78 @@ void GrantRegistry::giving_up(const std::string& channel, const std::string& fie
   it->second.waiter = nullptr;
 }
 
-void GrantRegistry::gave_up(const std::string& channel, const std::string& field,
-                            bool released_grant) {
-  auto it = entries_.find(Key{channel, field});
-  if (it == entries_.end()) return;
-  const bool seen = it->second.seen;
-  entries_.erase(it);
-  // The give-up released a grant whose message has not come yet: it will, and it is stale.
-  if (released_grant && !seen) ++expected_[Key{channel, field}];
-}
-
-int GrantRegistry::expected(const std::string& channel, const std::string& field) const {
-  auto it = expected_.find(Key{channel, field});
-  return it == expected_.end() ? 0 : it->second;
-}
-
 bool GrantRegistry::waiting(const std::string& channel, const std::string& field) const {
   auto it = entries_.find(Key{channel, field});
   return it != entries_.end() && !it->second.giving_up;
 }
 
-GrantMessage parse_grant_message(const std::string& payload) {
-  GrantMessage m;
-  const auto space = payload.find(' ');
-  m.field = payload.substr(0, space);
-  if (space == std::string::npos) return m;
-  const auto lease_end = payload.find(' ', space + 1);
-  const std::string lease = payload.substr(space + 1, lease_end - space - 1);
-  long long ms = 0;
-  const auto [end, ec] = std::from_chars(lease.data(), lease.data() + lease.size(), ms);
-  // Config::grant_lease is 100 ms..60 s; anything else is not a lease this code made.
-  if (ec == std::errc() && end == lease.data() + lease.size() && ms >= 1 && ms <= 3'600'000) {
-    m.grant_lease = Duration{ms};
-  }
-  if (lease_end != std::string::npos) m.rest = payload.substr(lease_end + 1);
-  return m;
-}
-
 void GrantRegistry::on_message(const std::string& channel, const std::string& payload) {
   const GrantMessage message = parse_grant_message(payload);
-  const std::string& field = message.field;
-  const std::string& rest = message.rest;
-  const Key key{channel, field};
-  auto it = entries_.find(key);
-  const bool listed = it != entries_.end();
-  auto exp = expected_.find(key);
-  const int expected = exp == expected_.end() ? 0 : exp->second;
-  const auto route = route_grant(listed && !it->second.giving_up,
-                                 listed && it->second.giving_up, expected);
-  auto consume_expected = [&] {
-    if (--exp->second <= 0) expected_.erase(exp);
-  };
-  // The other waiters on this channel hear that the lock went to someone else. Collected
-  // first: a waiter told something may leave the registry.
+  // Collected first: a waiter told something may leave the registry. The grantee is the
+  // listed acquisition of the message's field with the message's id; a message for another
+  // acquisition of the same owner (an earlier one: stale) concerns it as it does the others,
+  // a grant to someone else; one giving up hears nothing (its give-up step settles a grant).
+  GrantWaiter* grantee = nullptr;
   std::vector<Key> others;
   for (auto o = entries_.lower_bound(Key{channel, std::string()});
        o != entries_.end() && o->first.first == channel; ++o) {
-    if (o->first.second != field && !o->second.giving_up) others.push_back(o->first);
+    if (o->second.giving_up || !o->second.waiter) continue;
+    if (o->first.second == message.field && o->second.id == message.id && !message.id.empty()) {
+      grantee = o->second.waiter;
+    } else {
+      others.push_back(o->first);
+    }
   }
-  switch (route) {
-    case GrantRoute::take:
-      // A grant whose lease the message does not tell is checked by an attempt, which takes
-      // it with the acquisition's own lease (reply -3).
-      it->second.waiter->grant_news(
-          message.grant_lease ? GrantNews::for_me : GrantNews::maybe_stale, message.grant_lease,
-          rest);
-      break;
-    case GrantRoute::verify:
-      consume_expected();
-      it->second.waiter->grant_news(GrantNews::maybe_stale, message.grant_lease, rest);
-      break;
-    case GrantRoute::note:
-      it->second.seen = true;
-      break;
-    case GrantRoute::swallow:
-      consume_expected();
-      break;
-    case GrantRoute::ignore:
-      break;
+  if (grantee) {
+    // A grant that does not say its lease or attempt is checked by an attempt, which takes
+    // it (reply -3) when the mark names this acquisition.
+    grantee->grant_news(message.complete() ? GrantNews::for_me : GrantNews::maybe_stale, message);
   }
   for (const auto& k : others) {
     auto o = entries_.find(k);
     if (o != entries_.end() && o->second.waiter && !o->second.giving_up) {
-      o->second.waiter->grant_news(GrantNews::for_other, message.grant_lease, std::string());
+      o->second.waiter->grant_news(GrantNews::for_other, message);
     }
   }
 }
 
-std::string GrantLink::registration_arg(std::optional<Clock::time_point> deadline) {
-  if (!listed || !joined || !joined->subscribed() || (registry && registry->closing())) {
-    return "0";
-  }
+GrantLink::AttemptArgs GrantLink::next_attempt(std::optional<Clock::time_point> deadline) {
   const auto now = Clock::now();
+  if (!listed || !joined || !joined->subscribed() || (registry && registry->closing())) {
+    return number_attempt(std::nullopt, now);
+  }
   Duration period = kGrantRegistration;
   if (deadline) {
     period = std::min(period, std::chrono::ceil<Duration>(*deadline - now));
   }
-  if (!first_registration_sent) first_registration_sent = now;
-  return std::to_string(std::max<long long>(period.count(), 1));
+  return number_attempt(std::max(period, Duration{1}), now);
+}
+
+GrantLink::AttemptArgs GrantLink::number_attempt(std::optional<Duration> period,
+                                                 Clock::time_point now) {
+  AttemptArgs args;
+  args.id = listed ? id : std::string();
+  const auto n = ++sent_;
+  args.attempt = std::to_string(n);
+  args.period = "0";
+  if (period && listed) {
+    args.period = std::to_string(period->count());
+    registered_[n] = now;
+  }
+  return args;
+}
+
+void GrantLink::refused() {
+  refused_through_ = std::max(refused_through_, sent_);
+  // A grant for an earlier attempt's registration is stale now: their times are not needed.
+  registered_.erase(registered_.begin(), registered_.lower_bound(refused_through_));
+}
+
+std::optional<Clock::time_point> GrantLink::grant_made_after(std::uint64_t n) const {
+  if (n < refused_through_) return std::nullopt;
+  auto it = registered_.find(n);
+  if (it == registered_.end()) return std::nullopt;
+  return it->second;
 }
 
 long long GrantLink::cap_wait(long long ttl_ms) const {

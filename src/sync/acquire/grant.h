@@ -1,25 +1,30 @@
 // Direct handoff ("grant", Config::handoff = grant; docs/wire-format.md "Direct handoff").
 //
 // A waiting acquisition that is subscribed to the lock's grant channel registers, inside each
-// failed attempt, in a redisync-only sorted set beside the lock. A release by a client in
-// grant mode gives the freed lock to the registered waiter with the earliest deadline (an
-// ordinary hold with the short Config::grant_lease) and names it on the grant channel. The
-// waiter's client takes the message on the I/O thread and completes the waiting lock() at
-// once, then extends the hold to its normal lease (a pipelined renewal; a hold found gone is
-// reported lost).
+// failed attempt, beside the lock, with its grant id (random, its own) and the attempt's
+// number. A release by a client in grant mode gives the freed lock to the registered waiter
+// with the earliest deadline (an ordinary hold with the releaser's short grant lease), marks
+// the grant with the grantee's field and id, and names field, lease, id and attempt on the
+// grantee's client's grant channel. The waiter's client takes the message on the I/O thread
+// and completes the waiting lock() at once, then extends the hold to its normal lease (a hold
+// found gone is reported lost).
 //
-// Races the registry settles (all on the I/O thread):
-// - a grant and an attempt of the same waiter: the attempt finds the waiter's field and takes
-//   it as the grant (reply -3) instead of counting a re-entry; the grant message that follows
-//   is then expected and swallowed;
-// - a grant and a give-up: the give-up step releases a grant it finds and passes it on; the
-//   grant message is swallowed if it had not been seen yet;
-// - a grant message for a field of this client that may be stale (one is expected and a new
-//   acquisition of the same owner waits): the waiter attempts at once, and the attempt says.
+// What keeps a grant from being mistaken for something else:
+// - the server takes the caller's field found in the lock for a grant (reply -3), or a give-up
+//   releases it, only when the grant mark names that acquisition's id: another acquisition of
+//   the same owner, a late copy of an attempt or of a give-up, sees an ordinary hold;
+// - the client takes a message only for the listed acquisition with the message's id; a
+//   message for an earlier acquisition of the same owner is stale and ignored;
+// - the message names the attempt whose registration the grant used: the grant was made after
+//   that attempt was sent (its lease counts from then), and if a later attempt of the same
+//   acquisition was answered "not acquired", the grant was gone by then (it ran out or was
+//   given back): the message is stale, and the acquisition attempts instead.
 //
-// GrantRegistry and route_grant() have no I/O; the unit tests drive them directly.
+// GrantRegistry, GrantLink and parse_grant_message() have no I/O; the unit tests drive them.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -40,45 +45,45 @@ inline constexpr Duration kGrantRegistration{10000};
 /// "redisync_lock_grant:TAG(N)": the registrations (sorted set, member = owner field,
 /// score = deadline in the server's epoch ms).
 std::string grant_key(const std::string& name);
+/// "redisync_lock_grant_id:TAG(N)": the registrations' ids (hash, owner field ->
+/// "<grant id>:<attempt>").
+std::string grant_id_key(const std::string& name);
+/// "redisync_grant_mark:TAG(N)": the grant mark ("<field> <grant id>", for the grant lease),
+/// for every kind.
+std::string grant_mark_key(const std::string& name);
 /// "redisync_grant__channel:TAG(N)": the prefix of the grant channels; the scripts that grant
 /// get it and append the grantee's client id.
 std::string grant_channel_prefix(const std::string& name);
 /// "redisync_grant__channel:TAG(N):<client id>": where grants to the waiters of one Client are
-/// announced ("<field>[ <token>]"). One channel per Client, not one per lock: a grant wakes
+/// announced (GrantMessage). One channel per Client, not one per lock: a grant wakes
 /// only the process it is for (a shared channel woke every waiting process, and on a busy CPU
 /// the grantee then ran after the others: the handoff gained nothing over wake-and-retry).
 std::string grant_channel(const std::string& name, const std::string& client_id);
 
-/// What the registry does with a grant message naming a field of one of its entries.
-enum class GrantRoute {
-  take,     ///< the named acquisition waits: it has the lock
-  verify,   ///< it waits, but a message for its field is expected from an earlier grant
-            ///< that was taken or released already: it attempts at once to find out
-  note,     ///< its give-up step is on its way: remember that the message came
-  swallow,  ///< no acquisition waits for it; it was expected (taken or released already)
-  ignore,   ///< someone else's (another client, or a field this client never registered)
-};
-GrantRoute route_grant(bool waiting, bool giving_up, int expected);
-
-/// A grant message, "<field> <grant lease ms>[ <rest>]" (grant_pass_on.lua).
+/// A grant message, "<field> <grant lease ms> <id> <attempt>[ <rest>]" (grant_pass_on.lua).
 struct GrantMessage {
   std::string field;
   /// The releaser's grant lease: how long the granted hold lasts on the server unless
   /// extended. nullopt when the message does not say (then nothing is assumed of it).
   std::optional<Duration> grant_lease;
-  std::string rest;  ///< what follows the lease (FencedLock: the token)
+  std::string id;             ///< the grantee acquisition's grant id
+  std::uint64_t attempt = 0;  ///< the attempt whose registration the grant used (0: unknown)
+  std::string rest;           ///< what follows (FencedLock: the token)
+  /// Every part a grant to us must have.
+  bool complete() const { return grant_lease && !id.empty() && attempt > 0; }
 };
 GrantMessage parse_grant_message(const std::string& payload);
+
+/// A fresh grant id: 16 lowercase hex digits from a random source.
+std::string new_grant_id();
 
 /// An acquisition that can be granted the lock (AcquireLoop).
 class GrantWaiter {
  public:
   virtual ~GrantWaiter() = default;
-  /// `grant_lease`: the lease the grant was made with, as the message says (nullopt: unknown;
-  /// for_other: the lease of the grant to someone else). `rest`: what the message carries
-  /// after it (FencedLock: the token).
-  virtual void grant_news(GrantNews news, std::optional<Duration> grant_lease,
-                          const std::string& rest) = 0;
+  /// A grant to this acquisition (`message.id` is its own, the message is complete) or, with
+  /// for_other, a grant to someone else on its channel.
+  virtual void grant_news(GrantNews news, const GrantMessage& message) = 0;
 };
 
 /// The grant-capable acquisitions of one Client, by (grant channel, owner field). I/O thread.
@@ -87,41 +92,37 @@ class GrantRegistry {
   /// The policy of a grant channel: routes its messages here.
   net::MessagePolicy policy();
   /// False when an acquisition of the same owner on the same lock is listed already (it
-  /// then waits without registering for grants).
+  /// then waits without registering for grants). `id`: the acquisition's grant id.
   /// `deregister`: the command that removes the acquisition's registration on the server
   /// (sent at Client close for the ones still listed, deregistrations()).
-  bool add(const std::string& channel, const std::string& field, GrantWaiter* waiter,
-           std::vector<std::string> deregister = {});
-  /// The acquisition acquired (by a grant, or by an attempt: `took_grant` when that attempt
-  /// took a grant whose message is still to come).
-  void acquired(const std::string& channel, const std::string& field, bool took_grant);
-  /// The acquisition gives up; its give-up step is on its way.
+  bool add(const std::string& channel, const std::string& field, const std::string& id,
+           GrantWaiter* waiter, std::vector<std::string> deregister = {});
+  /// The acquisition acquired, or its give-up step answered: it is no longer listed.
+  void remove(const std::string& channel, const std::string& field);
+  /// The acquisition gives up; its give-up step is on its way (which releases a grant made to
+  /// it: a message for it is ignored meanwhile).
   void giving_up(const std::string& channel, const std::string& field);
-  /// The give-up step answered (`released_grant`: it found and released a grant).
-  void gave_up(const std::string& channel, const std::string& field, bool released_grant);
   void on_message(const std::string& channel, const std::string& payload);
 
   /// The commands that remove the registrations of the acquisitions listed now (Client
   /// close: a closed client's waiters are never granted the lock). From then on no attempt
-  /// registers (GrantLink::registration_arg).
+  /// registers (GrantLink::next_attempt).
   std::vector<std::vector<std::string>> deregistrations();
   bool closing() const { return closing_; }
 
   std::size_t size() const { return entries_.size(); }
-  int expected(const std::string& channel, const std::string& field) const;
   /// True while an acquisition of `field` is listed on `channel` and not giving up.
   bool waiting(const std::string& channel, const std::string& field) const;
 
  private:
   using Key = std::pair<std::string, std::string>;
   struct Entry {
+    std::string id;
     GrantWaiter* waiter = nullptr;
     bool giving_up = false;
-    bool seen = false;  // a grant message came while giving up
     std::vector<std::string> deregister;
   };
   std::map<Key, Entry> entries_;
-  std::map<Key, int> expected_;
   bool closing_ = false;
 };
 
@@ -129,26 +130,43 @@ class GrantRegistry {
 struct GrantLink {
   std::string channel;
   std::string field;
+  std::string id = new_grant_id();  ///< this acquisition's grant id
   /// This Client's grant lease: how often a registration is refreshed. A grant made to this
   /// acquisition lasts the releaser's grant lease, which its message carries.
   Duration grant_lease{2000};
   GrantRegistry* registry = nullptr;
   std::shared_ptr<net::Channel> joined;  ///< the grant channel, joined by the loop
   bool listed = false;                   ///< in the registry
-  bool took_grant = false;  ///< the attempt that acquired took a grant (reply -3)
   /// The command that removes this acquisition's registration (e.g. ZREM key field).
   std::vector<std::string> deregister;
-  /// Runs with what a grant message carries after the field (FencedLock: reads the token).
+  /// Runs with what a grant message carries after its attempt number (FencedLock: the token).
   std::function<void(const std::string&)> on_grant;
-  /// When the first attempt that registers was sent: a grant to this acquisition needs a
-  /// registration, so it was made (and its grant lease started) no earlier than this, even
-  /// when that attempt's reply is still on its way.
-  std::optional<Clock::time_point> first_registration_sent;
 
-  /// The registration argument of the next attempt (ms; "0": do not register).
-  std::string registration_arg(std::optional<Clock::time_point> deadline);
+  /// The grant arguments of the next attempt, numbered: the id ("" when not listed: it can
+  /// take no grant), the registration period in ms ("0": do not register, e.g. not subscribed
+  /// to the grant channel yet) and the attempt's number.
+  struct AttemptArgs {
+    std::string id;
+    std::string period;
+    std::string attempt;
+  };
+  AttemptArgs next_attempt(std::optional<Clock::time_point> deadline);
+  /// next_attempt() once it knows whether the attempt registers (`period`, nullopt: not) and
+  /// when it is sent (`now`). For the unit tests.
+  AttemptArgs number_attempt(std::optional<Duration> period, Clock::time_point now);
+  /// The last attempt sent was answered "not acquired" (its kind's reply parser says so).
+  void refused();
+  /// When attempt `n` was sent, if it is one that may have registered for the grant a message
+  /// names: nullopt when `n` is unknown, or stale (a later attempt was refused: the grant was
+  /// gone when it ran). A grant made for attempt n's registration was made after that send.
+  std::optional<Clock::time_point> grant_made_after(std::uint64_t n) const;
   /// A failed attempt's wait bound, capped so the registration is refreshed in time.
   long long cap_wait(long long ttl_ms) const;
+
+ private:
+  std::uint64_t sent_ = 0;            // attempts numbered so far
+  std::uint64_t refused_through_ = 0;  // the latest attempt answered "not acquired"
+  std::map<std::uint64_t, Clock::time_point> registered_;  // attempt -> send time (registering)
 };
 
 }  // namespace redisync::sync

@@ -62,6 +62,12 @@ std::string fair_grant_key(const std::string& name) {
   return "redisync_fair_grant:" + sync::hash_tag(name);
 }
 
+// The acquire step of a grant-capable waiter: the grant mark and registration helpers in front.
+const lua::Script& grant_acquire() {
+  return lua::with_preludes<lua::fair_lock_acquire, lua::fair_lock_dead_heads, lua::grant_pass_on,
+                            lua::fair_grant_pass_on>();
+}
+
 // The non-reentrant fair lock's acquire step (§12): the guard in front of the usual one.
 const lua::Script& non_reentrant_acquire() {
   static const std::string source = std::string(lua::non_reentrant_guard.source) + "\n" +
@@ -105,25 +111,32 @@ class FairKind final : public detail::LockKind {
     const bool guarded = !reentrant_ && !link;
     if (link) link->deregister = {"HDEL", fair_grant_key(name), field};
     std::vector<std::string> keys{name, queue_key(name), timeout_key(name)};
-    if (link) keys.push_back(fair_grant_key(name));
+    if (link) {
+      keys.push_back(fair_grant_key(name));
+      keys.push_back(sync::grant_mark_key(name));
+    }
     detail::ReplyParser plain = detail::parse_nil_or_ttl;
-    if (link) plain = detail::grant_parse(link);  // -3: took a grant
+    if (link) plain = detail::grant_parse(link);  // -3: took its grant
+    const auto& step = guarded ? non_reentrant_acquire()
+                       : link  ? grant_acquire()
+                               : with_dead_heads<lua::fair_lock_acquire>();
     auto attempt = detail::script_attempt(
-        core,
-        lua::with_publish_guard(guarded ? non_reentrant_acquire()
-                                        : with_dead_heads<lua::fair_lock_acquire>()),
+        core, lua::with_publish_guard(step),
         std::move(keys),
         // Refused before any write (the dead heads' drop included) when this user may not
         // publish on its own channel, the one a release wakes it on; which other waiters'
         // channels a release will need is known only then (fair_lock_release.lua checks them).
         detail::publish_guarded_args(
             *core,
-            [lease, field, allow, queueing, link, deadline] {
+            [lease, field, allow, queueing, link, deadline, reentrant = reentrant_] {
               std::vector<std::string> args{lease, field, allow, kUnusedNow,
                                             queueing ? "1" : "0"};
               if (link) {
-                args.push_back("1");
-                args.push_back(link->registration_arg(deadline));
+                auto grant = link->next_attempt(deadline);
+                args.push_back(std::move(grant.id));
+                args.push_back(std::move(grant.period));
+                args.push_back(std::move(grant.attempt));
+                args.push_back(reentrant ? "0" : "1");
               }
               return args;
             },
@@ -139,7 +152,9 @@ class FairKind final : public detail::LockKind {
           return result;
         },
         detail::release_undo(core, shared_from_this(), name, owner, effective_lease));
-    if (guarded) attempt = detail::refuse_reentry(std::move(attempt), describe(*core, name));
+    // The non-reentrant kind: its guard's refusal (or, with a link, the step's own refusal of
+    // a hold that is not its grant) is a ReentryError.
+    if (!reentrant_) attempt = detail::refuse_reentry(std::move(attempt), describe(*core, name));
     if (!queueing) {
       // §4.4: one attempt, never queued; nothing to subscribe to or clean up.
       return attempt([done](std::exception_ptr error, sync::AttemptResult r) {
@@ -163,12 +178,11 @@ class FairKind final : public detail::LockKind {
       core->executor().eval(
           with_pass_on<lua::fair_lock_give_up>(),
           {queue_key(name), timeout_key(name), name, detail::lock_channel(name),
-           fair_grant_key(name), sync::grant_channel_prefix(name)},
+           fair_grant_key(name), sync::grant_mark_key(name), sync::grant_channel_prefix(name)},
           {field, allow, core->publish_command(),
-           std::to_string(core->config().grant_lease.count())},
-          [core, link, error, done](std::exception_ptr step_error, net::Reply reply) {
-            const bool released = !step_error && reply.is_integer() && reply.integer == 1;
-            core->grants().gave_up(link->channel, link->field, released);
+           std::to_string(core->config().grant_lease.count()), link->id},
+          [core, link, error, done](std::exception_ptr, net::Reply) {
+            core->grants().remove(link->channel, link->field);
             done(error, false);
           },
           net::Retry::always);
@@ -192,6 +206,7 @@ class FairKind final : public detail::LockKind {
                                   std::to_string(detail::lock_release_record_ttl_ms(*core))};
     if (core->config().handoff == Handoff::grant) {  // the head may be granted the lock
       keys.push_back(fair_grant_key(name));
+      keys.push_back(sync::grant_mark_key(name));
       keys.push_back(sync::grant_channel_prefix(name));
       args.push_back(std::to_string(core->config().grant_lease.count()));
     }

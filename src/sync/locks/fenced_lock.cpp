@@ -52,10 +52,10 @@ class FencedKind final : public detail::HashLockKind {
         }
         const long long code = reply.elements[0].integer;
         if (code == -1 || code == -3) {
-          link->took_grant = link->took_grant || code == -3;
           *token = static_cast<std::uint64_t>(reply.elements[1].integer);
           return sync::AttemptResult{true, 0};
         }
+        link->refused();
         return sync::AttemptResult{false, link->cap_wait(code)};
       };
       if (token) {
@@ -69,15 +69,21 @@ class FencedKind final : public detail::HashLockKind {
     const std::string with_token = token ? "1" : "0";
     detail::ArgsFn args =
         link ? detail::ArgsFn([link, lease, field, with_token, deadline] {
-          return std::vector<std::string>{lease, field, "1", link->registration_arg(deadline),
-                                          with_token};
+          auto step = detail::grant_attempt_args(*link, lease, field, deadline);
+          step.push_back(with_token);
+          step.push_back("0");  // reentrant
+          return step;
         })
              : detail::fixed_args({lease, field, with_token});
     auto attempt = detail::script_attempt(
         core,
         lua::with_publish_guard(link ? lua::with_preludes<lua::lock_grant_acquire, lua::grant_pass_on>()
                                      : lua::fenced_lock_acquire),
-        link ? std::vector<std::string>{name, sync::grant_key(name), token_key(name)}
+        link ? [&] {
+          auto keys = detail::lock_grant_keys(name);
+          keys.push_back(token_key(name));
+          return keys;
+        }()
              : std::vector<std::string>{name, token_key(name)},
         // Refused before any write when this user may not publish the release's message.
         detail::publish_guarded_args(*core, std::move(args), detail::lock_channel(name)),

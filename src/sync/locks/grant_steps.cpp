@@ -15,15 +15,16 @@
 #include "net/server_text.h"
 #include "sync/durations.h"
 #include "sync/identity.h"
+#include "sync/locks/non_reentrant.h"
 #include "sync/metrics_report.h"
 
 
 namespace redisync::detail {
 
-// Sets the granted hold's normal lease (grant_extend.lua). `grant_lease`: the lease the
-// releaser granted with (its message said). Sent when a third of it has passed since
-// `registered` (a time no later than the grant was made,
-// AcquireLoop::grant_made_after), or at once when that is past: a hold released sooner (a
+// Sets the granted hold's normal lease (grant_extend.lua), which also ends the grant mark.
+// `granted`: the releaser's grant lease (its message said) and the acquisition's grant id.
+// Sent when a third of the grant lease has passed since `registered` (a time no later than the
+// grant was made, GrantLink::grant_made_after), or at once when that is past: a hold released sooner (a
 // short section) never needs it, which keeps a tight loop at two scripts per section. A lease
 // shorter than the grant lease is set at once instead: a holder killed in its section must
 // free the lock within its own lease, not the releaser's grant lease (the chaos kill case saw
@@ -32,11 +33,12 @@ namespace redisync::detail {
 // watchdog, or fixed) from the extension's send time. Gone (the grant lease ended first): the
 // hold is lost. An error leaves the earlier of the grant lease's local deadline and the lease
 // from the send, which reports the hold lost unless the release comes first.
-void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref, Duration lease,
-                  bool watchdog, std::uint64_t grant_id, sync::Clock::time_point registered,
-                  Duration grant_lease) {
+void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref,
+                  const std::string& name, Duration lease, bool watchdog, std::uint64_t grant_id,
+                  sync::Clock::time_point registered, const sync::GrantTaken& granted) {
   std::weak_ptr<ClientCore> weak = core;
-  auto send = [weak, ref, lease, watchdog, grant_id, registered, grant_lease] {
+  const Duration grant_lease = granted.lease;
+  auto send = [weak, ref, name, lease, watchdog, grant_id, registered, granted] {
     auto live = weak.lock();
     if (!live) return;
     auto held = live->holds().find({ref.hold_key, ref.owner});
@@ -47,11 +49,12 @@ void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref, D
     // An extension that may shorten the grant lease: once it runs, the server's expiry is
     // the lease from a moment after `sent`, which may come before the grant lease's end. The
     // local deadline is the earlier of the two from now on, so the notice is never late.
-    if (sent + lease < registered + grant_lease) {
+    if (sent + lease < registered + granted.lease) {
       live->watchdog().fix(ref.renewal, lease, sent);
     }
     live->executor().eval(
-        lua::grant_extend, {ref.renewal.key}, {std::to_string(lease.count()), ref.field},
+        lua::grant_extend, {ref.renewal.key, sync::grant_mark_key(name)},
+        {std::to_string(lease.count()), ref.field, granted.id},
         [core = live, ref, lease, watchdog, grant_id, sent](std::exception_ptr error,
                                                             net::Reply reply) {
           auto it = core->holds().find({ref.hold_key, ref.owner});
@@ -99,26 +102,43 @@ std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& c
   return link;
 }
 
+std::vector<std::string> grant_attempt_args(sync::GrantLink& link, std::string lease,
+                                            std::string field,
+                                            std::optional<sync::Clock::time_point> deadline) {
+  auto grant = link.next_attempt(deadline);
+  return {std::move(lease), std::move(field), std::move(grant.id), std::move(grant.period),
+          std::move(grant.attempt)};
+}
+
+std::vector<std::string> lock_grant_keys(const std::string& name) {
+  return {name, sync::grant_key(name), sync::grant_id_key(name), sync::grant_mark_key(name)};
+}
+
 void start_lock_grant_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                            const std::string& name, std::int64_t owner, Duration effective_lease,
                            std::optional<sync::Clock::time_point> deadline,
-                           std::shared_ptr<sync::GrantLink> link, AcquireDone done) {
+                           std::shared_ptr<sync::GrantLink> link, AcquireDone done,
+                           bool non_reentrant) {
   const std::string lease = std::to_string(effective_lease.count());
   const std::string field = core->owner_field(owner);
   auto attempt = script_attempt(
       core,
       lua::with_publish_guard(lua::with_preludes<lua::lock_grant_acquire, lua::grant_pass_on>()),
-      {name, sync::grant_key(name)},
+      lock_grant_keys(name),
       // Refused before any write when this user may not publish the release's message.
       publish_guarded_args(
           *core,
-          [link, lease, field, deadline] {
-            return std::vector<std::string>{lease, field, "1", link->registration_arg(deadline),
-                                            "0"};
+          [link, lease, field, deadline, non_reentrant] {
+            auto args = grant_attempt_args(*link, lease, field, deadline);
+            args.push_back("0");  // no token
+            args.push_back(non_reentrant ? "1" : "0");
+            return args;
           },
           lock_channel(name)),
       kind->describe(*core, name), grant_parse(link),
       release_undo(core, kind, name, owner, effective_lease));
+  // A hold of the owner found that is not its grant: NON_REENTRANT_REACQUIRE (§12).
+  if (non_reentrant) attempt = refuse_reentry(std::move(attempt), kind->describe(*core, name));
   auto recheck = hold_count_recheck(core, kind, name, owner, attempt);
   start_pubsub_loop(core, lock_channel(name), deadline, std::move(attempt), std::move(done),
                     grant_give_up(core, link, name, ""), std::move(recheck),
@@ -129,6 +149,7 @@ std::function<void()> grant_give_up(const std::shared_ptr<ClientCore>& core,
                                     std::shared_ptr<sync::GrantLink> link,
                                     const std::string& name, const std::string& token_key) {
   std::vector<std::string> keys{name, lock_channel(name), sync::grant_key(name),
+                                sync::grant_id_key(name), sync::grant_mark_key(name),
                                 sync::grant_channel_prefix(name)};
   if (!token_key.empty()) keys.push_back(token_key);
   return grant_give_up_step(core, std::move(link), std::move(keys), {});
@@ -142,13 +163,14 @@ std::function<void()> grant_give_up_step(const std::shared_ptr<ClientCore>& core
           extra_args = std::move(extra_args)] {
     if (!link->listed) return;
     std::vector<std::string> args{link->field, core->publish_command(),
-                                  std::to_string(core->config().grant_lease.count())};
+                                  std::to_string(core->config().grant_lease.count()), link->id};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
+    // A late or repeated copy changes nothing but this acquisition's own registration and
+    // grant (the grant mark names it): Retry::always is safe.
     core->executor().eval(
         lua::with_preludes<lua::lock_grant_give_up, lua::grant_pass_on>(), keys, std::move(args),
-        [core, link](std::exception_ptr error, net::Reply reply) {
-          const bool released = !error && reply.is_integer() && reply.integer == 1;
-          core->grants().gave_up(link->channel, link->field, released);
+        [core, link](std::exception_ptr, net::Reply) {
+          core->grants().remove(link->channel, link->field);
         },
         net::Retry::always);
   };
@@ -157,7 +179,12 @@ std::function<void()> grant_give_up_step(const std::shared_ptr<ClientCore>& core
 void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
                         const HoldRef& hold, Duration lease, const std::string& record,
                         const std::string& token_key, net::ReplyHandler handler) {
-  std::vector<std::string> keys{name, lock_channel(name), record, sync::grant_key(name),
+  std::vector<std::string> keys{name,
+                                lock_channel(name),
+                                record,
+                                sync::grant_key(name),
+                                sync::grant_id_key(name),
+                                sync::grant_mark_key(name),
                                 sync::grant_channel_prefix(name)};
   if (!token_key.empty()) keys.push_back(token_key);
   acked_release(core, hold,
@@ -172,12 +199,12 @@ void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::stri
 
 ReplyParser grant_parse(std::shared_ptr<sync::GrantLink> link) {
   return [link = std::move(link)](const net::Reply& reply) {
-    if (reply.is_integer() && reply.integer == -3) {
-      link->took_grant = true;
-      return sync::AttemptResult{true, 0};
-    }
+    if (reply.is_integer() && reply.integer == -3) return sync::AttemptResult{true, 0};
     auto result = parse_nil_or_ttl(reply);
-    if (!result.acquired) result.ttl_ms = link->cap_wait(result.ttl_ms);
+    if (!result.acquired) {
+      link->refused();
+      result.ttl_ms = link->cap_wait(result.ttl_ms);
+    }
     return result;
   };
 }

@@ -292,9 +292,9 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
           // Granted (sync/acquire/grant.h): on the server the hold has the releaser's short
           // grant lease until our extension lands; until it answers, that is the local
           // deadline (the releaser's, as its message said: not this Client's setting).
-          core->watchdog().watch(ref.renewal, ref.report, *granted, sent);
+          core->watchdog().watch(ref.renewal, ref.report, granted->lease, sent);
           hold.grant_id = core->next_grant_id();
-          extend_grant(core, ref, effective, watchdog, hold.grant_id, sent, *granted);
+          extend_grant(core, ref, name, effective, watchdog, hold.grant_id, sent, *granted);
         } else if (watchdog) {
           core->watchdog().add(ref.renewal, ref.report, sent);
         } else {

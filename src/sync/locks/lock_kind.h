@@ -252,12 +252,22 @@ std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& c
                                             const LockKind& kind, const std::string& name,
                                             std::int64_t owner);
 /// The waiting loop of a grant-capable acquisition of the hash N of docs/wire-format.md §2.1
-/// (Lock, NonReentrantLock): lock_grant_acquire.lua, which registers the waiter and takes a
-/// grant it finds (the acquisition is fresh: `link` from grant_link), and its give-up step.
+/// (Lock, NonReentrantLock): lock_grant_acquire.lua, which registers the waiter and takes the
+/// grant made to it (the grant mark names its link's id), and its give-up step.
+/// `non_reentrant`: a hold of the owner found that is not that grant is a ReentryError.
 void start_lock_grant_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                            const std::string& name, std::int64_t owner, Duration effective_lease,
                            std::optional<sync::Clock::time_point> deadline,
-                           std::shared_ptr<sync::GrantLink> link, AcquireDone done);
+                           std::shared_ptr<sync::GrantLink> link, AcquireDone done,
+                           bool non_reentrant = false);
+/// KEYS[1..4] of lock_grant_acquire.lua: N, its registrations, their ids, the grant mark.
+std::vector<std::string> lock_grant_keys(const std::string& name);
+/// ARGV[1..5] of a grant-mode acquire step (lock_grant_acquire.lua and rwlock_write_acquire.lua
+/// put them in their own order): lease, owner field, and the link's next attempt (id,
+/// registration period, attempt number), numbered now.
+std::vector<std::string> grant_attempt_args(sync::GrantLink& link, std::string lease,
+                                            std::string field,
+                                            std::optional<sync::Clock::time_point> deadline);
 /// The give-up of a grant-capable acquisition (lock_grant_give_up.lua): leaves the
 /// registrations, releases and passes on a grant it finds, and answers the registry.
 /// `token_key`: FencedLock's counter (a grant passed on issues a token), else empty.
@@ -277,14 +287,14 @@ void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::stri
 /// The acquire reply of lock_grant_acquire.lua without token: nil acquired, -3 took a grant
 /// (noted in `link`), else the PTTL (capped by the link's registration refresh).
 ReplyParser grant_parse(std::shared_ptr<sync::GrantLink> link);
-/// A granted hold starts on the releaser's short `grant_lease`: sets its normal lease
-/// (`lease`; the watchdog's when `watchdog`) a third of the grant lease after `registered`
-/// (no later than the grant was made), or at once when that is past or when `lease` is the
-/// shorter. `grant_id` names the hold: a hold released or lost meanwhile is left alone.
-/// I/O thread.
-void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref, Duration lease,
-                  bool watchdog, std::uint64_t grant_id, sync::Clock::time_point registered,
-                  Duration grant_lease);
+/// A granted hold starts on the releaser's short grant lease (`granted.lease`): sets its
+/// normal lease (`lease`; the watchdog's when `watchdog`) and ends the grant mark of the lock
+/// `name` a third of the grant lease after `registered` (no later than the grant was made), or
+/// at once when that is past or when `lease` is the shorter. `grant_id` names the hold: a hold
+/// released or lost meanwhile is left alone. I/O thread.
+void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref,
+                  const std::string& name, Duration lease, bool watchdog, std::uint64_t grant_id,
+                  sync::Clock::time_point registered, const sync::GrantTaken& granted);
 
 /// Runs a release step (idempotent: it carries its release record, docs/wire-format.md §1.8) followed by WAIT
 /// when the master has replicas (docs/wire-format.md §1.7). A release no replica acknowledged is resent with

@@ -65,16 +65,16 @@ const lua::Script& guarded_acquire() {
   return script;
 }
 
-// Grant mode (docs/wire-format.md §18): where the re-entry guard goes. Finding the caller's
-// field in the hash, the server cannot tell a hold of that owner from a grant made to it; this
-// Client can, since only it writes its owners' fields. So the Client decides, once per
-// acquisition: an owner it counts a hold of gets no grant link (grant_link) and sends the
-// guarded step, which refuses the re-entry exactly as in wake mode; any other acquisition is
-// fresh and sends Lock's grant-mode step, without the guard: a field it finds is its grant
-// (reply -3). A second acquisition of an owner that still waits (two tasks sharing an owner
-// id) is refused at once (waiting_owner_error): fresh too, it would take a grant made to the
-// first as its own. The release is Lock's (HashLockKind), which grants in grant mode. Wake
-// mode never gets a link: the guarded step, as Redisson's.
+// Grant mode (docs/wire-format.md §18): where the re-entry guard goes. An owner this Client
+// counts a hold of gets no grant link (grant_link) and sends the guarded step, which refuses
+// the re-entry exactly as in wake mode. Any other acquisition sends Lock's grant-mode step
+// with its non-reentrant flag: a field of its owner found in the hash is its grant when the
+// grant mark names the acquisition (reply -3), and otherwise a hold it refuses
+// (NON_REENTRANT_REACQUIRE: another acquisition of the owner got there first). A second
+// acquisition of an owner that still waits (two tasks sharing an owner id) is refused at once
+// (waiting_owner_error), as it would be once the first held. The release is Lock's
+// (HashLockKind), which grants in grant mode. Wake mode never gets a link: the guarded step,
+// as Redisson's.
 class NonReentrantKind final : public detail::HashLockKind {
  public:
   std::string noun() const override { return "non-reentrant lock"; }
@@ -89,7 +89,8 @@ class NonReentrantKind final : public detail::HashLockKind {
     }
     if (auto link = detail::grant_link(core, *this, name, owner)) {
       return detail::start_lock_grant_loop(core, self, name, owner, effective_lease, deadline,
-                                           std::move(link), std::move(done));
+                                           std::move(link), std::move(done),
+                                           /*non_reentrant=*/true);
     }
     auto attempt = detail::refuse_reentry(
         detail::script_attempt(

@@ -27,6 +27,10 @@ std::string marker_prefix(const std::string& name, const std::string& reader_fie
 std::string rw_grant_key(const std::string& name) {
   return "redisync_rwlock_grant:" + sync::hash_tag(name);
 }
+// Their grant ids (hash, W -> "<grant id>:<attempt>"), as Lock's grant_id_key.
+std::string rw_grant_id_key(const std::string& name) {
+  return "redisync_rwlock_grant_id:" + sync::hash_tag(name);
+}
 
 // The releases: the shared release-record sub-steps, and in grant mode the pass-on.
 template <const lua::Script& Body>
@@ -39,6 +43,8 @@ void add_grant(const detail::ClientCore& core, const std::string& name,
                std::vector<std::string>& keys, std::vector<std::string>& args) {
   if (core.config().handoff != Handoff::grant) return;
   keys.push_back(rw_grant_key(name));
+  keys.push_back(rw_grant_id_key(name));
+  keys.push_back(sync::grant_mark_key(name));
   keys.push_back(sync::grant_channel_prefix(name));
   args.push_back(std::to_string(core.config().grant_lease.count()));
 }
@@ -158,8 +164,12 @@ class WriteKind final : public RwKind {
     if (link) {
       link->deregister = {"ZREM", rw_grant_key(name), writer};
       keys.push_back(rw_grant_key(name));
+      keys.push_back(rw_grant_id_key(name));
+      keys.push_back(sync::grant_mark_key(name));
       args = [link, lease, writer, reader, deadline] {
-        return std::vector<std::string>{lease, writer, reader, link->registration_arg(deadline)};
+        auto grant = link->next_attempt(deadline);
+        return std::vector<std::string>{lease,        writer,   reader, std::move(grant.period),
+                                        std::move(grant.id), std::move(grant.attempt)};
       };
       nil_or_ttl = detail::grant_parse(link);
     }
@@ -184,7 +194,8 @@ class WriteKind final : public RwKind {
     if (link) {
       give_up = detail::grant_give_up_step(
           core, link,
-          {name, rwlock_channel(name), rw_grant_key(name), sync::grant_channel_prefix(name)},
+          {name, rwlock_channel(name), rw_grant_key(name), rw_grant_id_key(name),
+           sync::grant_mark_key(name), sync::grant_channel_prefix(name)},
           {"1"});
     }
     start_rw_loop(core, name, owner, deadline, std::move(attempt), std::move(done),
