@@ -802,7 +802,40 @@ void a_second_acquire_of_a_waiting_owner_is_refused(Kind kind) {
   EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);
 }
 
+// The same when both start at once on a free lock: one holds it (count 1), the other is a
+// ReentryError, as in wake mode.
+void two_acquires_of_one_owner_at_once(Kind kind) {
+  RedisServer server;
+  redisync::Client client(grant_config(server));
+  const auto name = unique_name("grant-nr:");
+  auto lock = lock_of(client, kind, name);
+  const auto owner = redisync::Client::new_owner_id();
+  auto first = lock.async_try_lock(owner, 5s, redisync::Duration{0}, asio::use_future);
+  auto second = lock.async_try_lock(owner, 5s, redisync::Duration{0}, asio::use_future);
+  int held = 0, refused = 0;
+  for (auto* f : {&first, &second}) {
+    try {
+      held += f->get() ? 1 : 0;
+    } catch (const redisync::ReentryError&) {
+      ++refused;
+    }
+  }
+  EXPECT_EQ(held, 1);
+  EXPECT_EQ(refused, 1);
+  EXPECT_EQ(server.command({"HGET", name, lock.owner_field(owner)}).as_string(), "1");
+  lock.async_unlock(owner, asio::use_future).get();
+  EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);
+}
+
 }  // namespace
+
+TEST(NonReentrantGrantTest, TwoAcquiresOfOneOwnerAtOnceHoldOnceAndRefuseOnce) {
+  two_acquires_of_one_owner_at_once(Kind::non_reentrant);
+}
+
+TEST(NonReentrantFairGrantTest, TwoAcquiresOfOneOwnerAtOnceHoldOnceAndRefuseOnce) {
+  two_acquires_of_one_owner_at_once(Kind::non_reentrant_fair);
+}
 
 TEST(NonReentrantGrantTest, AGrantedHolderStillCannotReenter) {
   a_granted_holder_cannot_reenter(Kind::non_reentrant);
