@@ -56,6 +56,9 @@ if redis.call('exists', KEYS[1]) == 0 then
   return record_outcome(KEYS[5], 2, ARGV[6])
 end
 local reply = drop_hold(KEYS[1], ARGV[3], ARGV[2], KEYS[5], ARGV[6])
+if reply == 0 and g then
+  grant_unmark(g, ARGV[3])  -- a hold re-entered since its grant: no longer just the grant
+end
 if reply ~= false then
   return reply
 end

@@ -15,7 +15,14 @@
 local g = grant_keys(KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8])
 local candidate = grant_candidate(g)
 local refused = grant_publish_refused(ARGV[5], KEYS[2], g, candidate)
-local reply = release_hold(refused, KEYS[1], ARGV[3], ARGV[2], KEYS[3], ARGV[4])
+local early = answered_early(refused, KEYS[3])
+if early ~= false then
+  return early
+end
+local reply = drop_hold(KEYS[1], ARGV[3], ARGV[2], KEYS[3], ARGV[4])
+if reply == 0 then
+  grant_unmark(g, ARGV[3])  -- a hold re-entered since its grant: no longer just the grant
+end
 if reply ~= false then
   return reply
 end

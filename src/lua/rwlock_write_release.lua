@@ -26,6 +26,9 @@ if early ~= false then
   return early
 end
 local reply = drop_hold(KEYS[1], ARGV[3], ARGV[2], KEYS[3], ARGV[4])
+if reply == 0 and g then
+  grant_unmark(g, ARGV[3])  -- a hold re-entered since its grant: no longer just the grant
+end
 if reply ~= false then
   return reply
 end

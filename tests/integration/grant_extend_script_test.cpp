@@ -1,4 +1,5 @@
-// grant_extend.lua's two decisions on hand-built hashes (docs/wire-format.md "Direct handoff"):
+// Grant-mode scripts on hand-built keys (docs/wire-format.md "Direct handoff"). grant_extend.lua's
+// two decisions:
 // a hash that is still exactly the grant gets the grantee's lease, shorter or longer than the
 // grant lease; a hold re-entered or joined since keeps the never-shorten rule of renewals; the
 // grant mark ends when it names the extended acquisition, and only then.
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "lua/scripts.h"
+#include "lua/with_preludes.h"
 #include "support/redis_server.h"
 #include "support/test_util.h"
 
@@ -116,4 +118,72 @@ TEST(GrantExtendScript, TheGrantMarkEndsOnlyWhenItNamesTheExtendedAcquisition) {
   server.command({"SET", mark_key(name), std::string(kField) + " " + kId, "PX", "60000"});
   EXPECT_EQ(extend(server, name, 400), 1);
   EXPECT_EQ(server.command({"EXISTS", mark_key(name)}).as_integer(), 0);
+}
+
+// --- The grant mark decides what a field found in the lock is (lock_grant_acquire.lua,
+// lock_grant_release.lua) ---
+
+namespace {
+
+std::vector<std::string> lock_keys(const std::string& name) {
+  return {name, "redisync_lock_grant:{" + name + "}", "redisync_lock_grant_id:{" + name + "}",
+          mark_key(name)};
+}
+
+// lock_grant_acquire.lua for kField as acquisition `id` with `lease_ms`; its reply (nil: acquired,
+// -3: took its grant, else the PTTL).
+redisync::test::Reply acquire(RedisServer& server, const std::string& name, const std::string& id,
+                              long long lease_ms) {
+  const auto& script = redisync::lua::with_preludes<redisync::lua::lock_grant_acquire,
+                                                    redisync::lua::grant_pass_on>();
+  std::vector<std::string> cmd{"EVAL", std::string(script.source), "4"};
+  for (const auto& k : lock_keys(name)) cmd.push_back(k);
+  for (const auto& a : {std::to_string(lease_ms), std::string(kField), id, std::string("0"),
+                        std::string("5"), std::string("0"), std::string("0")}) {
+    cmd.push_back(a);
+  }
+  return server.command(cmd);
+}
+
+}  // namespace
+
+TEST(GrantMarkScript, OnlyTheAcquisitionTheMarkNamesTakesTheFieldForItsGrant) {
+  RedisServer server;
+  const auto name = unique_name("mark:");
+  make_hash(server, name, {kField, "1"}, 60000);
+  server.command({"SET", mark_key(name), std::string(kField) + " 1111111111111111", "PX", "60000"});
+  // Another acquisition of the same owner (a second async acquire, a late copy): a hold.
+  const auto other = acquire(server, name, kId, 400);
+  EXPECT_TRUE(other.is_nil()) << other.debug_string();
+  EXPECT_EQ(server.command({"HGET", name, kField}).as_string(), "2");
+  EXPECT_GT(pttl(server, name), 50000) << "a hold of the owner was cut to another's lease";
+  EXPECT_EQ(server.command({"EXISTS", mark_key(name)}).as_integer(), 0)
+      << "a re-entered grant is no longer just a grant: its mark ends";
+  // The acquisition the mark names takes its grant with its own lease, exactly.
+  const auto other_name = unique_name("mark:");
+  make_hash(server, other_name, {kField, "1"}, 60000);
+  server.command({"SET", mark_key(other_name), std::string(kField) + " " + kId, "PX", "60000"});
+  EXPECT_EQ(acquire(server, other_name, kId, 400).as_integer(), -3);
+  EXPECT_LE(pttl(server, other_name), 400);
+  EXPECT_EQ(server.command({"EXISTS", mark_key(other_name)}).as_integer(), 0);
+}
+
+TEST(GrantMarkScript, AReleaseThatLeavesAReenteredGrantEndsItsMark) {
+  RedisServer server;
+  const auto name = unique_name("mark-release:");
+  make_hash(server, name, {kField, "2"}, 60000);  // a grant re-entered by a plain step
+  server.command({"SET", mark_key(name), std::string(kField) + " " + kId, "PX", "60000"});
+  const auto& script = redisync::lua::with_preludes<redisync::lua::lock_grant_release,
+                                                    redisync::lua::release_record,
+                                                    redisync::lua::grant_pass_on>();
+  const auto keys = lock_keys(name);
+  const auto reply = server.command(
+      {"EVAL", std::string(script.source), "7", keys[0], "redisson_lock__channel:{" + name + "}",
+       "redisson_unlock_latch:{" + name + "}:r1", keys[1], keys[2], keys[3],
+       "redisync_grant__channel:{" + name + "}", "0", "60000", kField, "60000", "PUBLISH",
+       "2000"});
+  EXPECT_EQ(reply.as_integer(), 0);  // one hold left
+  EXPECT_EQ(server.command({"EXISTS", mark_key(name)}).as_integer(), 0)
+      << "the hold left is not the grant: a late attempt of the grant's acquisition must not "
+         "take it (and set its lease)";
 }
