@@ -127,9 +127,11 @@ struct Config {
   /// or a ReadWriteLock then favours registered redisync waiters over them. See
   /// docs/wire-format.md "Direct handoff".
   Handoff handoff = Handoff::wake;
-  /// The lease a grant starts with, until the granted waiter's client extends it to the
-  /// normal lease (at once, when it hears of the grant): a grant to a waiter that died or
-  /// left frees the lock within it. 100 ms..60 s.
+  /// The lease a grant by this client's releases starts with, until the granted waiter's
+  /// client extends it to the normal lease: a grant to a waiter that died or left frees the
+  /// lock within it. It travels with the grant (the grantee counts the releaser's grant
+  /// lease, not its own); a waiting acquisition refreshes its registration every third of
+  /// this client's. 100 ms..60 s.
   Duration grant_lease{2000};
   bool check_lock_synced_slaves = true;       ///< checkLockSyncedSlaves: WAIT for a replica ack
   Duration slaves_sync_timeout{1000};         ///< slavesSyncTimeout: the WAIT timeout
