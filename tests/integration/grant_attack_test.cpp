@@ -76,9 +76,11 @@ TEST(GrantAttack, AResentGiveUpNeverReleasesTheSameOwnersLaterHold) {
   held.lock();
   std::atomic<bool> registered{false}, first_over{false}, go_again{false};
   std::string field;
+  std::atomic<bool> field_known{false};  // field is written before, read after
   auto done = std::async(std::launch::async, [&] {
     auto lock = waiter.lock(name);
     field = field_of(waiter);
+    field_known = true;
     const bool first = lock.try_lock_for(600ms);
     first_over = true;
     if (first) return std::string("acquired on the first try (unexpected)");
@@ -90,7 +92,7 @@ TEST(GrantAttack, AResentGiveUpNeverReleasesTheSameOwnersLaterHold) {
   });
   ASSERT_TRUE(wait_until(
       [&] {
-        return !field.empty() && !server.command({"ZSCORE", grant_key(name), field}).is_nil();
+        return field_known.load() && !server.command({"ZSCORE", grant_key(name), field}).is_nil();
       },
       5s));
   // The give-up runs on the server, but its reply is lost with the connection: the step
@@ -181,10 +183,12 @@ TEST(GrantAttack, ALateCopyOfAnAttemptNeverShortensTheOwnersLaterHold) {
   auto held = holder.lock(name);
   held.lock();
   std::string field;
+  std::atomic<bool> field_known{false};  // field is written before, read after
   std::atomic<bool> granted{false}, deliver{false}, delivered{false};
   auto done = std::async(std::launch::async, [&] {
     auto lock = waiter.lock(name);
     field = field_of(waiter);
+    field_known = true;
     // A 5 s lease: it outlives the stalled connection (its extension and release wait for
     // the 500 ms timeout); the late attempt would set it on the later 30 s hold.
     if (!lock.try_lock_for(20s, 5s)) return std::string("not granted");
@@ -204,7 +208,7 @@ TEST(GrantAttack, ALateCopyOfAnAttemptNeverShortensTheOwnersLaterHold) {
   });
   ASSERT_TRUE(wait_until(
       [&] {
-        return !field.empty() && !server.command({"ZSCORE", grant_key(name), field}).is_nil();
+        return field_known.load() && !server.command({"ZSCORE", grant_key(name), field}).is_nil();
       },
       5s));
   // The waiter's next attempt (due within a third of the 2 s grant lease) is held up.
@@ -347,10 +351,12 @@ bool taken_while_replica_paused(redisync::Handoff handoff) {
   auto held = holder.lock(name);
   held.lock();
   std::string field;
+  std::atomic<bool> field_known{false};  // field is written before, read after
   std::atomic<bool> paused{false};
   auto done = std::async(std::launch::async, [&] {
     auto lock = waiter.lock(name);
     field = field_of(waiter);
+    field_known = true;
     bool got = false;
     try {
       got = lock.try_lock_for(3s);
@@ -366,7 +372,7 @@ bool taken_while_replica_paused(redisync::Handoff handoff) {
     }
     return unacknowledged;
   });
-  EXPECT_TRUE(wait_until([&] { return !field.empty(); }, 5s));
+  EXPECT_TRUE(wait_until([&] { return field_known.load(); }, 5s));
   if (handoff == redisync::Handoff::grant) {
     EXPECT_TRUE(wait_until(
         [&] { return !master.command({"ZSCORE", grant_key(name), field}).is_nil(); }, 5s));
@@ -409,9 +415,11 @@ TEST(GrantAttack, AGrantWithAnAcknowledgingReplicaIsTakenAndReplicated) {
   auto held = holder.lock(name);
   held.lock();
   std::string field;
+  std::atomic<bool> field_known{false};  // field is written before, read after
   auto done = std::async(std::launch::async, [&] {
     auto lock = waiter.lock(name);
     field = field_of(waiter);
+    field_known = true;
     if (!lock.try_lock_for(10s)) return std::string("not acquired");
     std::string out;
     if (replica.command({"HEXISTS", name, field}).as_integer() != 1) {
@@ -422,7 +430,7 @@ TEST(GrantAttack, AGrantWithAnAcknowledgingReplicaIsTakenAndReplicated) {
   });
   ASSERT_TRUE(wait_until(
       [&] {
-        return !field.empty() && !master.command({"ZSCORE", grant_key(name), field}).is_nil();
+        return field_known.load() && !master.command({"ZSCORE", grant_key(name), field}).is_nil();
       },
       5s));
   held.unlock();
@@ -451,9 +459,11 @@ TEST(GrantAttack, ALateGrantMessageAfterTheGrantExpiredIsNotTaken) {
   auto held = holder.lock(name);
   held.lock();
   std::string field;
+  std::atomic<bool> field_known{false};  // field is written before, read after
   auto done = std::async(std::launch::async, [&] {
     auto lock = waiter.lock(name);
     field = field_of(waiter);
+    field_known = true;
     if (!lock.try_lock_for(12s, 20s)) return std::string("not acquired");
     std::string out;
     if (server.command({"HEXISTS", name, field}).as_integer() != 1 &&
@@ -466,7 +476,7 @@ TEST(GrantAttack, ALateGrantMessageAfterTheGrantExpiredIsNotTaken) {
   });
   ASSERT_TRUE(wait_until(
       [&] {
-        return !field.empty() && !server.command({"ZSCORE", grant_key(name), field}).is_nil();
+        return field_known.load() && !server.command({"ZSCORE", grant_key(name), field}).is_nil();
       },
       5s));
   proxy.set_subscriber_delay(4000ms);  // from now on its messages come 4 s late
