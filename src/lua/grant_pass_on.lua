@@ -28,9 +28,9 @@ local function grant_now()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 -- The keys of grant mode, in one table: `registrations` (sorted set, member = field, score =
--- deadline), `ids` (hash, field -> "<id>:<attempt>"; nil for FairLock, whose registration
--- holds them), `mark` (the grant mark), `channel` (the grant channel prefix), `token` (FencedLock's
--- counter, else nil).
+-- when its acquisition first registered: the order grants are made in), `ids` (hash, field ->
+-- "<id>:<attempt>:<deadline>"; nil for FairLock, whose registration holds them), `mark` (the
+-- grant mark), `channel` (the grant channel prefix), `token` (FencedLock's counter, else nil).
 local function grant_keys(registrations, ids, mark, channel, token)
   return {registrations = registrations, ids = ids, mark = mark, channel = channel,
           token = token}
@@ -48,14 +48,14 @@ local function grant_unmark(g, field)
 end
 -- grant_register(g, field, period, id, attempt): registers the acquisition `id` of `field` for a
 -- grant until `period` ms from now (period 0: not at all), and keeps the keys at least that
--- long. Registrations whose deadline has passed are dropped here, off the release's path.
+-- long. Its place in the order is its first registration's (ZADD NX): a refresh does not move
+-- it back, so waiters are granted the lock in the order they began to wait.
 local function grant_register(g, field, period, id, attempt)
   period = tonumber(period)
   if period > 0 and id ~= '' then
     local now = grant_now()
-    grant_call('zremrangebyscore', g.registrations, '-inf', now)
-    if grant_call('zadd', g.registrations, now + period, field) and
-        grant_call('hset', g.ids, field, id .. ':' .. attempt) then
+    if grant_call('zadd', g.registrations, 'NX', now, field) and
+        grant_call('hset', g.ids, field, id .. ':' .. attempt .. ':' .. (now + period)) then
       if redis.call('pttl', g.registrations) < period then
         redis.call('pexpire', g.registrations, period)
       end
@@ -83,11 +83,27 @@ local function grantee_channel(grant_channel, field)
   local client = string.match(field, '^(.+):[^:]*:write$') or string.match(field, '^(.+):[^:]*$')
   return grant_channel .. ':' .. (client or field)
 end
--- The waiter a release that frees the lock now would grant it to: the live registration with
--- the earliest deadline, or false.
+-- The waiter a release that frees the lock now would grant it to, read only: the first live
+-- registration in order among the first eight, as {field, id, attempt, stale}, where `stale`
+-- lists the registrations before it whose deadline passed (or that have no id); {stale} with
+-- no field when none of the eight is live.
 local function grant_candidate(g)
-  local first = grant_call('zrangebyscore', g.registrations, grant_now(), '+inf', 'limit', 0, 1)
-  return first and first[1] or false
+  local firsts = grant_call('zrange', g.registrations, 0, 7)
+  local candidate = {stale = {}}
+  if not firsts or #firsts == 0 then
+    return candidate
+  end
+  local registered = grant_call('hmget', g.ids, unpack(firsts)) or {}
+  local now = grant_now()
+  for i, field in ipairs(firsts) do
+    local id, attempt, deadline = string.match(registered[i] or '', '^(%x+):(%d+):(%d+)$')
+    if id and tonumber(deadline) > now then
+      candidate.field, candidate.id, candidate.attempt = field, id, attempt
+      return candidate
+    end
+    candidate.stale[#candidate.stale + 1] = field
+  end
+  return candidate
 end
 -- Gives the freed lock `lock` to `field`, whose registration said "<id>:<attempt>": an
 -- ordinary hold (field -> 1; `rw`: also mode = write) with the short grant lease, the grant
@@ -108,25 +124,23 @@ local function grant_to(lock, g, field, id, attempt, grant_lease, publish, rw)
   redis.call(publish, grantee_channel(g.channel, field), message)
 end
 -- pass_on(lock, g, lock_channel, grant_lease, publish, rw_message, candidate): after the lock
--- hash was deleted, gives the lock to the earliest live registration (grant_to) and returns its
--- field. With none (or one without an id, which is dropped) it publishes Redisson's message on
--- the lock channel exactly as a plain release ("0"; `rw_message` for a read-write lock, whose
+-- hash was deleted, drops the stale registrations ahead of the candidate, gives the lock to the
+-- candidate (grant_to) and returns its field. With none it publishes Redisson's message on the
+-- lock channel exactly as a plain release ("0"; `rw_message` for a read-write lock, whose
 -- grants are write holds) and returns false. `candidate`: grant_candidate()'s answer taken
 -- earlier in the same script (it cannot have changed), or nil to look it up here.
 local function pass_on(lock, g, lock_channel, grant_lease, publish, rw_message, candidate)
-  local first = candidate
-  if first == nil then
-    first = grant_candidate(g)
+  candidate = candidate or grant_candidate(g)
+  for _, field in ipairs(candidate.stale) do
+    grant_call('zrem', g.registrations, field)
+    grant_call('hdel', g.ids, field)
   end
-  if first then
-    local registered = grant_call('hget', g.ids, first) or ''
-    local id, attempt = string.match(registered, '^(%x+):(%d+)$')
-    grant_call('zrem', g.registrations, first)
-    grant_call('hdel', g.ids, first)
-    if id then
-      grant_to(lock, g, first, id, attempt, grant_lease, publish, rw_message ~= nil)
-      return first
-    end
+  if candidate.field then
+    grant_call('zrem', g.registrations, candidate.field)
+    grant_call('hdel', g.ids, candidate.field)
+    grant_to(lock, g, candidate.field, candidate.id, candidate.attempt, grant_lease, publish,
+             rw_message ~= nil)
+    return candidate.field
   end
   redis.call(publish, lock_channel, rw_message or '0')
   return false
@@ -140,9 +154,9 @@ local function grant_publish_refused(publish, lock_channel, g, candidate)
   if redis.acl_check_cmd then
     local channels = {lock_channel}
     if candidate ~= nil then
-      channels = {candidate and grantee_channel(g.channel, candidate) or lock_channel}
+      channels = {candidate.field and grantee_channel(g.channel, candidate.field) or lock_channel}
     elseif g then
-      local first = grant_candidate(g)
+      local first = grant_candidate(g).field
       if first then
         table.insert(channels, grantee_channel(g.channel, first))
       end

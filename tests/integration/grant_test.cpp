@@ -373,8 +373,8 @@ void wake_mode_neither_registers_nor_grants(Kind kind) {
   EXPECT_TRUE(done.get());
 }
 
-// A release grants the lock to a registered waiter that is gone (its registration is due
-// before the live one's): the lock frees within the grant lease, and the live waiter gets it.
+// A release grants the lock to a registered waiter that is gone (it registered before the live
+// one): the lock frees within the grant lease, and the live waiter gets it.
 void grant_to_a_dead_waiter_frees(Kind kind) {
   RedisServer server;
   redisync::Client holder(grant_config(server, 300ms)), waiter(grant_config(server, 300ms));
@@ -386,9 +386,12 @@ void grant_to_a_dead_waiter_frees(Kind kind) {
   w.start(waiter, name, 20s,
           [&] { mine = server.command({"HGET", name, w.field}).as_string() == "1"; });
   ASSERT_TRUE(registered(server, name, w.field));
+  // Registered before the live one (its place in the order), live for 5 s more.
   const std::string dead = "0123dead-0000-0000-0000-000000000000:7";
-  server.command({"ZADD", grant_key(name), std::to_string(server_ms(server) + 5000), dead});
-  server.command({"HSET", "redisync_lock_grant_id:{" + name + "}", dead, "deadbeefdeadbeef:4"});
+  const long long now = server_ms(server);
+  server.command({"ZADD", grant_key(name), std::to_string(now - 1000), dead});
+  server.command({"HSET", "redisync_lock_grant_id:{" + name + "}", dead,
+                  "deadbeefdeadbeef:4:" + std::to_string(now + 5000)});
   held.unlock();
   // The dead waiter was granted: an ordinary hold on the short grant lease.
   EXPECT_EQ(server.command({"HGET", name, dead}).as_string(), "1");
@@ -900,4 +903,51 @@ TEST(NonReentrantFairGrantTest, ClosingAClientRemovesTheRegistrationOfItsWaiting
                  [](const std::string& n, const std::string& f) {
                    return JavaLayoutClient::fair_channel(n, f);
                  });
+}
+
+TEST(GrantTest, WaitersAreGrantedInTheOrderTheyBeganToWait) {
+  // A waits 20 s, B 10 s, C 5 s, each starting after the one before registered; A and B then
+  // refresh their registrations (every third of the 300 ms grant lease) while C registers. By
+  // deadline C would come first and A last, and each refresh would move a waiter back behind
+  // the later ones; a patient waiter could be passed over for as long as shorter waits kept
+  // coming. Grants go in the order the waits began: A, B, C.
+  RedisServer server;
+  redisync::Client holder(grant_config(server, 300ms));
+  std::vector<std::unique_ptr<redisync::Client>> clients;
+  for (int i = 0; i < 3; ++i) clients.push_back(std::make_unique<redisync::Client>(grant_config(server, 300ms)));
+  const auto name = unique_name("grant-order:");
+  auto held = holder.lock(name);
+  held.lock();
+  std::mutex m;
+  std::vector<int> order;
+  const std::chrono::seconds waits[] = {20s, 10s, 5s};
+  std::vector<std::future<bool>> done;
+  for (int i = 0; i < 3; ++i) {
+    std::string field;
+    std::atomic<bool> known{false};
+    done.push_back(std::async(std::launch::async, [&, i] {
+      auto lock = clients[static_cast<std::size_t>(i)]->lock(name);
+      field = field_of(*clients[static_cast<std::size_t>(i)]);
+      known = true;
+      const bool got = lock.try_lock_for(waits[i]);
+      if (got) {
+        {
+          std::lock_guard g(m);
+          order.push_back(i);
+        }
+        std::this_thread::sleep_for(20ms);
+        lock.unlock();
+      }
+      return got;
+    }));
+    ASSERT_TRUE(wait_until([&] { return known.load(); }, 5s));
+    ASSERT_TRUE(registered(server, name, field));
+    std::this_thread::sleep_for(250ms);  // the registered ones refresh meanwhile
+  }
+  held.unlock();
+  for (auto& d : done) {
+    ASSERT_EQ(d.wait_for(20s), std::future_status::ready);
+    EXPECT_TRUE(d.get());
+  }
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
 }

@@ -183,11 +183,12 @@ TEST(RwGrantTest, AGrantToADeadWaiterFreesWithinTheGrantLease) {
   Scene s(300ms);
   s.held.lock();
   ASSERT_TRUE(s.wait_registered());
-  // A registration of a writer that is gone, due before the live one's.
+  // A registration of a writer that is gone, made before the live one's (first in order).
   const std::string dead = "0123dead-0000-0000-0000-000000000000:7:write";
-  s.server.command(
-      {"ZADD", registrations(s.name), std::to_string(server_ms(s.server) + 5000), dead});
-  s.server.command({"HSET", "redisync_rwlock_grant_id:{" + s.name + "}", dead, "deadbeef:4"});
+  const long long now = server_ms(s.server);
+  s.server.command({"ZADD", registrations(s.name), std::to_string(now - 1000), dead});
+  s.server.command({"HSET", "redisync_rwlock_grant_id:{" + s.name + "}", dead,
+                    "deadbeef:4:" + std::to_string(now + 5000)});
   s.held.unlock_checked();
   // The dead writer was granted: an ordinary write hold on the short grant lease.
   EXPECT_EQ(hget(s.server, s.name, dead), "1");

@@ -3,7 +3,7 @@
 // A waiting acquisition that is subscribed to the lock's grant channel registers, inside each
 // failed attempt, beside the lock, with its grant id (random, its own) and the attempt's
 // number. A release by a client in grant mode gives the freed lock to the registered waiter
-// with the earliest deadline (an ordinary hold with the releaser's short grant lease), marks
+// that began to wait first (an ordinary hold with the releaser's short grant lease), marks
 // the grant with the grantee's field and id, and names field, lease, id and attempt on the
 // grantee's client's grant channel. The waiter's client takes the message on the I/O thread
 // and completes the waiting lock() at once, then extends the hold to its normal lease (a hold
