@@ -21,7 +21,8 @@ asio::io_context& io_of(const std::shared_ptr<ClientCore>& core);
 /// Starts a wait for the count to reach 0 on the I/O thread; `done(error, opened)`.
 /// wait < 0: no limit; wait == 0: one check.
 void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                      Duration wait, std::function<void(std::exception_ptr, bool)> done);
+                      Duration wait, std::function<void(std::exception_ptr, bool)> done,
+                      std::shared_ptr<CancelSignal> cancel = nullptr);
 }  // namespace detail
 
 /// A distributed count-down latch on Redis, compatible with Redisson's RCountDownLatch: Java
@@ -71,16 +72,22 @@ class CountDownLatch {
   bool remove();
 
   // --- Async forms: Asio completion tokens (callback, use_future, use_awaitable) ---
+  //
+  // The waits are cancellable: a cancellation emitted on the handler's cancellation slot
+  // (asio::bind_cancellation_slot, `co_await (latch.async_wait(...) || timer...)`) ends the
+  // wait with CancelledError and leaves its subscription.
 
   /// Completion: void(std::exception_ptr). Waits without limit.
   template <class Token>
   auto async_wait(Token&& token) {
     return asio::async_initiate<Token, void(std::exception_ptr)>(
         [core = core_, name = name_](auto handler) {
+          auto cancel = detail::connect_cancellation(handler, core);
           auto done = detail::wrap_handler<decltype(handler), asio::io_context::executor_type>(
               std::move(handler), detail::io_of(core).get_executor());
           detail::start_latch_wait(core, name, Duration{-1},
-                                   [done](std::exception_ptr e, bool) { done(e); });
+                                   [done](std::exception_ptr e, bool) { done(e); },
+                                   std::move(cancel));
         },
         token);
   }
@@ -89,10 +96,12 @@ class CountDownLatch {
   auto async_wait_for(Duration wait, Token&& token) {
     return asio::async_initiate<Token, void(std::exception_ptr, bool)>(
         [core = core_, name = name_, wait](auto handler) {
+          auto cancel = detail::connect_cancellation(handler, core);
           detail::start_latch_wait(
               core, name, detail::clamp_wait(wait),
               detail::wrap_handler<decltype(handler), asio::io_context::executor_type, bool>(
-                  std::move(handler), detail::io_of(core).get_executor()));
+                  std::move(handler), detail::io_of(core).get_executor()),
+              std::move(cancel));
         },
         token);
   }

@@ -34,7 +34,8 @@ asio::io_context& io_of(const std::shared_ptr<ClientCore>& core);
 /// wait < 0: no limit; wait == 0: one attempt.
 void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
                           std::int64_t permits, Duration lease, Duration wait,
-                          std::function<void(std::exception_ptr, std::vector<std::string>)> done);
+                          std::function<void(std::exception_ptr, std::vector<std::string>)> done,
+                          std::shared_ptr<CancelSignal> cancel = nullptr);
 /// Releases one permit by hex id; UnknownPermitError when it is not held. Throws
 /// InvalidArgument at once for a malformed id.
 void start_permit_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
@@ -131,6 +132,12 @@ class PermitExpirableSemaphore {
   void add_permits(std::int64_t permits);
 
   // --- Async forms: Asio completion tokens (callback, use_future, use_awaitable) ---
+  //
+  // The acquires are cancellable: a cancellation emitted on the handler's cancellation slot
+  // (asio::bind_cancellation_slot, `co_await (sem.async_acquire(...) || timer...)`) before the
+  // permits are taken ends the wait with CancelledError, having taken nothing (a waiter held
+  // back behind a bigger one of the same Client gives up at once, without a server call). An
+  // attempt already on its way decides: one that took the permits completes as acquired.
 
   /// Completion: void(std::exception_ptr, std::vector<std::string> ids). Waits without limit.
   template <class Token>
@@ -138,11 +145,13 @@ class PermitExpirableSemaphore {
     detail::check_permit_args(name_, permits, lease);
     return asio::async_initiate<Token, void(std::exception_ptr, std::vector<std::string>)>(
         [core = core_, name = name_, permits, lease](auto handler) {
+          auto cancel = detail::connect_cancellation(handler, core);
           detail::start_permit_acquire(
               core, name, permits, lease, Duration{-1},
               detail::wrap_handler<decltype(handler), asio::io_context::executor_type,
                                    std::vector<std::string>>(
-                  std::move(handler), detail::io_of(core).get_executor()));
+                  std::move(handler), detail::io_of(core).get_executor()),
+              std::move(cancel));
         },
         token);
   }
@@ -153,11 +162,13 @@ class PermitExpirableSemaphore {
     detail::check_permit_args(name_, permits, lease);
     return asio::async_initiate<Token, void(std::exception_ptr, std::vector<std::string>)>(
         [core = core_, name = name_, permits, wait, lease](auto handler) {
+          auto cancel = detail::connect_cancellation(handler, core);
           detail::start_permit_acquire(
               core, name, permits, lease, detail::clamp_wait(wait),
               detail::wrap_handler<decltype(handler), asio::io_context::executor_type,
                                    std::vector<std::string>>(
-                  std::move(handler), detail::io_of(core).get_executor()));
+                  std::move(handler), detail::io_of(core).get_executor()),
+              std::move(cancel));
         },
         token);
   }

@@ -23,7 +23,8 @@ asio::io_context& io_of(const std::shared_ptr<ClientCore>& core);
 /// wait < 0: no limit; wait == 0: one attempt.
 void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
                              std::int64_t permits, Duration wait,
-                             std::function<void(std::exception_ptr, bool)> done);
+                             std::function<void(std::exception_ptr, bool)> done,
+                             std::shared_ptr<CancelSignal> cancel = nullptr);
 /// Releases `permits` (>= 0; 0 completes at once without a server call).
 void start_semaphore_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
                              std::int64_t permits, std::function<void(std::exception_ptr)> done);
@@ -125,6 +126,12 @@ class Semaphore {
   bool remove();
 
   // --- Async forms: Asio completion tokens (callback, use_future, use_awaitable) ---
+  //
+  // The acquires are cancellable: a cancellation emitted on the handler's cancellation slot
+  // (asio::bind_cancellation_slot, `co_await (sem.async_acquire(...) || timer...)`) before the
+  // permits are taken ends the wait with CancelledError, having taken nothing (a waiter held
+  // back behind a bigger one of the same Client gives up at once, without a server call). An
+  // attempt already on its way decides: one that took the permits completes as acquired.
 
   /// Completion: void(std::exception_ptr). Waits without limit.
   template <class Token>
@@ -132,10 +139,12 @@ class Semaphore {
     detail::check_permits(permits, "permits", name_);
     return asio::async_initiate<Token, void(std::exception_ptr)>(
         [core = core_, name = name_, permits](auto handler) {
+          auto cancel = detail::connect_cancellation(handler, core);
           auto done = detail::wrap_handler<decltype(handler), asio::io_context::executor_type>(
               std::move(handler), detail::io_of(core).get_executor());
           detail::start_semaphore_acquire(core, name, permits, Duration{-1},
-                                          [done](std::exception_ptr e, bool) { done(e); });
+                                          [done](std::exception_ptr e, bool) { done(e); },
+                                          std::move(cancel));
         },
         token);
   }
@@ -145,10 +154,12 @@ class Semaphore {
     detail::check_permits(permits, "permits", name_);
     return asio::async_initiate<Token, void(std::exception_ptr, bool)>(
         [core = core_, name = name_, permits, wait](auto handler) {
+          auto cancel = detail::connect_cancellation(handler, core);
           detail::start_semaphore_acquire(
               core, name, permits, detail::clamp_wait(wait),
               detail::wrap_handler<decltype(handler), asio::io_context::executor_type, bool>(
-                  std::move(handler), detail::io_of(core).get_executor()));
+                  std::move(handler), detail::io_of(core).get_executor()),
+              std::move(cancel));
         },
         token);
   }

@@ -118,7 +118,8 @@ void AcquireLoop::apply(AcquireAction action) {
       if (action.error == AcquireAction::Error::cancelled) {
         error = std::make_exception_ptr(CancelledError(
             "redisync: the wait was cancelled (its completion handler's cancellation slot) "
-            "before the lock was acquired; nothing of it is left on the server"));
+            "before it succeeded; nothing was acquired, and nothing of it is left on the "
+            "server"));
       }
       if (action.error == AcquireAction::Error::unknown) {
         // A hold the attempt may have taken ends with its lease (it is not renewed).

@@ -47,8 +47,10 @@ net::Reply run(const std::shared_ptr<detail::ClientCore>& core,
 namespace detail {
 
 void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                      Duration wait, std::function<void(std::exception_ptr, bool)> done) {
-  asio::post(core->io(), [core, name, wait, done = std::move(done)]() mutable {
+                      Duration wait, std::function<void(std::exception_ptr, bool)> done,
+                      std::shared_ptr<CancelSignal> cancel) {
+  asio::post(core->io(), [core, name, wait, done = std::move(done),
+                          cancel = std::move(cancel)]() mutable {
     const std::string what = "waiting on " + describe_latch(*core, name);
     sync::AcquireLoop::Params params;
     params.channel = latch_channel(name);
@@ -77,6 +79,7 @@ void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string
     // With a Metrics hook, a wait that sees the latch open counts as an acquisition.
     auto meter = start_acquire_meter(*core, "count down latch", name);
     params.probe = probe_of(meter);
+    params.cancel = std::move(cancel);  // an async wait's, if cancellable
     sync::AcquireLoop::start(
         core->executor(), std::move(params),
         [core, channel, meter, done = std::move(done)](std::exception_ptr error, bool opened) {

@@ -53,15 +53,16 @@ void check_permit_args(const std::string& name, std::int64_t permits, Duration l
 
 void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
                           std::int64_t permits, Duration lease, Duration wait,
-                          std::function<void(std::exception_ptr, std::vector<std::string>)> done) {
+                          std::function<void(std::exception_ptr, std::vector<std::string>)> done,
+                          std::shared_ptr<CancelSignal> cancel) {
   check_permit_args(name, permits, lease);
   // The ids are chosen once; every attempt offers the same ones.
   auto raw_ids = std::make_shared<std::vector<std::string>>();
   for (std::int64_t i = 0; i < permits; ++i) raw_ids->push_back(sync::random_permit_id());
   // The send time of the attempt that took the permits (their local deadline counts from it).
   auto sent = std::make_shared<std::optional<sync::Clock::time_point>>();
-  asio::post(core->io(), [core, name, raw_ids, lease, wait, sent,
-                          done = std::move(done)]() mutable {
+  asio::post(core->io(), [core, name, raw_ids, lease, wait, sent, done = std::move(done),
+                          cancel = std::move(cancel)]() mutable {
     const auto deadline = sync::deadline_after(wait);
     // Measured from here (the wait includes the local gate's), with a Metrics hook.
     auto meter = start_acquire_meter(*core, "permit expirable semaphore", name);
@@ -76,6 +77,7 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
     acquire.deadline = deadline;
     acquire.probe = probe_of(meter);
     acquire.sent = sent;
+    acquire.cancel = std::move(cancel);
     acquire.attempt = [core, name, raw_ids, lease, what](const std::string& record,
                                                          const std::string& record_ttl,
                                                          sync::AcquireLoop::AttemptDone cb) {

@@ -72,9 +72,11 @@ void check_permits(std::int64_t permits, const char* what, const std::string& na
 
 void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
                              std::int64_t permits, Duration wait,
-                             std::function<void(std::exception_ptr, bool)> done) {
+                             std::function<void(std::exception_ptr, bool)> done,
+                             std::shared_ptr<CancelSignal> cancel) {
   check_permits(permits, "permits", name);
-  asio::post(core->io(), [core, name, permits, wait, done = std::move(done)]() mutable {
+  asio::post(core->io(), [core, name, permits, wait, done = std::move(done),
+                          cancel = std::move(cancel)]() mutable {
     if (permits == 0) return done(nullptr, true);  // acquire(0): no server call
     const auto deadline = sync::deadline_after(wait);
     // Measured from here (the wait includes the local gate's), with a Metrics hook.
@@ -93,6 +95,7 @@ void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std:
     acquire.permits = permits;
     acquire.deadline = deadline;
     acquire.probe = probe_of(meter);
+    acquire.cancel = std::move(cancel);
     acquire.attempt = [core, name, permits, what](const std::string& record,
                                                   const std::string& record_ttl,
                                                   sync::AcquireLoop::AttemptDone cb) {

@@ -14,6 +14,7 @@ void start_semaphore_acquire_loop(const std::shared_ptr<detail::ClientCore>& cor
   auto gate = SemaphoreGate::of(core.get(), acquire.gate_key, core->io());
   const std::int64_t permits = acquire.permits;
   const auto deadline = acquire.deadline;
+  auto cancel = acquire.cancel;
   gate->enqueue(
       permits, deadline,
       [core, acquire = std::move(acquire)](std::optional<Clock::time_point> until,
@@ -33,6 +34,7 @@ void start_semaphore_acquire_loop(const std::shared_ptr<detail::ClientCore>& cor
         params.retry_attempts = core->config().retry_attempts;
         params.retry_interval = core->config().retry_interval;
         params.probe = acquire.probe;
+        params.cancel = acquire.cancel;
         AcquireLoop::Done loop_done = std::move(finished);
         if (acquire.sent) {
           loop_done = [sent = acquire.sent, finished = std::move(loop_done)](
@@ -43,7 +45,7 @@ void start_semaphore_acquire_loop(const std::shared_ptr<detail::ClientCore>& cor
         }
         AcquireLoop::start(core->executor(), std::move(params), std::move(loop_done));
       },
-      std::move(done));
+      std::move(done), std::move(cancel));
 }
 
 }  // namespace redisync::sync

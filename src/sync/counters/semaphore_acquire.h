@@ -32,6 +32,9 @@ struct SemaphoreAcquire {
   RecordedAttempt attempt;
   /// When set: gets the send time of the attempt that decided (deciding_attempt_sent()).
   std::shared_ptr<std::optional<Clock::time_point>> sent;
+  /// Optional (an async acquisition whose handler has a cancellation slot): gives the
+  /// acquisition up with CancelledError, at the gate or in its loop (AcquireLoop::Params).
+  std::shared_ptr<detail::CancelSignal> cancel;
 };
 
 /// Runs `acquire`; `done(error, acquired)` is called once on the I/O thread. The request record

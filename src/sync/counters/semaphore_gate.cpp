@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "net/server_text.h"
+#include "redisync/errors.h"
+#include "sync/acquire/cancel_signal.h"
 #include "sync/identity.h"
 
 namespace redisync::sync {
@@ -73,7 +75,7 @@ bool SemaphoreGate::may_run(std::int64_t permits, std::size_t position) const {
 }
 
 void SemaphoreGate::enqueue(std::int64_t permits, std::optional<Clock::time_point> deadline,
-                            Start start, Done done) {
+                            Start start, Done done, std::shared_ptr<detail::CancelSignal> cancel) {
   const bool can_run = may_run(permits, queue_.size());
   if (!can_run && deadline && Clock::now() >= *deadline) {
     // A zero-wait try (or a wait already over) does not overtake a bigger local waiter.
@@ -84,24 +86,44 @@ void SemaphoreGate::enqueue(std::int64_t permits, std::optional<Clock::time_poin
   entry->deadline = deadline;
   entry->start = std::move(start);
   entry->done = std::move(done);
+  entry->cancel = std::move(cancel);
   queue_.push_back(entry);
   if (can_run) return run(entry);
+  std::weak_ptr<Entry> weak = entry;
   if (deadline) {
     // Held back: give up at the deadline unless it gets to run before.
     entry->timer = std::make_unique<asio::steady_timer>(io_, *deadline);
-    std::weak_ptr<Entry> weak = entry;
     entry->timer->async_wait([self = shared_from_this(), weak](std::error_code ec) {
       auto e = weak.lock();
-      if (ec || !e || e->started) return;
-      auto it = std::find(self->queue_.begin(), self->queue_.end(), e);
-      if (it == self->queue_.end()) return;
-      self->queue_.erase(it);
-      auto cb = std::move(e->done);
-      e->done = nullptr;
-      self->advance();
-      cb(nullptr, false);
+      if (!ec && e) self->give_up_queued(e, nullptr);
     });
   }
+  if (entry->cancel) {
+    // At once when the cancellation came before: the entry is queued, so it is found.
+    entry->cancel->attach([self = shared_from_this(), weak] {
+      auto e = weak.lock();
+      if (!e) return;
+      self->give_up_queued(e, std::make_exception_ptr(CancelledError(
+                                  "redisync: the wait was cancelled (its completion handler's "
+                                  "cancellation slot) before the permits were acquired; "
+                                  "nothing of it is left on the server")));
+    });
+  }
+}
+
+void SemaphoreGate::give_up_queued(const std::shared_ptr<Entry>& entry,
+                                   std::exception_ptr error) {
+  if (entry->started || !entry->done) return;
+  auto it = std::find(queue_.begin(), queue_.end(), entry);
+  if (it == queue_.end()) return;
+  queue_.erase(it);
+  if (entry->timer) entry->timer->cancel();
+  if (entry->cancel) entry->cancel->detach();
+  auto cb = std::move(entry->done);
+  entry->done = nullptr;
+  auto self = shared_from_this();  // `cb` may drop the last other reference
+  advance();
+  cb(std::move(error), false);
 }
 
 void SemaphoreGate::advance() {
@@ -121,6 +143,8 @@ void SemaphoreGate::run(const std::shared_ptr<Entry>& entry) {
   entry->started = true;
   ++running_;
   if (entry->timer) entry->timer->cancel();
+  // From now on the acquire loop listens to the cancellation (the Start captured it).
+  if (entry->cancel) entry->cancel->detach();
   auto self = shared_from_this();
   auto start = std::move(entry->start);
   entry->start = nullptr;

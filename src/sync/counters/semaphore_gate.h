@@ -32,6 +32,10 @@
 #include "net/subscriber.h"
 #include "sync/acquire/acquire_loop.h"
 
+namespace redisync::detail {
+class CancelSignal;  // sync/acquire/cancel_signal.h
+}
+
 namespace redisync::sync {
 
 /// How many local waiters a semaphore-channel message wakes: its value v when v > 0, 0 when
@@ -63,8 +67,11 @@ class SemaphoreGate : public std::enable_shared_from_this<SemaphoreGate> {
 
   /// Queues an acquisition of `permits`. `deadline` nullopt: no limit. `done(error,
   /// acquired)` is called exactly once, on the io thread (possibly before enqueue returns).
+  /// `cancel` (optional): a cancellation while the acquisition is held back gives it up with
+  /// CancelledError, without a server call; once it runs, its acquire loop listens to it
+  /// (`start` hands it on).
   void enqueue(std::int64_t permits, std::optional<Clock::time_point> deadline, Start start,
-               Done done);
+               Done done, std::shared_ptr<detail::CancelSignal> cancel = nullptr);
 
   /// Acquisitions queued or running.
   std::size_t size() const { return queue_.size(); }
@@ -78,11 +85,14 @@ class SemaphoreGate : public std::enable_shared_from_this<SemaphoreGate> {
     Start start;
     Done done;
     std::unique_ptr<asio::steady_timer> timer;  // gives up a queued entry at its deadline
+    std::shared_ptr<detail::CancelSignal> cancel;  // attached while held back
     bool started = false;
   };
   /// True if no earlier entry of the queue wants more than `permits`.
   bool may_run(std::int64_t permits, std::size_t position) const;
   void advance();
+  /// A held-back entry gives up (its deadline passed: error nullptr; cancelled).
+  void give_up_queued(const std::shared_ptr<Entry>& entry, std::exception_ptr error);
   void run(const std::shared_ptr<Entry>& entry);
   void finished(const std::shared_ptr<Entry>& entry, std::exception_ptr error, bool acquired);
 
