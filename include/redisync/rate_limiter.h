@@ -38,7 +38,8 @@ asio::io_context& io_of(const std::shared_ptr<ClientCore>& core);
 /// no limit; wait == 0: one attempt.
 void start_rate_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
                         std::int64_t permits, Duration wait,
-                        std::function<void(std::exception_ptr, bool)> done);
+                        std::function<void(std::exception_ptr, bool)> done,
+                        std::shared_ptr<CancelSignal> cancel = nullptr);
 void start_rate_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
                         std::int64_t permits, std::function<void(std::exception_ptr)> done);
 void start_rate_available(const std::shared_ptr<ClientCore>& core, const std::string& name,
@@ -135,6 +136,11 @@ class RateLimiter {
   bool remove();
 
   // --- Async forms: Asio completion tokens (callback, use_future, use_awaitable) ---
+  //
+  // The acquires are cancellable: a cancellation emitted on the handler's cancellation slot
+  // (asio::bind_cancellation_slot, `co_await (limiter.async_acquire(...) || timer...)`) ends a
+  // wait for the window with CancelledError, having taken nothing. An attempt already on its
+  // way decides: one that was granted completes as acquired.
 
   /// Completion: void(std::exception_ptr, bool acquired). wait <= 0: one attempt; wait >
   /// max_duration: no limit.
@@ -143,10 +149,12 @@ class RateLimiter {
     detail::check_rate_permits(permits, name_);
     return asio::async_initiate<Token, void(std::exception_ptr, bool)>(
         [core = core_, name = name_, permits, wait](auto handler) {
+          auto cancel = detail::connect_cancellation(handler, core);
           detail::start_rate_acquire(
               core, name, permits, detail::clamp_wait(wait),
               detail::wrap_handler<decltype(handler), asio::io_context::executor_type, bool>(
-                  std::move(handler), detail::io_of(core).get_executor()));
+                  std::move(handler), detail::io_of(core).get_executor()),
+              std::move(cancel));
         },
         token);
   }
@@ -156,10 +164,12 @@ class RateLimiter {
     detail::check_rate_permits(permits, name_);
     return asio::async_initiate<Token, void(std::exception_ptr)>(
         [core = core_, name = name_, permits](auto handler) {
+          auto cancel = detail::connect_cancellation(handler, core);
           auto done = detail::wrap_handler<decltype(handler), asio::io_context::executor_type>(
               std::move(handler), detail::io_of(core).get_executor());
           detail::start_rate_acquire(core, name, permits, Duration{-1},
-                                     [done](std::exception_ptr e, bool) { done(e); });
+                                     [done](std::exception_ptr e, bool) { done(e); },
+                                     std::move(cancel));
         },
         token);
   }

@@ -222,3 +222,43 @@ TEST(CancelCountersTest, ACancelledLatchWaitEndsAtOnceAndLeavesItsSubscription) 
   }
   EXPECT_EQ(latch.count(), 1);
 }
+
+TEST(CancelCountersTest, ACancelledRateLimiterWaitEndsAtOnceAndTakesNothing) {
+  // One permit per minute, taken: a second acquisition sleeps out the window until cancelled
+  // (a bounded wait shorter than the window would be refused at once, so it is longer).
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  auto limiter = client.rate_limiter(unique_name("cancel-rate:"));
+  limiter.set_rate(redisync::RateType::overall, 1, 60s);
+  ASSERT_TRUE(limiter.try_acquire(1));
+  for (const bool bounded : {false, true}) {
+    SCOPED_TRACE(bounded ? "async_try_acquire" : "async_acquire");
+    asio::cancellation_signal cancel;
+    Once<Outcome> done;
+    if (bounded) {
+      limiter.async_try_acquire(
+          1, 120s,
+          asio::bind_cancellation_slot(cancel.slot(),
+                                       [done](std::exception_ptr e, bool acquired) mutable {
+                                         done.set(Outcome{errc_of(e), acquired});
+                                       }));
+    } else {
+      limiter.async_acquire(
+          1, asio::bind_cancellation_slot(cancel.slot(), [done](std::exception_ptr e) mutable {
+            done.set(Outcome{errc_of(e), e == nullptr});
+          }));
+    }
+    std::this_thread::sleep_for(300ms);  // its first attempt is refused; it sleeps
+    cancel.emit(asio::cancellation_type::terminal);
+    auto result = done.get_future();
+    ASSERT_TRUE(ready(result)) << "the cancelled wait went on";
+    const Outcome out = result.get();
+    EXPECT_EQ(out.error, "cancelled");
+    EXPECT_FALSE(out.acquired);
+  }
+  EXPECT_EQ(limiter.available_permits(), 0);
+  // A release gives the one permit back, and nobody (no cancelled waiter) takes it.
+  limiter.release(1);
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(limiter.available_permits(), 1);
+}

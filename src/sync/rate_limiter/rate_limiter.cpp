@@ -13,6 +13,7 @@
 #include "net/server_text.h"
 #include "redisync/errors.h"
 #include "sync/acquire/acquire_loop.h"  // deadline_after
+#include "sync/acquire/cancel_signal.h"
 #include "sync/client_core.h"
 #include "sync/identity.h"
 #include "sync/metrics_report.h"
@@ -113,6 +114,20 @@ class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
   /// Counts attempts and wake-ups (with a Metrics hook).
   void set_probe(std::shared_ptr<sync::AcquireProbe> probe) { probe_ = std::move(probe); }
 
+  /// Listens to `cancel` (an async acquisition's, if cancellable): a sleep ends at once with
+  /// CancelledError; an attempt on its way decides first (one that was granted completes as
+  /// acquired). Before the first attempt.
+  void listen(std::shared_ptr<detail::CancelSignal> cancel) {
+    if (!cancel) return;
+    cancel_ = std::move(cancel);
+    cancel_->attach([weak = weak_from_this()] {
+      auto self = weak.lock();
+      if (!self || self->finished_) return;
+      self->cancelled_ = true;
+      if (self->sleeping_) self->timer_.cancel();  // its callback finishes
+    });
+  }
+
   void attempt() {
     if (probe_) ++probe_->attempts;
     // A fresh grant id per attempt: a member of the window's sorted set per grant.
@@ -133,24 +148,26 @@ class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
     }
     // A reply lost after the attempt was sent: it may have granted the permit. Never "no".
     if (error && sync::may_have_run(error)) error = sync::rate_ambiguous_error(error, what_);
-    if (error) return done_(std::move(error), false);
-    if (reply.is_nil()) return done_(nullptr, true);
+    if (error) return finish(std::move(error), false);
+    if (reply.is_nil()) return finish(nullptr, true);
+    if (cancelled_) return finish(cancelled_error(), false);
     std::optional<Duration> remaining;
     if (deadline_) {
       remaining = std::chrono::ceil<Duration>(*deadline_ - sync::Clock::now());
     }
     const auto sleep = sync::rate_sleep(reply.integer, remaining);
-    if (!sleep) return done_(nullptr, false);
+    if (!sleep) return finish(nullptr, false);
     timer_.expires_after(*sleep);
     sleeping_ = true;
     Sleepers::instance().add(sleeper_key_, shared_from_this());
     timer_.async_wait([self = shared_from_this()](std::error_code ec) {
       self->sleeping_ = false;
       Sleepers::instance().remove(self->sleeper_key_, self.get());
+      if (self->cancelled_) return self->finish(self->cancelled_error(), false);
       if (ec && !std::exchange(self->woken_, false)) {
-        return self->done_(std::make_exception_ptr(ClientClosedError(
-                               "redisync: client closed while waiting on " + self->what_)),
-                           false);
+        return self->finish(std::make_exception_ptr(ClientClosedError(
+                                "redisync: client closed while waiting on " + self->what_)),
+                            false);
       }
       self->woken_ = false;
       self->attempt();
@@ -160,7 +177,7 @@ class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
  public:
   // Cuts the current sleep short (a release() on this Client): the next attempt runs now.
   void wake() {
-    if (!sleeping_) return;
+    if (!sleeping_ || cancelled_) return;
     if (probe_) {
       ++probe_->wake_ups;
       probe_->last_wake = sync::Clock::now();
@@ -170,6 +187,17 @@ class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
   }
 
  private:
+  void finish(std::exception_ptr error, bool acquired) {
+    if (std::exchange(finished_, true)) return;
+    if (cancel_) cancel_->detach();
+    done_(std::move(error), acquired);
+  }
+  std::exception_ptr cancelled_error() const {
+    return std::make_exception_ptr(CancelledError(
+        "redisync: the wait on " + what_ +
+        " was cancelled (its completion handler's cancellation slot) before the permits were "
+        "granted; nothing was taken"));
+  }
 
   std::shared_ptr<detail::ClientCore> core_;
   std::vector<std::string> keys_;
@@ -182,6 +210,9 @@ class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
   Sleepers::Key sleeper_key_;
   bool sleeping_ = false;  // a sleep is under way (registered in Sleepers)
   bool woken_ = false;     // wake() cancelled it
+  bool cancelled_ = false;  // a cancellation was requested
+  bool finished_ = false;   // done_ was called
+  std::shared_ptr<detail::CancelSignal> cancel_;
   std::shared_ptr<sync::AcquireProbe> probe_;
 };
 
@@ -242,8 +273,10 @@ void check_rate_permits(std::int64_t permits, const std::string& name) {
 
 void start_rate_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
                         std::int64_t permits, Duration wait,
-                        std::function<void(std::exception_ptr, bool)> done) {
-  asio::post(core->io(), [core, name, permits, wait, done = std::move(done)]() mutable {
+                        std::function<void(std::exception_ptr, bool)> done,
+                        std::shared_ptr<CancelSignal> cancel) {
+  asio::post(core->io(), [core, name, permits, wait, done = std::move(done),
+                          cancel = std::move(cancel)]() mutable {
     auto meter = start_acquire_meter(*core, "rate limiter", name);
     if (meter) {
       done = [meter, done = std::move(done)](std::exception_ptr error, bool acquired) {
@@ -254,6 +287,7 @@ void start_rate_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
     auto acquire = std::make_shared<RateAcquire>(core, name, permits, sync::deadline_after(wait),
                                                  std::move(done));
     acquire->set_probe(probe_of(meter));
+    acquire->listen(std::move(cancel));
     acquire->attempt();
   });
 }
