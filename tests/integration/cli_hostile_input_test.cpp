@@ -1,6 +1,9 @@
 // The `redisync` tool against hostile input: names and stored fields with control characters,
 // and servers that misbehave. Each test names the attack it makes.
+#include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "cli_support.h"
 #include "redisync/redisync.h"
@@ -9,6 +12,43 @@ namespace redisync::test {
 namespace {
 
 using CliHostileInputTest = CliTest;
+
+// A TCP listener on loopback that accepts connections and never answers (a hung server).
+class SilentListener {
+ public:
+  SilentListener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(fd_, 16), 0);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c >= 0) accepted_.push_back(c);  // kept open, never read or written
+      }
+    });
+  }
+  ~SilentListener() {
+    stop_ = true;
+    ::shutdown(fd_, SHUT_RDWR);  // wakes accept()
+    thread_.join();
+    ::close(fd_);
+    for (int c : accepted_) ::close(c);
+  }
+  std::uint16_t port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::vector<int> accepted_;  // the accept thread's alone until it is joined
+  std::thread thread_;
+};
 
 std::size_t count_of(const std::string& text, char c) {
   std::size_t n = 0;
@@ -63,6 +103,50 @@ TEST_F(CliHostileInputTest, ControlCharactersInNamesAndFieldsAreEscapedInTextOut
   EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\\x1b[2J"), std::string::npos) << r.output;
   lock.unlock();
+}
+
+// Attack: `run --wait D` while Redis cannot be reached (nothing listens; a server that accepts
+// and never answers). A timed acquire that could not get through is "not acquired" to the
+// library; the tool said "not acquired within D (held by someone else)" and exited 75, so a
+// script took an outage for contention (and e.g. skipped its job as "another copy runs").
+// Unreachable is exit 69, whatever the kind.
+TEST_F(CliHostileInputTest, RunWithAWaitAgainstUnreachableRedisExits69NotNotAcquired) {
+  const std::string port = std::to_string(unused_port());
+  const std::string refused = "redis://127.0.0.1:" + port + "?retry_attempts=0";
+  // With resends (the defaults: 3, 1.5 s apart) a wait ends while they still fail.
+  const std::string resending = "redis://127.0.0.1:" + port;
+  const std::vector<std::vector<std::string>> cases{
+      {refused, "--wait", "0", "x"},
+      {refused, "--wait", "0", "--read", "x"},
+      {refused, "--wait", "0", "--fenced", "x"},
+      {refused, "--wait", "0", "--multi", "a", "b"},
+      {resending, "--wait", "1s", "x"}};
+  for (const auto& c : cases) {
+    std::vector<std::string> args{"run", "--redis"};
+    args.insert(args.end(), c.begin(), c.end());
+    args.insert(args.end(), {"--", "true"});
+    const auto r = cli(args);
+    EXPECT_EQ(r.exit_code, 69) << c[2] << " " << c[3] << " " << c.back() << ": " << r.output;
+    EXPECT_NE(r.output.find("cannot reach Redis"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("held by someone else"), std::string::npos) << r.output;
+  }
+
+  // A member that is not a lock (the server answers WRONGTYPE) is no contention either.
+  const std::string data = unique_name("cli:data:");
+  server_.command({"SET", data, "user data"});
+  auto r = cli({"run", "--redis", server_.url(), "--wait", "0", "--multi", unique_name("cli:m:"),
+                data, "--", "true"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("WRONGTYPE"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("held by someone else"), std::string::npos) << r.output;
+  EXPECT_EQ(server_.command({"GET", data}).as_string(), "user data");
+
+  SilentListener hung;
+  const std::string silent = "redis://127.0.0.1:" + std::to_string(hung.port()) +
+                             "?retry_attempts=0&timeout=300";
+  r = cli({"run", "--redis", silent, "--wait", "0", "--multi", "a", "b", "--", "true"});
+  EXPECT_EQ(r.exit_code, 69) << r.output;
+  EXPECT_EQ(r.output.find("held by someone else"), std::string::npos) << r.output;
 }
 
 }  // namespace
