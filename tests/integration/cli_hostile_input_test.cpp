@@ -149,5 +149,32 @@ TEST_F(CliHostileInputTest, RunWithAWaitAgainstUnreachableRedisExits69NotNotAcqu
   EXPECT_EQ(r.output.find("held by someone else"), std::string::npos) << r.output;
 }
 
+// Attack: a URL with a user name and no password ("redis://guest:@host", "?user=guest"). Redis
+// ACL users may have no password (nopass); the user was dropped and the tool ran as "default",
+// with default's rights: here it took the lock although guest may run no command at all.
+TEST_F(CliHostileInputTest, UserNameWithoutAPasswordIsUsedNotDropped) {
+  ASSERT_EQ(server_.command({"ACL", "SETUSER", "guest", "reset", "on", "nopass"}).as_string(),
+            "OK");
+  ASSERT_EQ(server_.command({"ACL", "SETUSER", "worker", "reset", "on", "nopass", "~*", "&*",
+                             "+@all"})
+                .as_string(),
+            "OK");
+  const std::string host = "127.0.0.1:" + std::to_string(server_.port());
+  const std::string name = unique_name("cli:user:");
+  for (const std::string& url : {"redis://guest:@" + host + "?retry_attempts=0",
+                                 "redis://" + host + "?user=guest&retry_attempts=0"}) {
+    const auto r = cli({"run", "--redis", url, "--wait", "0", name, "--", "true"});
+    EXPECT_NE(r.exit_code, 0) << url << ": " << r.output;
+    EXPECT_NE(r.output.find("NOPERM"), std::string::npos) << url << ": " << r.output;
+    EXPECT_FALSE(key_exists(name));
+  }
+  // A user with rights and no password works as itself.
+  const std::string marker = temp_file("worker.user");
+  const auto r = cli({"run", "--redis", "redis://worker:@" + host, "--wait", "0", name, "--", "sh",
+                      "-c", "touch " + marker});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(file_exists(marker));
+}
+
 }  // namespace
 }  // namespace redisync::test
