@@ -176,5 +176,35 @@ TEST_F(CliHostileInputTest, UserNameWithoutAPasswordIsUsedNotDropped) {
   EXPECT_TRUE(file_exists(marker));
 }
 
+// Attack: SIGKILL a `redisync run --fair` while it waits in the queue. Its queue entry keeps
+// the head for the fair-lock wait allowance, 5 minutes by default (Redisson's threadWaitTime):
+// the lock, free once its holder is done, was refused to everyone else that long, far past
+// any lease (and `run` said "held by someone else"). `run` waits with an allowance of the
+// watchdog lease: a dead waiter's place ends about as soon as a dead holder's lease would.
+TEST_F(CliHostileInputTest, SigkilledFairWaiterDoesNotBlockTheFreeLockForMinutes) {
+  const std::string name = unique_name("cli:fairkill:");
+  const std::string marker = temp_file("fair.holder");
+  std::string holder_out;
+  const pid_t holder = start_cli({"run", "--redis", server_.url(), "--fair", "--watchdog-timeout",
+                                  "1s", name, "--", "sh", "-c", "touch " + marker + "; sleep 2"},
+                                 &holder_out);
+  ASSERT_TRUE(started(marker)) << read_file(holder_out);
+  std::string waiter_out;
+  const pid_t waiter = start_cli(
+      {"run", "--redis", server_.url(), "--fair", "--watchdog-timeout", "1s", name, "--", "true"},
+      &waiter_out);
+  const std::string queue = "redisson_lock_queue:{" + name + "}";
+  EXPECT_TRUE(wait_until([&] { return server_.command({"LLEN", queue}).as_integer() == 1; }, 10s))
+      << read_file(waiter_out);
+  ::kill(waiter, SIGKILL);
+  EXPECT_EQ(finish(waiter), 128 + SIGKILL);
+  EXPECT_EQ(finish(holder), 0) << read_file(holder_out);
+
+  // The lock is free; the dead waiter's entry must not keep it for minutes.
+  const auto r = cli({"run", "--redis", server_.url(), "--fair", "--wait", "20s", name, "--",
+                      "true"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 }  // namespace
 }  // namespace redisync::test
