@@ -84,7 +84,7 @@ struct Config {
   std::string sentinel_password;   ///< AUTH password for the sentinels (sentinelPassword)
   int database = 0;                ///< SELECT after connect (Redisson: database), 0..
   std::string username;            ///< ACL user; empty = "default" (password-only AUTH)
-  std::string password;            ///< AUTH password; empty = no AUTH
+  std::string password;            ///< AUTH password; empty = no AUTH unless a username is set
   std::string client_name;         ///< CLIENT SETNAME after connect; empty = none
   bool tls = false;                ///< TLS on the connection ("rediss://")
   TlsConfig tls_options;

@@ -169,7 +169,9 @@ void Connection::on_transport_connected() {
 void Connection::send_handshake() {
   // AUTH, SELECT and CLIENT SETNAME go first, pipelined; user requests wait until all succeed.
   std::vector<std::vector<std::string>> steps;
-  if (!options_.password.empty()) {
+  // A user name is sent even with an empty password (an ACL user with nopass): dropping it
+  // would run everything as "default", with default's rights.
+  if (!options_.password.empty() || !options_.username.empty()) {
     if (options_.username.empty()) {
       steps.push_back({"AUTH", options_.password});
     } else {

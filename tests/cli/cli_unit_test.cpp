@@ -8,6 +8,7 @@
 #include "duration.h"
 #include "events.h"
 #include "json_writer.h"
+#include "names.h"
 #include "process.h"
 #include "redis_option.h"
 #include "status_rate_limiter.h"
@@ -68,6 +69,16 @@ TEST(CliDurationTest, ParsesUnitsAndRejectsJunk) {
   EXPECT_EQ(format_duration(Duration{850}), "850 ms");
   EXPECT_EQ(format_duration(Duration{2000}), "2 s");
   EXPECT_EQ(format_duration(Duration{1500}), "1.5 s");
+}
+
+// Names and fields in text output: one line, no byte that drives a terminal, UTF-8 kept.
+TEST(CliPrintable, EscapesControlBytesAndBackslashOnly) {
+  EXPECT_EQ(printable("plain name {tag}:1"), "plain name {tag}:1");
+  EXPECT_EQ(printable("a\nb\tc\rd\\e"), "a\\nb\\tc\\rd\\\\e");
+  EXPECT_EQ(printable(std::string("\x1b[2J\x07\x7f\0x", 8)), "\\x1b[2J\\x07\\x7f\\x00x");
+  EXPECT_EQ(printable("\xc2\x9b" "31m"), "\\xc2\\x9b31m");  // U+009B: CSI
+  EXPECT_EQ(printable("\xc3\xbc" "ber \xe2\x9c\x93"), "\xc3\xbc" "ber \xe2\x9c\x93");
+  EXPECT_EQ(printable("one\ntwo\x1b", true), "one\ntwo\\x1b");
 }
 
 TEST(CliMiscTest, HashTagAndExitCodes) {

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "names.h"
 #include "redisync/errors.h"
 
 namespace redisync::cli {
@@ -19,7 +20,9 @@ std::string strip_prefix(std::string_view text) {
 }  // namespace
 
 void print_diagnostic(const std::string& message) {
-  std::cerr << "redisync: " << message << std::endl;
+  // Messages name locks and quote server replies: no byte of theirs may drive the terminal.
+  // Newlines stay (multi-line messages: a multi-lock's members, one a line).
+  std::cerr << "redisync: " << printable(message, true) << std::endl;
 }
 
 int report_current_exception() noexcept {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "json_writer.h"
+#include "names.h"
 #include "redis_option.h"
 #include "status_rate_limiter.h"
 #include "unlock_kinds.h"
@@ -268,6 +269,9 @@ std::string render_ls_text(const std::vector<LsEntry>& entries) {
     const bool lockish = e.kind.find("lock") != std::string::npos;
     rows.push_back({e.kind, e.name, lockish ? holders : "-", lease_cell(e.lease_ms),
                     cell(e.waiters), cell(e.permits), detail});
+  }
+  for (auto& row : rows) {
+    for (auto& c : row) c = printable(c);  // names, owners, modes come from the keys' writers
   }
   std::vector<std::size_t> width(rows.front().size(), 0);
   for (const auto& row : rows) {

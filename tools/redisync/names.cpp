@@ -11,4 +11,37 @@ void check_name(const std::string& name, const std::string& command, const std::
   }
 }
 
+std::string printable(std::string_view text, bool keep_newlines) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  const auto hex = [&out](unsigned char b) {
+    out += "\\x";
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (b == '\\') {
+      out += "\\\\";
+    } else if (b == '\n') {
+      out += keep_newlines ? "\n" : "\\n";
+    } else if (b == '\t') {
+      out += "\\t";
+    } else if (b == '\r') {
+      out += "\\r";
+    } else if (b < 0x20 || b == 0x7f) {
+      hex(b);
+    } else if (b == 0xc2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      hex(b);  // U+0080..U+009F: C1 controls (CSI is U+009B)
+      hex(static_cast<unsigned char>(text[++i]));
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace redisync::cli

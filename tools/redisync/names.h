@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace redisync::cli {
 
@@ -11,5 +12,13 @@ namespace redisync::cli {
 /// refuses what it cannot store (InvalidArgument, reported with exit 64).
 void check_name(const std::string& name, const std::string& command,
                 const std::string& what = "the NAME");
+
+/// `text` made safe to print as one line on a terminal: a backslash becomes "\\", a newline
+/// "\n" (kept as it is with keep_newlines), a tab "\t", a carriage return "\r", and every other
+/// control byte (C0, DEL, and C1 as UTF-8 encodes it) "\xNN". Everything else, UTF-8 included,
+/// is kept. Names and owner fields come from whoever can write keys: raw, a newline forges a
+/// row of `ls` and an escape sequence reaches the operator's terminal. Text output applies it
+/// to every cell and diagnostics to every message; --json does not (JSON escapes those bytes).
+std::string printable(std::string_view text, bool keep_newlines = false);
 
 }  // namespace redisync::cli

@@ -211,9 +211,8 @@ class Runner {
         if (shared_->acquire_done) {
           if (shared_->acquire_error) std::rethrow_exception(shared_->acquire_error);
           if (!shared_->acquired) {
-            throw CliError(kExitNotAcquired, holding_->describe() + " not acquired within " +
-                                                 format_duration(*settings_.wait) +
-                                                 " (held by someone else)");
+            guard.unlock();
+            not_acquired();
           }
           return std::nullopt;
         }
@@ -238,6 +237,25 @@ class Runner {
         }
       }
     }
+  }
+
+  // The wait ended without the lock. The library says "not acquired" also when every
+  // attempt failed to reach Redis (a timed acquire that could not get through): exit 75
+  // "held by someone else" would pass an outage off as contention. A PING tells them apart:
+  // ConnectionError / TimeoutError propagate (exit 69); any answer, even an error (an ACL
+  // user without +ping), means Redis is there.
+  [[noreturn]] void not_acquired() {
+    const std::string what =
+        holding_->describe() + " not acquired within " + format_duration(*settings_.wait);
+    try {
+      client_.execute({"PING"});
+    } catch (const ServerError&) {
+    }
+    int code = kExitFailure;
+    if (const std::string why = holding_->why_not_acquired(&code); !why.empty()) {
+      throw CliError(code, what + ":\n" + why);
+    }
+    throw CliError(kExitNotAcquired, what + " (held by someone else)");
   }
 
   void lose(const std::string& reason, const ProcessGroup& group,

@@ -44,6 +44,10 @@ class Holding {
   /// Starts the release; `done` gets LockLostError / NotOwnerError / UnknownPermitError when
   /// the hold turned out lost.
   virtual void start_release(ReleaseDone done) = 0;
+  /// After an acquisition ended "not acquired": why, if it was not contention alone (a
+  /// multi-lock's members that timed out, were unreachable or failed), and the exit code that
+  /// goes with it; "" otherwise.
+  virtual std::string why_not_acquired(int* /*exit_code*/) const { return {}; }
   /// Main thread, once acquired, before the command starts (semaphore: first renewal).
   virtual void after_acquire() {}
   /// "NAME=value" entries for the command's environment (fenced: REDISYNC_FENCING_TOKEN).

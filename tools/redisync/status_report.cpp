@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "json_writer.h"
+#include "names.h"
 
 namespace redisync::cli {
 namespace {
@@ -91,6 +92,10 @@ std::string render_text(const StatusReport& r) {
     if (r.fence_token) lines.emplace_back("fence token", *r.fence_token);
   }
 
+  for (auto& [k, v] : lines) {  // names, owners, values come from the keys' writers
+    k = printable(k);
+    v = printable(v);
+  }
   std::size_t width = 0;
   for (const auto& [k, v] : lines) width = std::max(width, k.size());
   std::string out;
