@@ -48,6 +48,10 @@ namespace detail {
 
 void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string& name,
                       Duration wait, std::function<void(std::exception_ptr, bool)> done) {
+  if (core->closed()) {
+    return detail::ClientCore::fail_later(
+        [done = std::move(done)] { done(detail::ClientCore::closed_error(), false); });
+  }
   asio::post(core->io(), [core, name, wait, done = std::move(done)]() mutable {
     const std::string what = "waiting on " + describe_latch(*core, name);
     sync::AcquireLoop::Params params;

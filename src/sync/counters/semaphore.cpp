@@ -74,6 +74,10 @@ void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std:
                              std::int64_t permits, Duration wait,
                              std::function<void(std::exception_ptr, bool)> done) {
   check_permits(permits, "permits", name);
+  if (core->closed()) {
+    return detail::ClientCore::fail_later(
+        [done = std::move(done)] { done(detail::ClientCore::closed_error(), false); });
+  }
   asio::post(core->io(), [core, name, permits, wait, done = std::move(done)]() mutable {
     if (permits == 0) return done(nullptr, true);  // acquire(0): no server call
     const auto deadline = sync::deadline_after(wait);
@@ -115,6 +119,10 @@ void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std:
 void start_semaphore_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
                              std::int64_t permits, std::function<void(std::exception_ptr)> done) {
   check_permits(permits, "permits", name);
+  if (core->closed()) {
+    return detail::ClientCore::fail_later(
+        [done = std::move(done)] { done(detail::ClientCore::closed_error()); });
+  }
   asio::post(core->io(), [core, name, permits, done = std::move(done)] {
     if (permits == 0) return done(nullptr);
     release_recorded(core, name, permits, "releasing " + describe_semaphore(*core, name), done);

@@ -243,6 +243,10 @@ void check_rate_permits(std::int64_t permits, const std::string& name) {
 void start_rate_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
                         std::int64_t permits, Duration wait,
                         std::function<void(std::exception_ptr, bool)> done) {
+  if (core->closed()) {
+    return detail::ClientCore::fail_later(
+        [done = std::move(done)] { done(detail::ClientCore::closed_error(), false); });
+  }
   asio::post(core->io(), [core, name, permits, wait, done = std::move(done)]() mutable {
     auto meter = start_acquire_meter(*core, "rate limiter", name);
     if (meter) {
@@ -260,6 +264,10 @@ void start_rate_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
 
 void start_rate_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
                         std::int64_t permits, std::function<void(std::exception_ptr)> done) {
+  if (core->closed()) {
+    return detail::ClientCore::fail_later(
+        [done = std::move(done)] { done(detail::ClientCore::closed_error()); });
+  }
   asio::post(core->io(), [core, name, permits, done = std::move(done)] {
     // Not idempotent (it adds permits): resent only when surely unsent.
     run_script(core, with_window<lua::rate_limiter_release>(), rate_keys(name, core->id()),
@@ -276,6 +284,10 @@ void start_rate_release(const std::shared_ptr<ClientCore>& core, const std::stri
 
 void start_rate_available(const std::shared_ptr<ClientCore>& core, const std::string& name,
                           std::function<void(std::exception_ptr, std::int64_t)> done) {
+  if (core->closed()) {
+    return detail::ClientCore::fail_later(
+        [done = std::move(done)] { done(detail::ClientCore::closed_error(), 0); });
+  }
   asio::post(core->io(), [core, name, done = std::move(done)] {
     run_script(core, with_window<lua::rate_limiter_available>(), rate_keys(name, core->id()), {},
                describe(*core, name), 0, net::Retry::always,
