@@ -91,6 +91,8 @@ TEST(ClosedClientAsync, EveryAsyncCallOnAHandleThatOutlivedItsClientCompletesWit
   auto pes = client->permit_expirable_semaphore(unique_name("closed:"));
   auto latch = client->count_down_latch(unique_name("closed:"));
   ASSERT_TRUE(latch.try_set_count(1));
+  redisync::MultiLock multi({client->lock(unique_name("closed:")),
+                             client->lock(unique_name("closed:"))});
   auto limiter = client->rate_limiter(unique_name("closed:"));
   ASSERT_TRUE(limiter.try_set_rate(redisync::RateType::overall, 1, 1000ms));
   client.reset();  // the handles outlive the Client
@@ -108,6 +110,9 @@ TEST(ClosedClientAsync, EveryAsyncCallOnAHandleThatOutlivedItsClientCompletesWit
   pes.async_release(std::string(32, 'a'), o.handler("PermitExpirableSemaphore::async_release"));
   latch.async_wait(o.handler("CountDownLatch::async_wait"));
   latch.async_wait_for(5s, o.handler("CountDownLatch::async_wait_for"));
+  multi.async_lock(1, o.handler("MultiLock::async_lock"));
+  multi.async_try_lock(1, 5s, 0ms, o.handler("MultiLock::async_try_lock"));
+  multi.async_unlock(1, o.handler("MultiLock::async_unlock"));
   limiter.async_acquire(1, o.handler("RateLimiter::async_acquire"));
   limiter.async_release(1, o.handler("RateLimiter::async_release"));
   limiter.async_available_permits(o.handler("RateLimiter::async_available_permits"));
