@@ -5,6 +5,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 #include <asio/associated_cancellation_slot.hpp>
@@ -69,6 +70,16 @@ std::function<void(std::exception_ptr, Args...)> wrap_handler(Handler&& handler,
   auto shared = std::make_shared<H>(std::forward<Handler>(handler));
   return [shared, fallback](std::exception_ptr error, Args... args) {
     auto ex = asio::get_associated_executor(*shared, fallback);
+    // The Client is closed: its I/O thread is gone and nothing posted to it runs any more (a
+    // handle that outlived its Client, used for an async call). The handler runs here
+    // instead, or it would never run: a callback never called, a future never ready, a
+    // coroutine never resumed. (On the I/O thread itself, dispatch below still runs it
+    // inline and keeps an exception it throws off the thread.)
+    if constexpr (std::is_same_v<decltype(ex), Executor>) {
+      if (ex == fallback && fallback.context().stopped() && !fallback.running_in_this_thread()) {
+        return std::move (*shared)(error, std::move(args)...);
+      }
+    }
     asio::dispatch(ex, [shared, fallback, error, args...]() mutable {
       if (!fallback.running_in_this_thread()) return std::move (*shared)(error, std::move(args)...);
       // On the I/O thread (dispatch may run it inside the library's own callbacks): an

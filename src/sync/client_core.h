@@ -19,6 +19,7 @@
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
 #include <asio/post.hpp>
+#include <asio/system_executor.hpp>
 
 #include "net/executor.h"
 #include "net/io_thread.h"
@@ -139,6 +140,20 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   /// Throws InvalidArgument on the I/O thread, where a blocking call would wait for itself.
   void check_not_io_thread() {
     if (on_io_thread()) throw InvalidArgument(std::string("redisync: ") + net::kBlockingOnIoThread);
+  }
+
+  /// True once shutdown began: nothing posted to the I/O thread runs any more. An async call
+  /// on a handle that outlived its Client completes at once with closed_error() instead.
+  bool closed() const { return closed_; }
+  static std::exception_ptr closed_error() {
+    return std::make_exception_ptr(ClientClosedError("redisync: client is closed"));
+  }
+  /// Runs `fail` on another thread (Asio's system executor): a start on a closed Client still
+  /// completes after it returned, as on an open one (a caller may hold a lock that its
+  /// completion takes: MultiLock's walk does).
+  template <class F>
+  static void fail_later(F fail) {
+    asio::post(asio::system_executor(), std::move(fail));
   }
 
   /// Runs `start(done)` on the I/O thread and blocks until `done(error, value)` is called;

@@ -18,8 +18,9 @@
 namespace redisync::chaos {
 
 struct RunParams {
-  std::string kind = "lock";  // lock | fair | fenced | rw-mix | semaphore | pes | latch |
-                              // redlock | broken-* ... (chaos_worker.cpp)
+  std::string kind = "lock";  // lock | fair | fenced | rw-mix | nonreentrant |
+                              // nonreentrant-fair | semaphore | pes | latch | redlock |
+                              // broken-* ... (chaos_worker.cpp, lockers.cpp)
   int lock_servers = 1;       // redlock: one Lock per server
   int workers = 0;            // 0: $REDISYNC_CHAOS_WORKERS or 8
   long duration_ms = 0;       // 0: $REDISYNC_CHAOS_MS or 6000

@@ -38,7 +38,7 @@ Verdict finish_and_check(ChaosRun& run, const std::string& label, const std::str
 long run_ms(const std::string& kind) {
   if (is_broken(kind)) return shorter_ms(3000);
   const bool later = kind == "rw-mix" || kind == "pes" || kind == "rw-write-grant" ||
-                     kind == "rw-mix-grant";
+                     kind == "rw-mix-grant" || kind.starts_with("nonreentrant");
   return later ? shorter_ms(4000) : 0;
 }
 
@@ -81,7 +81,8 @@ TEST_P(KillHolder, LockRecoveredWithinLeaseAndExclusionHolds) {
 INSTANTIATE_TEST_SUITE_P(Kinds, KillHolder,
                          ::testing::Values("lock", "fair", "fenced", "rw-write", "multi", "rw-mix",
                                            "broken-ignore", "lock-grant", "fenced-grant",
-                                           "fair-grant", "rw-write-grant", "rw-mix-grant"));
+                                           "fair-grant", "rw-write-grant", "rw-mix-grant",
+                                           "nonreentrant-grant"));
 
 // --- (2) SIGSTOP of a holder past its lease, then SIGCONT: the holder is told. ---
 // A PermitExpirableSemaphore holder (pes, 2 permits, lease 1 s) is told by nobody: it knows
@@ -131,7 +132,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, StopHolder,
                          ::testing::Values("lock", "fair", "fenced", "rw-write", "multi", "rw-mix",
                                            "pes", "broken-ignore", "lock-grant",
                                            "fenced-grant", "fair-grant", "rw-write-grant",
-                                           "rw-mix-grant"));
+                                           "rw-mix-grant", "nonreentrant-fair-grant"));
 
 // --- (2b) SIGKILL of a permit holder: never more than N permits in use. A Semaphore permit
 // has no lease: the killed holder's permit is lost for good, so one is killed and the others
@@ -192,7 +193,10 @@ TEST_P(RestartServer, ClientsRecoverAndLossesAreReported) {
 
 // FencedLock is left out on purpose: a restart without persistence also loses the token
 // counter, so tokens restart from 1 (docs/safety.md); the checker would rightly flag it.
-INSTANTIATE_TEST_SUITE_P(Kinds, RestartServer, ::testing::Values("lock", "fair", "broken-ignore"));
+// nonreentrant-fair-grant: grant mode's registrations, marks and pending grants vanish with
+// the server's data too.
+INSTANTIATE_TEST_SUITE_P(Kinds, RestartServer, ::testing::Values("lock", "fair", "broken-ignore",
+                                                                 "nonreentrant-fair-grant"));
 
 // --- (4) redis-server paused (SIGSTOP) for 2 s: TimeoutError surfaces, nothing hangs. ---
 

@@ -85,8 +85,8 @@ return 1
 )lua";
 
 int run(const Options& given) {
-  // "<kind>-grant" (lock-grant, fenced-grant, fair-grant, rw-write-grant, rw-mix-grant): the
-  // kind with Config::handoff = grant.
+  // "<kind>-grant" (lock-grant, fenced-grant, fair-grant, rw-write-grant, rw-mix-grant,
+  // nonreentrant-grant, nonreentrant-fair-grant): the kind with Config::handoff = grant.
   Options o = given;
   const bool grant = o.kind.size() > 6 && o.kind.ends_with("-grant");
   if (grant) o.kind.resize(o.kind.size() - 6);

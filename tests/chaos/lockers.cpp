@@ -171,6 +171,14 @@ std::unique_ptr<Locker> make_locker(const Options& o,
     return std::make_unique<PlainLocker<redisync::FairLock>>(client.fair_lock(o.name));
   }
   if (o.kind == "fenced") return std::make_unique<FencedLocker>(client.fenced_lock(o.name));
+  if (o.kind == "nonreentrant") {
+    return std::make_unique<PlainLocker<redisync::NonReentrantLock>>(
+        client.non_reentrant_lock(o.name));
+  }
+  if (o.kind == "nonreentrant-fair") {
+    return std::make_unique<PlainLocker<redisync::NonReentrantFairLock>>(
+        client.non_reentrant_fair_lock(o.name));
+  }
   if (o.kind == "rw-write" || (o.kind == "rw-mix" && o.id % 2 == 0)) {
     return std::make_unique<PlainLocker<redisync::WriteLock>>(
         client.read_write_lock(o.name).write_lock());

@@ -119,7 +119,9 @@ class Partition : public ::testing::TestWithParam<const char*> {};
 TEST_P(Partition, HolderIsToldBeforeAnotherAcquires) {
   const std::string kind = GetParam();
   RunParams p = network_params(kind, 2500);
-  if (kind == "rw-mix") p.duration_ms = shorter_ms(4000);  // added later (chaos_case.h)
+  if (kind == "rw-mix" || kind == "lock-grant") {
+    p.duration_ms = shorter_ms(4000);  // added later (chaos_case.h)
+  }
   ChaosRun run(p);
   run.start();
   auto held = run.wait_in_section(kVictim, 5s);
@@ -141,7 +143,7 @@ TEST_P(Partition, HolderIsToldBeforeAnotherAcquires) {
 
 INSTANTIATE_TEST_SUITE_P(Kinds, Partition,
                          ::testing::Values("lock", "fair", "fenced", "rw-write", "multi", "rw-mix",
-                                           "broken-norenew", "broken-ignore"));
+                                           "broken-norenew", "broken-ignore", "lock-grant"));
 
 // --- Partition of a permit holder (semaphore of 2): it keeps its permit (no lease runs out:
 // Semaphore permits have none, the PermitExpirableSemaphore's lease is 5 s, longer than the
@@ -266,7 +268,8 @@ INSTANTIATE_TEST_SUITE_P(
     Kinds, LostReleaseReply,
     ::testing::Values(LostReply{"lock", AfterDrop::reset}, LostReply{"lock", AfterDrop::stall},
                       LostReply{"fair", AfterDrop::stall}, LostReply{"fenced", AfterDrop::stall},
-                      LostReply{"broken-release", AfterDrop::stall}),
+                      LostReply{"broken-release", AfterDrop::stall},
+                      LostReply{"lock-grant", AfterDrop::stall}),
     [](const ::testing::TestParamInfo<LostReply>& p) {
       std::string name = std::string(p.param.kind) +
                          (p.param.after == AfterDrop::stall ? "_stall" : "_reset");

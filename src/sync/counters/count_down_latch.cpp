@@ -49,6 +49,10 @@ namespace detail {
 void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string& name,
                       Duration wait, std::function<void(std::exception_ptr, bool)> done,
                       std::shared_ptr<CancelSignal> cancel) {
+  if (core->closed()) {
+    return detail::ClientCore::fail_later(
+        [done = std::move(done)] { done(detail::ClientCore::closed_error(), false); });
+  }
   asio::post(core->io(), [core, name, wait, done = std::move(done),
                           cancel = std::move(cancel)]() mutable {
     const std::string what = "waiting on " + describe_latch(*core, name);

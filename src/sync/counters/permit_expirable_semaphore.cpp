@@ -61,6 +61,10 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
   for (std::int64_t i = 0; i < permits; ++i) raw_ids->push_back(sync::random_permit_id());
   // The send time of the attempt that took the permits (their local deadline counts from it).
   auto sent = std::make_shared<std::optional<sync::Clock::time_point>>();
+  if (core->closed()) {
+    return detail::ClientCore::fail_later(
+        [done = std::move(done)] { done(detail::ClientCore::closed_error(), {}); });
+  }
   asio::post(core->io(), [core, name, raw_ids, lease, wait, sent, done = std::move(done),
                           cancel = std::move(cancel)]() mutable {
     const auto deadline = sync::deadline_after(wait);
@@ -126,6 +130,11 @@ enum class PermitRelease { released, unknown, lost };
 void release_one(const std::shared_ptr<ClientCore>& core, const std::string& name,
                  const std::string& raw,
                  std::function<void(std::exception_ptr, PermitRelease)> done) {
+  if (core->closed()) {
+    return detail::ClientCore::fail_later([done = std::move(done)] {
+      done(detail::ClientCore::closed_error(), PermitRelease::unknown);
+    });
+  }
   asio::post(core->io(), [core, name, raw, done = std::move(done)] {
     const std::string what = "releasing a permit of " + describe_pes(*core, name);
     core->executor().eval(

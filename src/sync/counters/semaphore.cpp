@@ -75,6 +75,10 @@ void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std:
                              std::function<void(std::exception_ptr, bool)> done,
                              std::shared_ptr<CancelSignal> cancel) {
   check_permits(permits, "permits", name);
+  if (core->closed()) {
+    return detail::ClientCore::fail_later(
+        [done = std::move(done)] { done(detail::ClientCore::closed_error(), false); });
+  }
   asio::post(core->io(), [core, name, permits, wait, done = std::move(done),
                           cancel = std::move(cancel)]() mutable {
     if (permits == 0) return done(nullptr, true);  // acquire(0): no server call
@@ -118,6 +122,10 @@ void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std:
 void start_semaphore_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
                              std::int64_t permits, std::function<void(std::exception_ptr)> done) {
   check_permits(permits, "permits", name);
+  if (core->closed()) {
+    return detail::ClientCore::fail_later(
+        [done = std::move(done)] { done(detail::ClientCore::closed_error()); });
+  }
   asio::post(core->io(), [core, name, permits, done = std::move(done)] {
     if (permits == 0) return done(nullptr);
     release_recorded(core, name, permits, "releasing " + describe_semaphore(*core, name), done);

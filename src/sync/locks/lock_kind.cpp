@@ -263,6 +263,10 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
 void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                  const std::string& name, std::int64_t owner, Duration lease, Duration wait,
                  AcquireDone done, LoopStarter start, std::shared_ptr<CancelSignal> cancel) {
+  if (core->closed()) {
+    return detail::ClientCore::fail_later(
+        [done = std::move(done)] { done(detail::ClientCore::closed_error(), false); });
+  }
   asio::post(core->io(), [core, kind, name, owner, lease, wait, done = std::move(done),
                           start = std::move(start), cancel = std::move(cancel)]() mutable {
     if (lease > max_duration) {  // async callers reach here unchecked; nothing written yet

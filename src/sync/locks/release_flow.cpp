@@ -266,6 +266,11 @@ void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
 
 void run_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                  const std::string& name, std::int64_t owner, ReleaseDone done) {
+  if (core->closed()) {
+    return detail::ClientCore::fail_later([done = std::move(done)] {
+      done(ReleaseOutcome::failed, detail::ClientCore::closed_error());
+    });
+  }
   asio::post(core->io(), [core, kind, name, owner, done = std::move(done)] {
     release_now(core, kind, name, owner, done);
   });
@@ -324,6 +329,10 @@ void quiet_unlock(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
 
 void run_force_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                        const std::string& name, BoolDone done) {
+  if (core->closed()) {
+    return detail::ClientCore::fail_later(
+        [done = std::move(done)] { done(detail::ClientCore::closed_error(), false); });
+  }
   asio::post(core->io(), [core, kind, name, done = std::move(done)] {
     const std::string what = "force-unlocking " + kind->describe(*core, name);
     kind->force_step(core, name,

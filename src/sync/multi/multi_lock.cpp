@@ -153,10 +153,22 @@ std::exception_ptr MultiLock::lease_error(Duration lease) const {
   return nullptr;
 }
 
+// ClientClosedError when a member's Client is closed (the blocking forms' check_open throws
+// it): its member steps would be posted to a stopped I/O context and never complete.
+static std::exception_ptr closed_member(const detail::MultiLockState& state) {
+  for (const auto& member : state.members) {
+    if (member->core()->closed()) return detail::ClientCore::closed_error();
+  }
+  return nullptr;
+}
+
 // Every entry point, blocking or async, comes through start_try or start_lock: the lease is
 // checked here, before anything is written (an async form used to skip it and retry forever).
 void MultiLock::start_try(std::int64_t owner, Duration wait, Duration lease, TryDone done) const {
   if (auto error = lease_error(lease)) return done(error, AttemptReport{});
+  if (auto error = closed_member(*state_)) {
+    return detail::ClientCore::fail_later([done, error] { done(error, AttemptReport{}); });
+  }
   const Duration w = detail::clamp_wait(wait);
   detail::start_multi_try(state_, owner, w < Duration{0} ? max_duration : w, lease,
                           std::move(done));
@@ -165,10 +177,18 @@ void MultiLock::start_try(std::int64_t owner, Duration wait, Duration lease, Try
 void MultiLock::start_lock(std::int64_t owner, Duration lease,
                            std::function<void(std::exception_ptr)> done) const {
   if (auto error = lease_error(lease)) return done(error);
+  if (auto error = closed_member(*state_)) {
+    return detail::ClientCore::fail_later([done, error] { done(error); });
+  }
   detail::start_multi_lock(state_, owner, lease, std::move(done));
 }
 
 void MultiLock::start_unlock(std::int64_t owner, UnlockDone done) const {
+  if (auto error = closed_member(*state_)) {
+    return detail::ClientCore::fail_later([done, error] {
+      done(ReleaseResult{ReleaseOutcome::failed, "redisync: client is closed"}, error);
+    });
+  }
   detail::start_multi_unlock(state_, owner, std::move(done));
 }
 

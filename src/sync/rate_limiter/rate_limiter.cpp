@@ -275,6 +275,10 @@ void start_rate_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
                         std::int64_t permits, Duration wait,
                         std::function<void(std::exception_ptr, bool)> done,
                         std::shared_ptr<CancelSignal> cancel) {
+  if (core->closed()) {
+    return detail::ClientCore::fail_later(
+        [done = std::move(done)] { done(detail::ClientCore::closed_error(), false); });
+  }
   asio::post(core->io(), [core, name, permits, wait, done = std::move(done),
                           cancel = std::move(cancel)]() mutable {
     auto meter = start_acquire_meter(*core, "rate limiter", name);
@@ -294,6 +298,10 @@ void start_rate_acquire(const std::shared_ptr<ClientCore>& core, const std::stri
 
 void start_rate_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
                         std::int64_t permits, std::function<void(std::exception_ptr)> done) {
+  if (core->closed()) {
+    return detail::ClientCore::fail_later(
+        [done = std::move(done)] { done(detail::ClientCore::closed_error()); });
+  }
   asio::post(core->io(), [core, name, permits, done = std::move(done)] {
     // Not idempotent (it adds permits): resent only when surely unsent.
     run_script(core, with_window<lua::rate_limiter_release>(), rate_keys(name, core->id()),
@@ -310,6 +318,10 @@ void start_rate_release(const std::shared_ptr<ClientCore>& core, const std::stri
 
 void start_rate_available(const std::shared_ptr<ClientCore>& core, const std::string& name,
                           std::function<void(std::exception_ptr, std::int64_t)> done) {
+  if (core->closed()) {
+    return detail::ClientCore::fail_later(
+        [done = std::move(done)] { done(detail::ClientCore::closed_error(), 0); });
+  }
   asio::post(core->io(), [core, name, done = std::move(done)] {
     run_script(core, with_window<lua::rate_limiter_available>(), rate_keys(name, core->id()), {},
                describe(*core, name), 0, net::Retry::always,
