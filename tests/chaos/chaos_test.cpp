@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <iostream>
 #include <string>
 #include <thread>
 
@@ -109,8 +110,13 @@ TEST_P(StopHolder, StaleHolderIsToldAndFencingRejectsItsWrite) {
   const Verdict v = finish_and_check(run, "stop-holder/" + kind, "SIGSTOP holder 2.5 s:1");
   if (is_broken(kind)) return;
 
-  // The stale section: its unlock() raised LockLostError, the lost-lock callback ran, and
-  // with fencing its write (token older than the newer holders') was refused.
+  // The stale section: it was told of the loss, and with fencing its write (token older than
+  // the newer holders') was refused. Told how depends on a race after SIGCONT: when the
+  // watchdog's overdue check runs before the worker's unlock is sent, the lost-lock callback
+  // runs (and unlock raises LockLostError); when the unlock is sent first, the watchdog's
+  // finding waits for the release's outcome and the release reports it, by contract, only
+  // through unlock_checked()'s LockLostError (release_flow.cpp, release_now). Seen once in
+  // a ThreadSanitizer run (fenced-grant: lost_reported=1, lost_callbacks=0).
   const History h = run.history();
   const Section* stale = nullptr;
   for (const auto& s : h.sections) {
@@ -120,8 +126,11 @@ TEST_P(StopHolder, StaleHolderIsToldAndFencingRejectsItsWrite) {
   ASSERT_TRUE(stale->closed);
   EXPECT_EQ(stale->outcome, "lost") << "unlock() after the pause did not raise LockLostError";
   const auto callbacks = h.lost_callbacks.find(held->worker);
-  EXPECT_TRUE(callbacks != h.lost_callbacks.end() && callbacks->second >= 1)
-      << "the lost-lock callback did not run in the paused holder";
+  const bool called = callbacks != h.lost_callbacks.end() && callbacks->second >= 1;
+  if (!called) {
+    std::cout << "stop-holder/" << kind << ": told by unlock's LockLostError alone (the unlock "
+              << "was sent before the watchdog's overdue check)\n";
+  }
   if (kind.starts_with("fenced")) {
     EXPECT_EQ(stale->wrote, 'r') << "the stale holder's write was not rejected by its token";
     EXPECT_EQ(v.lost_updates, 0);
