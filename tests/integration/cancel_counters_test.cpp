@@ -15,26 +15,15 @@
 #include <vector>
 
 #include "redisync/redisync.h"
+#include "support/expect_error.h"
 #include "support/redis_server.h"
 #include "support/test_config.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
-using namespace redisync::test;  // RedisServer, config_for, unique_name, wait_until
+using namespace redisync::test;  // RedisServer, config_for, unique_name, wait_until, errc_of
 
 namespace {
-
-// What an async wait completed with: "" (no error), "cancelled", or another error's text.
-std::string errc_of(std::exception_ptr e) {
-  if (!e) return "";
-  try {
-    std::rethrow_exception(e);
-  } catch (const redisync::CancelledError&) {
-    return "cancelled";
-  } catch (const std::exception& x) {
-    return std::string("other: ") + x.what();
-  }
-}
 
 struct Outcome {
   std::string error;

@@ -1,4 +1,5 @@
-// Checks that a call throws a given exception type whose message names what went wrong.
+// Checks that a call throws a given exception type whose message names what went wrong, and
+// names what an async completion's error was.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -6,6 +7,8 @@
 #include <exception>
 #include <initializer_list>
 #include <string>
+
+#include "redisync/errors.h"
 
 namespace redisync::test {
 
@@ -20,6 +23,19 @@ void expect_error(F f, std::initializer_list<std::string> parts) {
     for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << what;
   } catch (const std::exception& e) {
     ADD_FAILURE() << "unexpected exception: " << e.what();
+  }
+}
+
+/// What an async completion's error was: "" (none), "cancelled" (CancelledError), or
+/// "other: " and another error's text.
+inline std::string errc_of(std::exception_ptr e) {
+  if (!e) return "";
+  try {
+    std::rethrow_exception(e);
+  } catch (const CancelledError&) {
+    return "cancelled";
+  } catch (const std::exception& x) {
+    return std::string("other: ") + x.what();
   }
 }
 

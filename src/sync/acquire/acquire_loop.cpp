@@ -116,10 +116,8 @@ void AcquireLoop::apply(AcquireAction action) {
       std::exception_ptr error;
       if (action.error == AcquireAction::Error::attempt) error = last_error_;
       if (action.error == AcquireAction::Error::cancelled) {
-        error = std::make_exception_ptr(CancelledError(
-            "redisync: the wait was cancelled (its completion handler's cancellation slot) "
-            "before it succeeded; nothing was acquired, and nothing of it is left on the "
-            "server"));
+        error = detail::cancelled_error(
+            "it succeeded", "nothing was acquired, and nothing of it is left on the server");
       }
       if (action.error == AcquireAction::Error::unknown) {
         // A hold the attempt may have taken ends with its lease (it is not renewed).

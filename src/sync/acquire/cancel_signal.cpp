@@ -1,8 +1,10 @@
 #include "sync/acquire/cancel_signal.h"
 
 #include <asio/post.hpp>
+#include <string>
 
 #include "redisync/async.h"
+#include "redisync/errors.h"
 #include "sync/client_core.h"
 
 namespace redisync::detail {
@@ -36,6 +38,15 @@ std::shared_ptr<CancelSignal> make_cancel_signal(const std::shared_ptr<ClientCor
 
 void request_cancel(const std::shared_ptr<CancelSignal>& signal) noexcept {
   if (signal) signal->request();
+}
+
+std::exception_ptr cancelled_error(std::string_view before, std::string_view outcome) {
+  std::string text =
+      "redisync: the wait was cancelled (its completion handler's cancellation slot) before ";
+  text.append(before);
+  text += "; ";
+  text.append(outcome);
+  return std::make_exception_ptr(CancelledError(text));
 }
 
 }  // namespace redisync::detail

@@ -5,8 +5,10 @@
 // deadline passed does (sync/acquire/acquire_fsm.h, AcquireFsm::cancel).
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <memory>
+#include <string_view>
 
 namespace redisync::detail {
 
@@ -32,5 +34,9 @@ class CancelSignal : public std::enable_shared_from_this<CancelSignal> {
   bool requested_ = false;            // I/O thread only
   std::function<void()> on_cancel_;   // I/O thread only
 };
+
+/// The CancelledError a cancelled wait completes with: "the wait was cancelled (...) before
+/// `before`; `outcome`", one shape of text for every kind.
+std::exception_ptr cancelled_error(std::string_view before, std::string_view outcome);
 
 }  // namespace redisync::detail

@@ -103,10 +103,8 @@ void SemaphoreGate::enqueue(std::int64_t permits, std::optional<Clock::time_poin
     entry->cancel->attach([self = shared_from_this(), weak] {
       auto e = weak.lock();
       if (!e) return;
-      self->give_up_queued(e, std::make_exception_ptr(CancelledError(
-                                  "redisync: the wait was cancelled (its completion handler's "
-                                  "cancellation slot) before the permits were acquired; "
-                                  "nothing of it is left on the server")));
+      self->give_up_queued(e, detail::cancelled_error("the permits were acquired",
+                                                      "nothing of it is left on the server"));
     });
   }
 }

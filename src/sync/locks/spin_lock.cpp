@@ -82,9 +82,7 @@ void SpinLoop::cancel() {
 
 std::exception_ptr SpinLoop::gave_up() const {
   if (!cancelled_) return nullptr;
-  return std::make_exception_ptr(CancelledError(
-      "redisync: the wait was cancelled (its completion handler's cancellation slot) before "
-      "the spin lock was acquired"));
+  return detail::cancelled_error("the spin lock was acquired", "nothing was acquired");
 }
 
 void SpinLoop::finish(std::exception_ptr error, bool acquired) {

@@ -193,10 +193,8 @@ class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
     done_(std::move(error), acquired);
   }
   std::exception_ptr cancelled_error() const {
-    return std::make_exception_ptr(CancelledError(
-        "redisync: the wait on " + what_ +
-        " was cancelled (its completion handler's cancellation slot) before the permits were "
-        "granted; nothing was taken"));
+    return detail::cancelled_error("the permits of " + what_ + " were granted",
+                                   "nothing was taken");
   }
 
   std::shared_ptr<detail::ClientCore> core_;
