@@ -61,6 +61,9 @@ std::shared_ptr<CancelSignal> connect_cancellation(Handler& handler,
 /// Passes an exception that escaped a handler on an I/O thread to the hook (never throws).
 void report_handler_exception(std::exception_ptr error) noexcept;
 
+/// True while this thread completes an async call of a closed Client (ClientCore::fail_later).
+bool delivering_closed_completion() noexcept;
+
 /// Wraps a (possibly move-only) Asio completion handler into a copyable std::function that
 /// delivers the result on the handler's associated executor (default: the caller-given one).
 template <class Handler, class Executor, class... Args>
@@ -75,8 +78,10 @@ std::function<void(std::exception_ptr, Args...)> wrap_handler(Handler&& handler,
     // instead, or it would never run: a callback never called, a future never ready, a
     // coroutine never resumed. (On the I/O thread itself, dispatch below still runs it
     // inline and keeps an exception it throws off the thread.)
+    // So is one closing: its I/O thread may stop before it would run what is posted to it.
     if constexpr (std::is_same_v<decltype(ex), Executor>) {
-      if (ex == fallback && fallback.context().stopped() && !fallback.running_in_this_thread()) {
+      if (ex == fallback && !fallback.running_in_this_thread() &&
+          (fallback.context().stopped() || delivering_closed_completion())) {
         return std::move (*shared)(error, std::move(args)...);
       }
     }

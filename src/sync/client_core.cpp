@@ -64,6 +64,14 @@ ClientCore::ClientCore(Config config)
 
 ClientCore::~ClientCore() { shutdown(); }
 
+namespace {
+thread_local bool delivering_closed = false;
+}  // namespace
+
+ClientCore::DeliveringOffIoThread::DeliveringOffIoThread() { delivering_closed = true; }
+ClientCore::DeliveringOffIoThread::~DeliveringOffIoThread() { delivering_closed = false; }
+bool delivering_closed_completion() noexcept { return delivering_closed; }
+
 void ClientCore::spin_until(const std::atomic<bool>& ready) const {
   if (config_.busy_poll.count() <= 0) return;
   const auto until = std::chrono::steady_clock::now() + config_.busy_poll;
@@ -112,6 +120,9 @@ void ClientCore::run_io() {
 
 void ClientCore::shutdown() {
   if (closed_.exchange(true)) return;
+  // A start admitted before closed_ was set posts its work now; it must be queued ahead of
+  // the work below (ClientCore::post_start). Each takes a moment, so this wait is short.
+  while (starting_.load() > 0) std::this_thread::yield();
   deregister_grants();
   std::promise<void> done;
   asio::post(io_, [this, &done] {

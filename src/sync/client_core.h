@@ -150,10 +150,31 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   }
   /// Runs `fail` on another thread (Asio's system executor): a start on a closed Client still
   /// completes after it returned, as on an open one (a caller may hold a lock that its
-  /// completion takes: MultiLock's walk does).
+  /// completion takes: MultiLock's walk does). A handler bound to the I/O thread runs there
+  /// too (wrap_handler): the closing Client's I/O thread may stop before it would run it.
   template <class F>
   static void fail_later(F fail) {
-    asio::post(asio::system_executor(), std::move(fail));
+    asio::post(asio::system_executor(), [fail = std::move(fail)]() mutable {
+      const DeliveringOffIoThread here;
+      fail();
+    });
+  }
+
+  /// Starts an async call: `start(std::move(done))` runs on the I/O thread. Once shutdown
+  /// began, `fail(done)` runs instead, later, on another thread (fail_later); it completes
+  /// `done` with closed_error(). Never both, never neither: a start admitted before the close
+  /// is queued ahead of the shutdown's own work, so it runs and is told of the close as any
+  /// call in flight is (a start that checked closed() and posted after the I/O thread
+  /// stopped was never run, and its handler never called).
+  template <class Done, class Fail, class Start>
+  void post_start(Done done, Fail fail, Start start) {
+    const Admission admitted(*this);
+    if (!admitted) {
+      return fail_later([done = std::move(done), fail = std::move(fail)]() mutable { fail(done); });
+    }
+    asio::post(io_, [done = std::move(done), start = std::move(start)]() mutable {
+      start(std::move(done));
+    });
   }
 
   /// Runs `start(done)` on the I/O thread and blocks until `done(error, value)` is called;
@@ -161,21 +182,24 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   /// thread itself (it would wait forever).
   template <class T, class Start>
   T call(Start&& start) {
-    if (closed_) throw ClientClosedError("redisync: client is closed");
-    check_not_io_thread();
     auto result = std::make_shared<sync::BlockingResult<T>>();
     BlockingCall counted(blocking_calls_);
-    REDISYNC_TRACE_POINT("post");
-    asio::post(io_, [result, start = std::forward<Start>(start)]() mutable {
-      REDISYNC_TRACE_POINT("io_run");
-      try {
-        start([result](std::exception_ptr error, T value) {
-          result->complete(std::move(error), std::move(value));
-        });
-      } catch (...) {
-        result->fail(std::current_exception());
-      }
-    });
+    {
+      const Admission admitted(*this);  // see post_start
+      if (!admitted) throw ClientClosedError("redisync: client is closed");
+      check_not_io_thread();
+      REDISYNC_TRACE_POINT("post");
+      asio::post(io_, [result, start = std::forward<Start>(start)]() mutable {
+        REDISYNC_TRACE_POINT("io_run");
+        try {
+          start([result](std::exception_ptr error, T value) {
+            result->complete(std::move(error), std::move(value));
+          });
+        } catch (...) {
+          result->fail(std::current_exception());
+        }
+      });
+    }
     spin_until(result->ready());
     return result->take();
   }
@@ -197,6 +221,29 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::mutex lost_mutex_;
   std::function<void(const LockLostEvent&)> lost_handler_;
   std::atomic<bool> closed_{false};
+  /// Marks the thread of a fail_later delivery (delivering_closed_completion()).
+  struct DeliveringOffIoThread {
+    DeliveringOffIoThread();
+    ~DeliveringOffIoThread();
+    DeliveringOffIoThread(const DeliveringOffIoThread&) = delete;
+    DeliveringOffIoThread& operator=(const DeliveringOffIoThread&) = delete;
+  };
+  /// Starts between their closed() check and their post to the I/O thread: shutdown waits
+  /// for them, so each is either refused or queued ahead of the shutdown's own work.
+  std::atomic<int> starting_{0};
+  class Admission {
+   public:
+    explicit Admission(ClientCore& core) : core_(core) { core_.starting_.fetch_add(1); }
+    ~Admission() { core_.starting_.fetch_sub(1); }
+    Admission(const Admission&) = delete;
+    Admission& operator=(const Admission&) = delete;
+    /// Read after the count went up (both sequentially consistent): a shutdown that set
+    /// closed_ after this read sees the count and waits for the post.
+    explicit operator bool() const { return !core_.closed_.load(); }
+
+   private:
+    ClientCore& core_;
+  };
   // Threads blocked in call(): while there are some, the I/O thread polls for a short while
   // after each event instead of sleeping in epoll_wait (see run_io()).
   std::atomic<int> blocking_calls_{0};

@@ -5,6 +5,7 @@
 // (a waiter hung for good).
 #include <gtest/gtest.h>
 
+#include <asio/use_future.hpp>
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -12,9 +13,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
-
-#include <asio/use_future.hpp>
 
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
@@ -125,6 +125,46 @@ TEST(ClosedClientAsync, EveryAsyncCallOnAHandleThatOutlivedItsClientCompletesWit
   auto f = sem.async_acquire(1, asio::use_future);
   ASSERT_EQ(f.wait_for(10s), std::future_status::ready) << "the future never became ready";
   EXPECT_THROW(f.get(), redisync::ClientClosedError);
+}
+
+// A Client closed while another thread keeps starting async calls on its handles: every call
+// that was started completes, whether it ran before the close (then with its own outcome or
+// ClientClosedError) or after it (ClientClosedError). A start that checked "open" just before
+// the close and posted its work just after used to be lost: its work sat on the stopped I/O
+// context and its handler was never called.
+TEST(ClosedClientAsync, CallsStartedWhileTheClientClosesAllComplete) {
+  RedisServer server;
+  const auto name = unique_name("closing:");
+  constexpr int kRounds = 40;      // closes, each racing one starting thread
+  constexpr int kMaxCalls = 4000;  // per round, bound on the starting thread
+  std::atomic<long> started{0};
+  std::atomic<long> locks_done{0};
+  std::atomic<long> releases_done{0};
+  for (int round = 0; round < kRounds; ++round) {
+    std::optional<redisync::Client> client(std::in_place, config_for(server));
+    auto lock = client->lock(name);
+    auto sem = client->semaphore(name + ":sem");
+    std::atomic<bool> stop{false};
+    std::atomic<bool> running{false};
+    std::thread starter([&] {
+      running = true;
+      for (int i = 0; i < kMaxCalls && !stop; ++i) {
+        started.fetch_add(1);
+        lock.async_try_lock(1, 0ms, 1s, [&](std::exception_ptr, bool) { locks_done.fetch_add(1); });
+        sem.async_release(1, [&](std::exception_ptr) { releases_done.fetch_add(1); });
+      }
+    });
+    while (!running) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::microseconds(200 * (round % 10)));
+    client.reset();
+    stop = true;
+    starter.join();
+  }
+  // Bounded: a completion that has not come within 10 s never will.
+  wait_until([&] { return locks_done + releases_done >= 2 * started; }, 10s);
+  EXPECT_EQ(locks_done.load(), started.load()) << "Lock::async_try_lock calls never completed";
+  EXPECT_EQ(releases_done.load(), started.load())
+      << "Semaphore::async_release calls never completed";
 }
 
 }  // namespace

@@ -47,51 +47,48 @@ net::Reply run(const std::shared_ptr<detail::ClientCore>& core,
 namespace detail {
 
 void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                      Duration wait, std::function<void(std::exception_ptr, bool)> done,
+                      Duration wait, std::function<void(std::exception_ptr, bool)> on_done,
                       std::shared_ptr<CancelSignal> cancel) {
-  if (core->closed()) {
-    return detail::ClientCore::fail_later(
-        [done = std::move(done)] { done(detail::ClientCore::closed_error(), false); });
-  }
-  asio::post(core->io(), [core, name, wait, done = std::move(done),
-                          cancel = std::move(cancel)]() mutable {
-    const std::string what = "waiting on " + describe_latch(*core, name);
-    sync::AcquireLoop::Params params;
-    params.channel = latch_channel(name);
-    params.policy = latch_message_policy;
-    params.deadline = sync::deadline_after(wait);
-    // Held for the whole wait, so openings announced while we wait are counted.
-    auto channel = core->executor().subscriber().join(params.channel, latch_message_policy);
-    const std::uint64_t openings = channel->marks();
-    params.attempt = [core, name, what, channel, openings](sync::AcquireLoop::AttemptDone cb) {
-      if (channel->marks() != openings) return cb(nullptr, {true, -1});  // it opened meanwhile
-      core->executor().execute(
-          {"GET", name},
-          [cb, what](std::exception_ptr error, net::Reply reply) {
-            // Open when the count is 0 (absent); no lease bounds the wait: a message (or the
-            // deadline) ends it. Errors are passed on outside the catch block.
-            bool open = false;
-            if (!error) open = sync::parse_count(reply, what, error) <= 0;
-            if (error) return cb(std::move(error), {});
-            cb(nullptr, {open, -1});
-          },
-          net::Retry::always);
-    };
-    // Reading the count is idempotent: connection errors and timeouts are simply retried.
-    params.retry_attempts = core->config().retry_attempts;
-    params.retry_interval = core->config().retry_interval;
-    // With a Metrics hook, a wait that sees the latch open counts as an acquisition.
-    auto meter = start_acquire_meter(*core, "count down latch", name);
-    params.probe = probe_of(meter);
-    params.cancel = std::move(cancel);  // an async wait's, if cancellable
-    sync::AcquireLoop::start(
-        core->executor(), std::move(params),
-        [core, channel, meter, done = std::move(done)](std::exception_ptr error, bool opened) {
-          metrics_acquired(meter, error, opened, nullptr);
-          core->executor().subscriber().leave(channel);
-          done(std::move(error), opened);
-        });
-  });
+  core->post_start(
+      std::move(on_done), [](auto& late) { late(detail::ClientCore::closed_error(), false); },
+      [core, name, wait, cancel = std::move(cancel)](auto done) mutable {
+        const std::string what = "waiting on " + describe_latch(*core, name);
+        sync::AcquireLoop::Params params;
+        params.channel = latch_channel(name);
+        params.policy = latch_message_policy;
+        params.deadline = sync::deadline_after(wait);
+        // Held for the whole wait, so openings announced while we wait are counted.
+        auto channel = core->executor().subscriber().join(params.channel, latch_message_policy);
+        const std::uint64_t openings = channel->marks();
+        params.attempt = [core, name, what, channel, openings](sync::AcquireLoop::AttemptDone cb) {
+          if (channel->marks() != openings) return cb(nullptr, {true, -1});  // it opened meanwhile
+          core->executor().execute(
+              {"GET", name},
+              [cb, what](std::exception_ptr error, net::Reply reply) {
+                // Open when the count is 0 (absent); no lease bounds the wait: a message (or the
+                // deadline) ends it. Errors are passed on outside the catch block.
+                bool open = false;
+                if (!error) open = sync::parse_count(reply, what, error) <= 0;
+                if (error) return cb(std::move(error), {});
+                cb(nullptr, {open, -1});
+              },
+              net::Retry::always);
+        };
+        // Reading the count is idempotent: connection errors and timeouts are simply retried.
+        params.retry_attempts = core->config().retry_attempts;
+        params.retry_interval = core->config().retry_interval;
+        // With a Metrics hook, a wait that sees the latch open counts as an acquisition.
+        auto meter = start_acquire_meter(*core, "count down latch", name);
+        params.probe = probe_of(meter);
+        params.cancel = std::move(cancel);  // an async wait's, if cancellable
+        sync::AcquireLoop::start(
+            core->executor(), std::move(params),
+            [core, channel, meter, done = std::move(done)](std::exception_ptr error, bool opened) {
+              metrics_acquired(meter, error, opened, nullptr);
+              core->executor().subscriber().leave(channel);
+              done(std::move(error), opened);
+            });
+      });
 }
 
 }  // namespace detail

@@ -53,7 +53,7 @@ void check_permit_args(const std::string& name, std::int64_t permits, Duration l
 
 void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
                           std::int64_t permits, Duration lease, Duration wait,
-                          std::function<void(std::exception_ptr, std::vector<std::string>)> done,
+                          std::function<void(std::exception_ptr, std::vector<std::string>)> on_done,
                           std::shared_ptr<CancelSignal> cancel) {
   check_permit_args(name, permits, lease);
   // The ids are chosen once; every attempt offers the same ones.
@@ -61,64 +61,64 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
   for (std::int64_t i = 0; i < permits; ++i) raw_ids->push_back(sync::random_permit_id());
   // The send time of the attempt that took the permits (their local deadline counts from it).
   auto sent = std::make_shared<std::optional<sync::Clock::time_point>>();
-  if (core->closed()) {
-    return detail::ClientCore::fail_later(
-        [done = std::move(done)] { done(detail::ClientCore::closed_error(), {}); });
-  }
-  asio::post(core->io(), [core, name, raw_ids, lease, wait, sent, done = std::move(done),
-                          cancel = std::move(cancel)]() mutable {
-    const auto deadline = sync::deadline_after(wait);
-    // Measured from here (the wait includes the local gate's), with a Metrics hook.
-    auto meter = start_acquire_meter(*core, "permit expirable semaphore", name);
-    const std::string what = "acquiring " + describe_pes(*core, name);
-    sync::SemaphoreAcquire acquire;
-    acquire.name = name;
-    acquire.gate_key = "permit_expirable_semaphore:" + name;
-    // As Semaphore's (issue 23); a recheck can tell whether an attempt ran even after its
-    // permits expired.
-    acquire.record_prefix = "redisync_permit_request";
-    acquire.permits = static_cast<std::int64_t>(raw_ids->size());
-    acquire.deadline = deadline;
-    acquire.probe = probe_of(meter);
-    acquire.sent = sent;
-    acquire.cancel = std::move(cancel);
-    acquire.attempt = [core, name, raw_ids, lease, what](const std::string& record,
-                                                         const std::string& record_ttl,
-                                                         sync::AcquireLoop::AttemptDone cb) {
-      auto keys = pes_keys(name);
-      keys.push_back(record);
-      auto args = pes_args(*core, {std::to_string(raw_ids->size()), lease_arg(lease)});
-      args.insert(args.end(), raw_ids->begin(), raw_ids->end());
-      args.push_back(record_ttl);
-      core->executor().eval(
-          pes_script<lua::permit_expirable_semaphore_acquire>(), std::move(keys), std::move(args),
-          [cb, what](std::exception_ptr error, net::Reply reply) {
-            if (!error && reply.is_error()) error = net::server_error(reply, what);
-            if (error) return cb(error, {});
-            // Not enough permits: wait for a message, or at most until the earliest lease
-            // ends (then this retry reclaims that permit).
-            cb(nullptr, sync::decode_acquire_reply(reply));
-          },
-          net::Retry::never);  // the loop resends, after a recheck
-    };
-    sync::start_semaphore_acquire_loop(
-        core, std::move(acquire),
-        [core, name, raw_ids, lease, sent, meter, done](std::exception_ptr error, bool acquired) {
-          if (meter) {
-            metrics_acquired(meter, error, acquired, nullptr);
-            if (!error && acquired) metered_permits_taken(*core, name, *raw_ids, lease);
-          }
-          std::vector<std::string> ids;
-          if (!error && acquired) {
-            const auto at = sent->value_or(sync::Clock::now());
-            for (const auto& raw : *raw_ids) {
-              watch_permit(*core, name, raw, lease, at);
-              ids.push_back(sync::permit_id_to_hex(raw));
-            }
-          }
-          done(error, std::move(ids));
-        });
-  });
+  core->post_start(
+      std::move(on_done), [](auto& late) { late(detail::ClientCore::closed_error(), {}); },
+      [core, name, raw_ids, lease, wait, sent, cancel = std::move(cancel)](auto done) mutable {
+        const auto deadline = sync::deadline_after(wait);
+        // Measured from here (the wait includes the local gate's), with a Metrics hook.
+        auto meter = start_acquire_meter(*core, "permit expirable semaphore", name);
+        const std::string what = "acquiring " + describe_pes(*core, name);
+        sync::SemaphoreAcquire acquire;
+        acquire.name = name;
+        acquire.gate_key = "permit_expirable_semaphore:" + name;
+        // As Semaphore's (issue 23); a recheck can tell whether an attempt ran even after its
+        // permits expired.
+        acquire.record_prefix = "redisync_permit_request";
+        acquire.permits = static_cast<std::int64_t>(raw_ids->size());
+        acquire.deadline = deadline;
+        acquire.probe = probe_of(meter);
+        acquire.sent = sent;
+        acquire.cancel = std::move(cancel);
+        acquire.attempt = [core, name, raw_ids, lease, what](const std::string& record,
+                                                             const std::string& record_ttl,
+                                                             sync::AcquireLoop::AttemptDone cb) {
+          auto keys = pes_keys(name);
+          keys.push_back(record);
+          auto args = pes_args(*core, {std::to_string(raw_ids->size()), lease_arg(lease)});
+          args.insert(args.end(), raw_ids->begin(), raw_ids->end());
+          args.push_back(record_ttl);
+          core->executor().eval(
+              pes_script<lua::permit_expirable_semaphore_acquire>(), std::move(keys),
+              std::move(args),
+              [cb, what](std::exception_ptr error, net::Reply reply) {
+                if (!error && reply.is_error()) error = net::server_error(reply, what);
+                if (error) return cb(error, {});
+                // Not enough permits: wait for a message, or at most until the earliest lease
+                // ends (then this retry reclaims that permit).
+                cb(nullptr, sync::decode_acquire_reply(reply));
+              },
+              net::Retry::never);  // the loop resends, after a recheck
+        };
+        sync::start_semaphore_acquire_loop(core, std::move(acquire),
+                                           [core, name, raw_ids, lease, sent, meter, done](
+                                               std::exception_ptr error, bool acquired) {
+                                             if (meter) {
+                                               metrics_acquired(meter, error, acquired, nullptr);
+                                               if (!error && acquired)
+                                                 metered_permits_taken(*core, name, *raw_ids,
+                                                                       lease);
+                                             }
+                                             std::vector<std::string> ids;
+                                             if (!error && acquired) {
+                                               const auto at = sent->value_or(sync::Clock::now());
+                                               for (const auto& raw : *raw_ids) {
+                                                 watch_permit(*core, name, raw, lease, at);
+                                                 ids.push_back(sync::permit_id_to_hex(raw));
+                                               }
+                                             }
+                                             done(error, std::move(ids));
+                                           });
+      });
 }
 
 namespace {
@@ -129,30 +129,28 @@ enum class PermitRelease { released, unknown, lost };
 // Runs the single-id release step; `done(error, outcome)` (outcome unused with an error).
 void release_one(const std::shared_ptr<ClientCore>& core, const std::string& name,
                  const std::string& raw,
-                 std::function<void(std::exception_ptr, PermitRelease)> done) {
-  if (core->closed()) {
-    return detail::ClientCore::fail_later([done = std::move(done)] {
-      done(detail::ClientCore::closed_error(), PermitRelease::unknown);
-    });
-  }
-  asio::post(core->io(), [core, name, raw, done = std::move(done)] {
-    const std::string what = "releasing a permit of " + describe_pes(*core, name);
-    core->executor().eval(
-        pes_script<lua::permit_expirable_semaphore_release>(), pes_keys(name),
-        pes_args(*core, {raw}),
-        [core, name, raw, done, what](std::exception_ptr error, net::Reply reply) {
-          if (!error && reply.is_error()) error = net::server_error(reply, what);
-          // Not resent after a lost reply: a resend could not tell its own release from an
-          // expired lease. The error says it may have run (the deadline stays watched).
-          error = sync::note_may_have_run(error, what);
-          if (error) return done(error, PermitRelease::unknown);
-          const bool released = reply.integer == 1;
-          metered_permit_released(*core, name, raw, released);
-          const bool lost = settle_permit(*core, name, raw, released);
-          done(nullptr, released ? PermitRelease::released
-                                 : (lost ? PermitRelease::lost : PermitRelease::unknown));
-        });
-  });
+                 std::function<void(std::exception_ptr, PermitRelease)> on_done) {
+  core->post_start(
+      std::move(on_done),
+      [](auto& late) { late(detail::ClientCore::closed_error(), PermitRelease::unknown); },
+      [core, name, raw](auto done) mutable {
+        const std::string what = "releasing a permit of " + describe_pes(*core, name);
+        core->executor().eval(
+            pes_script<lua::permit_expirable_semaphore_release>(), pes_keys(name),
+            pes_args(*core, {raw}),
+            [core, name, raw, done, what](std::exception_ptr error, net::Reply reply) {
+              if (!error && reply.is_error()) error = net::server_error(reply, what);
+              // Not resent after a lost reply: a resend could not tell its own release from an
+              // expired lease. The error says it may have run (the deadline stays watched).
+              error = sync::note_may_have_run(error, what);
+              if (error) return done(error, PermitRelease::unknown);
+              const bool released = reply.integer == 1;
+              metered_permit_released(*core, name, raw, released);
+              const bool lost = settle_permit(*core, name, raw, released);
+              done(nullptr, released ? PermitRelease::released
+                                     : (lost ? PermitRelease::lost : PermitRelease::unknown));
+            });
+      });
 }
 
 }  // namespace

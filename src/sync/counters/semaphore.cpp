@@ -72,64 +72,60 @@ void check_permits(std::int64_t permits, const char* what, const std::string& na
 
 void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
                              std::int64_t permits, Duration wait,
-                             std::function<void(std::exception_ptr, bool)> done,
+                             std::function<void(std::exception_ptr, bool)> on_done,
                              std::shared_ptr<CancelSignal> cancel) {
   check_permits(permits, "permits", name);
-  if (core->closed()) {
-    return detail::ClientCore::fail_later(
-        [done = std::move(done)] { done(detail::ClientCore::closed_error(), false); });
-  }
-  asio::post(core->io(), [core, name, permits, wait, done = std::move(done),
-                          cancel = std::move(cancel)]() mutable {
-    if (permits == 0) return done(nullptr, true);  // acquire(0): no server call
-    const auto deadline = sync::deadline_after(wait);
-    // Measured from here (the wait includes the local gate's), with a Metrics hook.
-    auto meter = start_acquire_meter(*core, "semaphore", name);
-    if (meter) {
-      done = [meter, done = std::move(done)](std::exception_ptr error, bool acquired) {
-        metrics_acquired(meter, error, acquired, nullptr);
-        done(std::move(error), acquired);
-      };
-    }
-    const std::string what = "acquiring " + describe_semaphore(*core, name);
-    sync::SemaphoreAcquire acquire;
-    acquire.name = name;
-    acquire.gate_key = "semaphore:" + name;
-    acquire.record_prefix = "redisync_semaphore_request";
-    acquire.permits = permits;
-    acquire.deadline = deadline;
-    acquire.probe = probe_of(meter);
-    acquire.cancel = std::move(cancel);
-    acquire.attempt = [core, name, permits, what](const std::string& record,
-                                                  const std::string& record_ttl,
-                                                  sync::AcquireLoop::AttemptDone cb) {
-      core->executor().eval(
-          lua::with_publish_guard(lua::semaphore_try_acquire), {name, record},
-          lua::publish_guard_args({std::to_string(permits), record_ttl}, core->publish_command(),
-                                  sync::semaphore_channel(name)),
-          [cb, what](std::exception_ptr error, net::Reply reply) {
-            if (!error && reply.is_error()) error = net::server_error(reply, what);
-            if (error) return cb(std::move(error), {});
-            // No lease to wait out: sleep until a release message (or the deadline).
-            cb(nullptr, {reply.integer == 1, -1});
-          },
-          net::Retry::never);  // the loop resends, after a recheck
-    };
-    sync::start_semaphore_acquire_loop(core, std::move(acquire), std::move(done));
-  });
+  core->post_start(
+      std::move(on_done), [](auto& late) { late(detail::ClientCore::closed_error(), false); },
+      [core, name, permits, wait, cancel = std::move(cancel)](auto done) mutable {
+        if (permits == 0) return done(nullptr, true);  // acquire(0): no server call
+        const auto deadline = sync::deadline_after(wait);
+        // Measured from here (the wait includes the local gate's), with a Metrics hook.
+        auto meter = start_acquire_meter(*core, "semaphore", name);
+        if (meter) {
+          done = [meter, done = std::move(done)](std::exception_ptr error, bool acquired) {
+            metrics_acquired(meter, error, acquired, nullptr);
+            done(std::move(error), acquired);
+          };
+        }
+        const std::string what = "acquiring " + describe_semaphore(*core, name);
+        sync::SemaphoreAcquire acquire;
+        acquire.name = name;
+        acquire.gate_key = "semaphore:" + name;
+        acquire.record_prefix = "redisync_semaphore_request";
+        acquire.permits = permits;
+        acquire.deadline = deadline;
+        acquire.probe = probe_of(meter);
+        acquire.cancel = std::move(cancel);
+        acquire.attempt = [core, name, permits, what](const std::string& record,
+                                                      const std::string& record_ttl,
+                                                      sync::AcquireLoop::AttemptDone cb) {
+          core->executor().eval(
+              lua::with_publish_guard(lua::semaphore_try_acquire), {name, record},
+              lua::publish_guard_args({std::to_string(permits), record_ttl},
+                                      core->publish_command(), sync::semaphore_channel(name)),
+              [cb, what](std::exception_ptr error, net::Reply reply) {
+                if (!error && reply.is_error()) error = net::server_error(reply, what);
+                if (error) return cb(std::move(error), {});
+                // No lease to wait out: sleep until a release message (or the deadline).
+                cb(nullptr, {reply.integer == 1, -1});
+              },
+              net::Retry::never);  // the loop resends, after a recheck
+        };
+        sync::start_semaphore_acquire_loop(core, std::move(acquire), std::move(done));
+      });
 }
 
 void start_semaphore_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                             std::int64_t permits, std::function<void(std::exception_ptr)> done) {
+                             std::int64_t permits,
+                             std::function<void(std::exception_ptr)> on_done) {
   check_permits(permits, "permits", name);
-  if (core->closed()) {
-    return detail::ClientCore::fail_later(
-        [done = std::move(done)] { done(detail::ClientCore::closed_error()); });
-  }
-  asio::post(core->io(), [core, name, permits, done = std::move(done)] {
-    if (permits == 0) return done(nullptr);
-    release_recorded(core, name, permits, "releasing " + describe_semaphore(*core, name), done);
-  });
+  core->post_start(
+      std::move(on_done), [](auto& late) { late(detail::ClientCore::closed_error()); },
+      [core, name, permits](auto done) mutable {
+        if (permits == 0) return done(nullptr);
+        release_recorded(core, name, permits, "releasing " + describe_semaphore(*core, name), done);
+      });
 }
 
 }  // namespace detail

@@ -88,10 +88,10 @@ ReleaseResult BasicLock::release() noexcept {
 void BasicLock::unlock() noexcept {
   try {
     const auto owner = sync::thread_owner_id();
-    core_->call<bool>([&](auto done) {
-      asio::post(core_->io(), [core = core_, kind = kind_, name = name_, owner, done] {
-        detail::quiet_unlock(core, kind, name, owner, [done] { done(nullptr, true); });
-      });
+    // The start runs on the I/O thread already (ClientCore::call): posting it once more
+    // could queue it behind a closing Client's shutdown, where it would never run.
+    core_->call<bool>([core = core_, kind = kind_, name = name_, owner](auto done) {
+      detail::quiet_unlock(core, kind, name, owner, [done] { done(nullptr, true); });
     });
   } catch (const std::exception& e) {
     detail::log_quiet_unlock(describe_or_name(), e.what());

@@ -259,67 +259,63 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
   sync::AcquireLoop::start(core->executor(), std::move(params), std::move(done));
 }
 
-
 void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                  const std::string& name, std::int64_t owner, Duration lease, Duration wait,
-                 AcquireDone done, LoopStarter start, std::shared_ptr<CancelSignal> cancel) {
-  if (core->closed()) {
-    return detail::ClientCore::fail_later(
-        [done = std::move(done)] { done(detail::ClientCore::closed_error(), false); });
-  }
-  asio::post(core->io(), [core, kind, name, owner, lease, wait, done = std::move(done),
-                          start = std::move(start), cancel = std::move(cancel)]() mutable {
-    if (lease > max_duration) {  // async callers reach here unchecked; nothing written yet
-      return done(too_long_lease(lease, kind->noun() + " '" + name + "'"), false);
-    }
-    const bool watchdog = lease <= Duration{0};
-    const Duration effective = watchdog ? core->config().lock_watchdog_timeout : lease;
-    const auto deadline = sync::deadline_after(wait);
-    std::shared_ptr<AcquireMeter> meter;  // null without a Metrics hook
-    if (core->config().metrics) meter = start_acquire_meter(*core, kind->noun(), name);
-    auto finished = [core, kind, name, owner, watchdog, effective, done, meter](
-                        std::exception_ptr error, bool acquired) {
-      Hold* held = nullptr;
-      if (!error && acquired) {
-        const HoldRef ref = kind->hold_ref(*core, name, owner);
-        auto& hold = core->holds()[{ref.hold_key, owner}];
-        if (hold.lost) hold = Hold{};  // a new hold after a lost one starts afresh
-        ++hold.count;
-        hold.lease = effective;
-        hold.watchdog = hold.watchdog || watchdog;
-        // The local lease deadline counts from the deciding attempt's send time (every
-        // acquire step sets it: script_attempt), see docs/safety.md. The reply time is only
-        // a fallback for a step that did not say, and the later one.
-        const auto sent = sync::deciding_attempt_sent().value_or(sync::Clock::now());
-        hold.leases.push_back({watchdog, sync::Clock::now() + effective, sent, effective});
-        if (const auto granted = sync::deciding_grant()) {
-          // Granted (sync/acquire/grant.h): on the server the hold has the releaser's short
-          // grant lease until our extension lands; until it answers, that is the local
-          // deadline (the releaser's, as its message said: not this Client's setting).
-          core->watchdog().watch(ref.renewal, ref.report, granted->lease, sent);
-          hold.grant_id = core->next_grant_id();
-          extend_grant(core, ref, name, effective, watchdog, hold.grant_id, sent, *granted);
-        } else if (watchdog) {
-          core->watchdog().add(ref.renewal, ref.report, sent);
-        } else {
-          core->watchdog().watch(ref.renewal, ref.report, effective, sent);
+                 AcquireDone on_done, LoopStarter start, std::shared_ptr<CancelSignal> cancel) {
+  core->post_start(
+      std::move(on_done), [](auto& late) { late(detail::ClientCore::closed_error(), false); },
+      [core, kind, name, owner, lease, wait, start = std::move(start),
+       cancel = std::move(cancel)](auto done) mutable {
+        if (lease > max_duration) {  // async callers reach here unchecked; nothing written yet
+          return done(too_long_lease(lease, kind->noun() + " '" + name + "'"), false);
         }
-        held = &hold;
-      }
-      metrics_acquired(meter, error, acquired, held);
-      done(error, acquired);
-    };
-    if (meter) core->pending_probe = meter->probe;  // for the loop start_loop starts
-    core->pending_cancel = std::move(cancel);       // likewise (one attempt: not used)
-    if (start) {
-      start(effective, deadline, std::move(finished));
-    } else {
-      kind->start_loop(core, name, owner, effective, wait, deadline, std::move(finished));
-    }
-    core->pending_probe.reset();
-    core->pending_cancel.reset();
-  });
+        const bool watchdog = lease <= Duration{0};
+        const Duration effective = watchdog ? core->config().lock_watchdog_timeout : lease;
+        const auto deadline = sync::deadline_after(wait);
+        std::shared_ptr<AcquireMeter> meter;  // null without a Metrics hook
+        if (core->config().metrics) meter = start_acquire_meter(*core, kind->noun(), name);
+        auto finished = [core, kind, name, owner, watchdog, effective, done, meter](
+                            std::exception_ptr error, bool acquired) {
+          Hold* held = nullptr;
+          if (!error && acquired) {
+            const HoldRef ref = kind->hold_ref(*core, name, owner);
+            auto& hold = core->holds()[{ref.hold_key, owner}];
+            if (hold.lost) hold = Hold{};  // a new hold after a lost one starts afresh
+            ++hold.count;
+            hold.lease = effective;
+            hold.watchdog = hold.watchdog || watchdog;
+            // The local lease deadline counts from the deciding attempt's send time (every
+            // acquire step sets it: script_attempt), see docs/safety.md. The reply time is only
+            // a fallback for a step that did not say, and the later one.
+            const auto sent = sync::deciding_attempt_sent().value_or(sync::Clock::now());
+            hold.leases.push_back({watchdog, sync::Clock::now() + effective, sent, effective});
+            if (const auto granted = sync::deciding_grant()) {
+              // Granted (sync/acquire/grant.h): on the server the hold has the releaser's short
+              // grant lease until our extension lands; until it answers, that is the local
+              // deadline (the releaser's, as its message said: not this Client's setting).
+              core->watchdog().watch(ref.renewal, ref.report, granted->lease, sent);
+              hold.grant_id = core->next_grant_id();
+              extend_grant(core, ref, name, effective, watchdog, hold.grant_id, sent, *granted);
+            } else if (watchdog) {
+              core->watchdog().add(ref.renewal, ref.report, sent);
+            } else {
+              core->watchdog().watch(ref.renewal, ref.report, effective, sent);
+            }
+            held = &hold;
+          }
+          metrics_acquired(meter, error, acquired, held);
+          done(error, acquired);
+        };
+        if (meter) core->pending_probe = meter->probe;  // for the loop start_loop starts
+        core->pending_cancel = std::move(cancel);       // likewise (one attempt: not used)
+        if (start) {
+          start(effective, deadline, std::move(finished));
+        } else {
+          kind->start_loop(core, name, owner, effective, wait, deadline, std::move(finished));
+        }
+        core->pending_probe.reset();
+        core->pending_cancel.reset();
+      });
 }
-
 
 }  // namespace redisync::detail

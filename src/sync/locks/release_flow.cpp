@@ -265,15 +265,11 @@ void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
 }
 
 void run_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
-                 const std::string& name, std::int64_t owner, ReleaseDone done) {
-  if (core->closed()) {
-    return detail::ClientCore::fail_later([done = std::move(done)] {
-      done(ReleaseOutcome::failed, detail::ClientCore::closed_error());
-    });
-  }
-  asio::post(core->io(), [core, kind, name, owner, done = std::move(done)] {
-    release_now(core, kind, name, owner, done);
-  });
+                 const std::string& name, std::int64_t owner, ReleaseDone on_done) {
+  core->post_start(
+      std::move(on_done),
+      [](auto& late) { late(ReleaseOutcome::failed, detail::ClientCore::closed_error()); },
+      [core, kind, name, owner](auto done) mutable { release_now(core, kind, name, owner, done); });
 }
 
 void log_quiet_unlock(const std::string& what, const std::string& why) noexcept {
@@ -328,30 +324,27 @@ void quiet_unlock(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
 }
 
 void run_force_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
-                       const std::string& name, BoolDone done) {
-  if (core->closed()) {
-    return detail::ClientCore::fail_later(
-        [done = std::move(done)] { done(detail::ClientCore::closed_error(), false); });
-  }
-  asio::post(core->io(), [core, kind, name, done = std::move(done)] {
-    const std::string what = "force-unlocking " + kind->describe(*core, name);
-    kind->force_step(core, name,
-                     [core, kind, name, what, done](std::exception_ptr error, net::Reply reply) {
-                       error = reply_error(error, reply, what);
-                       if (error) return done(error, false);
-                       if (reply.integer == 1) {
-                         core->watchdog().remove_all(name);
-                         for (const auto& key : kind->force_hold_keys(name)) {
-                           auto& holds = core->holds();
-                           for (auto it = holds.begin(); it != holds.end();) {
-                             it = it->first.first == key ? holds.erase(it) : std::next(it);
-                           }
-                         }
-                       }
-                       done(nullptr, reply.integer == 1);
-                     });
-  });
+                       const std::string& name, BoolDone on_done) {
+  core->post_start(
+      std::move(on_done), [](auto& late) { late(detail::ClientCore::closed_error(), false); },
+      [core, kind, name](auto done) mutable {
+        const std::string what = "force-unlocking " + kind->describe(*core, name);
+        kind->force_step(
+            core, name, [core, kind, name, what, done](std::exception_ptr error, net::Reply reply) {
+              error = reply_error(error, reply, what);
+              if (error) return done(error, false);
+              if (reply.integer == 1) {
+                core->watchdog().remove_all(name);
+                for (const auto& key : kind->force_hold_keys(name)) {
+                  auto& holds = core->holds();
+                  for (auto it = holds.begin(); it != holds.end();) {
+                    it = it->first.first == key ? holds.erase(it) : std::next(it);
+                  }
+                }
+              }
+              done(nullptr, reply.integer == 1);
+            });
+      });
 }
-
 
 }  // namespace redisync::detail

@@ -271,62 +271,56 @@ void check_rate_permits(std::int64_t permits, const std::string& name) {
 
 void start_rate_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
                         std::int64_t permits, Duration wait,
-                        std::function<void(std::exception_ptr, bool)> done,
+                        std::function<void(std::exception_ptr, bool)> on_done,
                         std::shared_ptr<CancelSignal> cancel) {
-  if (core->closed()) {
-    return detail::ClientCore::fail_later(
-        [done = std::move(done)] { done(detail::ClientCore::closed_error(), false); });
-  }
-  asio::post(core->io(), [core, name, permits, wait, done = std::move(done),
-                          cancel = std::move(cancel)]() mutable {
-    auto meter = start_acquire_meter(*core, "rate limiter", name);
-    if (meter) {
-      done = [meter, done = std::move(done)](std::exception_ptr error, bool acquired) {
-        metrics_acquired(meter, error, acquired, nullptr);
-        done(std::move(error), acquired);
-      };
-    }
-    auto acquire = std::make_shared<RateAcquire>(core, name, permits, sync::deadline_after(wait),
-                                                 std::move(done));
-    acquire->set_probe(probe_of(meter));
-    acquire->listen(std::move(cancel));
-    acquire->attempt();
-  });
+  core->post_start(
+      std::move(on_done), [](auto& late) { late(detail::ClientCore::closed_error(), false); },
+      [core, name, permits, wait, cancel = std::move(cancel)](auto done) mutable {
+        auto meter = start_acquire_meter(*core, "rate limiter", name);
+        if (meter) {
+          done = [meter, done = std::move(done)](std::exception_ptr error, bool acquired) {
+            metrics_acquired(meter, error, acquired, nullptr);
+            done(std::move(error), acquired);
+          };
+        }
+        auto acquire = std::make_shared<RateAcquire>(core, name, permits,
+                                                     sync::deadline_after(wait), std::move(done));
+        acquire->set_probe(probe_of(meter));
+        acquire->listen(std::move(cancel));
+        acquire->attempt();
+      });
 }
 
 void start_rate_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                        std::int64_t permits, std::function<void(std::exception_ptr)> done) {
-  if (core->closed()) {
-    return detail::ClientCore::fail_later(
-        [done = std::move(done)] { done(detail::ClientCore::closed_error()); });
-  }
-  asio::post(core->io(), [core, name, permits, done = std::move(done)] {
-    // Not idempotent (it adds permits): resent only when surely unsent.
-    run_script(core, with_window<lua::rate_limiter_release>(), rate_keys(name, core->id()),
-               {std::to_string(permits)}, describe(*core, name), permits,
-               net::Retry::if_unsent, [core, name, done](std::exception_ptr error, net::Reply) {
-                 // Permits came back: this Client's sleepers on the limiter try again now.
-                 if (!error) {
-                   for (const auto& a : Sleepers::instance().take({core.get(), name})) a->wake();
-                 }
-                 done(std::move(error));
-               });
-  });
+                        std::int64_t permits, std::function<void(std::exception_ptr)> on_done) {
+  core->post_start(
+      std::move(on_done), [](auto& late) { late(detail::ClientCore::closed_error()); },
+      [core, name, permits](auto done) mutable {
+        // Not idempotent (it adds permits): resent only when surely unsent.
+        run_script(core, with_window<lua::rate_limiter_release>(), rate_keys(name, core->id()),
+                   {std::to_string(permits)}, describe(*core, name), permits, net::Retry::if_unsent,
+                   [core, name, done](std::exception_ptr error, net::Reply) {
+                     // Permits came back: this Client's sleepers on the limiter try again now.
+                     if (!error) {
+                       for (const auto& a : Sleepers::instance().take({core.get(), name}))
+                         a->wake();
+                     }
+                     done(std::move(error));
+                   });
+      });
 }
 
 void start_rate_available(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                          std::function<void(std::exception_ptr, std::int64_t)> done) {
-  if (core->closed()) {
-    return detail::ClientCore::fail_later(
-        [done = std::move(done)] { done(detail::ClientCore::closed_error(), 0); });
-  }
-  asio::post(core->io(), [core, name, done = std::move(done)] {
-    run_script(core, with_window<lua::rate_limiter_available>(), rate_keys(name, core->id()), {},
-               describe(*core, name), 0, net::Retry::always,
-               [done](std::exception_ptr error, net::Reply reply) {
-                 done(std::move(error), error ? 0 : reply.integer);
-               });
-  });
+                          std::function<void(std::exception_ptr, std::int64_t)> on_done) {
+  core->post_start(
+      std::move(on_done), [](auto& late) { late(detail::ClientCore::closed_error(), 0); },
+      [core, name](auto done) mutable {
+        run_script(core, with_window<lua::rate_limiter_available>(), rate_keys(name, core->id()),
+                   {}, describe(*core, name), 0, net::Retry::always,
+                   [done](std::exception_ptr error, net::Reply reply) {
+                     done(std::move(error), error ? 0 : reply.integer);
+                   });
+      });
 }
 
 }  // namespace detail
