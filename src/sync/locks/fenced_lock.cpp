@@ -32,9 +32,7 @@ class FencedKind final : public detail::HashLockKind {
     if (token) {
       // Acquire-with-token: {-1, token} or {PTTL, -1}.
       parse = [token](const net::Reply& reply) -> sync::AttemptResult {
-        if (!reply.is_array() || reply.elements.size() != 2) {
-          throw ServerError("unexpected reply " + reply.to_string(), reply.to_string());
-        }
+        if (!detail::two_integers(reply)) throw detail::unexpected_reply(reply);
         const long long ttl = reply.elements[0].integer;
         if (ttl != -1) return {false, ttl};
         *token = static_cast<std::uint64_t>(reply.elements[1].integer);
@@ -47,9 +45,7 @@ class FencedKind final : public detail::HashLockKind {
       // Grant mode (sync/acquire/grant.h): -3 / {-3, token} = took a grant (token issued at it).
       parse = [link, token, plain = detail::grant_parse(link)](const net::Reply& reply) {
         if (!token) return plain(reply);
-        if (!reply.is_array() || reply.elements.size() != 2) {
-          throw ServerError("unexpected reply " + reply.to_string(), reply.to_string());
-        }
+        if (!detail::two_integers(reply)) throw detail::unexpected_reply(reply);
         const long long code = reply.elements[0].integer;
         if (code == -1 || code == -3) {
           *token = static_cast<std::uint64_t>(reply.elements[1].integer);

@@ -125,10 +125,14 @@ ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string cha
   };
 }
 
+std::runtime_error unexpected_reply(const net::Reply& reply) {
+  return std::runtime_error("unexpected reply " + reply.to_string());
+}
+
 sync::AttemptResult parse_nil_or_ttl(const net::Reply& reply) {
   if (reply.is_nil()) return {true, 0};
   if (reply.is_integer()) return {false, reply.integer};
-  throw ServerError("unexpected reply " + reply.to_string(), reply.to_string());
+  throw unexpected_reply(reply);
 }
 
 sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& core,
@@ -153,8 +157,9 @@ sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& c
         result = parse(reply);
       } catch (const Error&) {
         error = std::current_exception();
-      } catch (const std::exception& e) {
-        error = std::make_exception_ptr(ServerError(step + ": " + e.what(), reply.to_string()));
+      } catch (const std::exception& e) {  // the parser's unexpected_reply
+        error = std::make_exception_ptr(
+            ServerError("redisync: " + step + ": " + e.what(), reply.to_string()));
       }
       if (!error && result.acquired && acked == 0 && undo) {
         // No replica has the hold: a failover now would lose it. Undo it and let the loop

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -194,6 +195,14 @@ ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string cha
 using ReplyParser = std::function<sync::AttemptResult(const net::Reply&)>;
 /// The §2.2 reading: nil = acquired, integer = the holder's PTTL.
 sync::AttemptResult parse_nil_or_ttl(const net::Reply& reply);
+/// What a ReplyParser throws for a reply of a shape its script never gives (a misbehaving
+/// server or proxy): script_attempt turns it into a ServerError naming the lock and server.
+std::runtime_error unexpected_reply(const net::Reply& reply);
+/// True for an array of exactly two integers (the fenced lock's {code, token} replies).
+inline bool two_integers(const net::Reply& reply) {
+  return reply.is_array() && reply.elements.size() == 2 && reply.elements[0].is_integer() &&
+         reply.elements[1].is_integer();
+}
 
 /// Drops the one hold an unacknowledged acquire just added, then calls `then` (docs/wire-format.md §1.7).
 using UndoFn = std::function<void(std::function<void()> then)>;
