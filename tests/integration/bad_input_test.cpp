@@ -23,6 +23,7 @@
 
 #include "redisync/redisync.h"
 #include "support/expect_error.h"
+#include "support/fixed_reply_server.h"
 #include "support/redis_server.h"
 #include "support/server_stats.h"
 #include "support/test_config.h"
@@ -32,6 +33,7 @@ using namespace std::chrono_literals;
 using redisync::Duration;
 using redisync::test::expect_error;
 using redisync::test::fast_config;
+using redisync::test::FixedReplyServer;
 using redisync::test::no_channels;
 using redisync::test::RedisServer;
 using redisync::test::unique_name;
@@ -532,90 +534,6 @@ TEST(BadInput, UrlErrorsNeverEchoAnyPartOfAPassword) {
     }
   }
 }
-
-namespace {
-
-// A TCP server on 127.0.0.1 that reads RESP commands and answers each with `reply`, whatever
-// it is (a server or proxy that misbehaves while speaking the protocol).
-class FixedReplyServer {
- public:
-  explicit FixedReplyServer(std::string reply) : reply_(std::move(reply)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::listen(fd_, 16) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      throw std::runtime_error("FixedReplyServer: cannot listen");
-    }
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] { serve(); });
-  }
-  ~FixedReplyServer() {
-    stop_ = true;
-    thread_.join();
-    ::close(fd_);
-  }
-  FixedReplyServer(const FixedReplyServer&) = delete;
-  FixedReplyServer& operator=(const FixedReplyServer&) = delete;
-
-  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
-
- private:
-  // One connection at a time, each served until it closes or the server stops.
-  void serve() {
-    while (!stop_) {
-      pollfd pfd{fd_, POLLIN, 0};
-      if (::poll(&pfd, 1, 20) <= 0) continue;
-      const int conn = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (conn < 0) continue;
-      std::string in;
-      while (!stop_) {
-        pollfd cfd{conn, POLLIN, 0};
-        if (::poll(&cfd, 1, 20) <= 0) continue;
-        char buf[4096];
-        const auto n = ::recv(conn, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        in.append(buf, static_cast<std::size_t>(n));
-        while (const auto used = command_length(in)) {
-          in.erase(0, used);
-          (void)!::send(conn, reply_.data(), reply_.size(), MSG_NOSIGNAL);
-        }
-      }
-      ::close(conn);
-    }
-  }
-  // The length of the complete command "*N\r\n" + N × "$len\r\n<bytes>\r\n" at the start
-  // of `in`, or 0 while it is incomplete.
-  static std::size_t command_length(const std::string& in) {
-    auto number_line = [&](std::size_t at, char type, long& value) -> std::size_t {
-      if (at >= in.size() || in[at] != type) return 0;
-      const auto end = in.find("\r\n", at);
-      if (end == std::string::npos) return 0;
-      value = std::stol(in.substr(at + 1, end - at - 1));
-      return end + 2;
-    };
-    long args = 0;
-    std::size_t at = number_line(0, '*', args);
-    for (long i = 0; at != 0 && i < args; ++i) {
-      long len = 0;
-      at = number_line(at, '$', len);
-      if (at == 0 || at + static_cast<std::size_t>(len) + 2 > in.size()) return 0;
-      at += static_cast<std::size_t>(len) + 2;
-    }
-    return at;
-  }
-
-  std::string reply_;
-  int fd_ = -1;
-  std::uint16_t port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-};
-
-}  // namespace
 
 // A server (or proxy) that answers an acquire script with a reply of a shape the script never
 // gives: a ServerError naming the lock and the server. The fenced lock took an array of two

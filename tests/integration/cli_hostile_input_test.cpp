@@ -7,6 +7,7 @@
 
 #include "cli_support.h"
 #include "redisync/redisync.h"
+#include "support/fixed_reply_server.h"
 
 namespace redisync::test {
 namespace {
@@ -204,6 +205,25 @@ TEST_F(CliHostileInputTest, SigkilledFairWaiterDoesNotBlockTheFreeLockForMinutes
   const auto r = cli({"run", "--redis", server_.url(), "--fair", "--wait", "20s", name, "--",
                       "true"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// A server or proxy that answers TYPE and SCAN with what Redis never sends: status, unlock
+// and ls fail naming the reply. They used to show the key as of type "" or "OK" (exit 0), and
+// ls showed an empty list as the answer.
+TEST_F(CliHostileInputTest, RepliesOfTheWrongShapeAreErrorsNotAnswers) {
+  for (const std::string reply :
+       {":0\r\n", "+OK\r\n", "$-1\r\n", "*2\r\n$1\r\n0\r\n*1\r\n:5\r\n"}) {
+    FixedReplyServer server(reply);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"status", "lk"}, {"unlock", "--force", "lk"}, {"ls"}}) {
+      auto full = args;
+      full.insert(full.end(), {"--redis", server.url()});
+      const auto r = cli(full, 20s);
+      EXPECT_EQ(r.exit_code, 1) << args[0] << " with reply " << reply << ": " << r.output;
+      EXPECT_NE(r.output.find("unexpected reply to"), std::string::npos)
+          << args[0] << " with reply " << reply << ": " << r.output;
+    }
+  }
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 #include <set>
 #include <sstream>
 
+#include "cli_error.h"
 #include "json_writer.h"
 #include "names.h"
 #include "redis_option.h"
+#include "server_numbers.h"
 #include "status_rate_limiter.h"
 #include "unlock_kinds.h"
 
@@ -86,7 +88,16 @@ void scan_one(Client& node, const std::string& pattern, int count, std::set<std:
   for (int calls = 0; calls < kMaxScanCalls; ++calls) {
     const Reply r =
         node.execute({"SCAN", cursor, "MATCH", pattern, "COUNT", std::to_string(count)});
-    if (r.elements.size() != 2) break;
+    // Anything but [cursor, [keys...]] is a server or proxy that misbehaves: an error, not an
+    // empty (or partial) list shown as the answer.
+    const bool shaped = r.is_array() && r.elements.size() == 2 && r.elements[0].is_string() &&
+                        r.elements[1].is_array() &&
+                        std::all_of(r.elements[1].elements.begin(), r.elements[1].elements.end(),
+                                    [](const Reply& key) { return key.is_string(); });
+    if (!shaped) {
+      throw CliError(kExitFailure,
+                     "redis: unexpected reply to SCAN: " + r.to_string().substr(0, 64));
+    }
     for (const auto& key : r.elements[1].elements) {
       if (key.str.rfind(kQueuePrefix, 0) == 0) {
         names.insert(untag(key.str.substr(kQueuePrefix.size())));
@@ -105,10 +116,6 @@ void scan_node(Client& node, const std::string& pattern, int count, std::set<std
   if (pattern.find('{') == std::string::npos) {
     scan_one(node, std::string(kQueuePrefix) + "{" + pattern + "}", count, names);
   }
-}
-
-std::string type_of(Client& client, const std::string& key) {
-  return client.execute({"TYPE", key}).str;
 }
 
 // A rate limiter's configuration and, for an overall one, the permits the next acquire could
@@ -140,11 +147,11 @@ std::string interval_text(long long ms) {
 std::optional<LsEntry> classify(Client& client, const std::string& name) {
   LsEntry e;
   e.name = name;
-  const std::string type = type_of(client, name);
+  const std::string type = key_type(client, name);
   const std::string tag = hash_tag(name);
   const std::string queue = std::string(kQueuePrefix) + tag;
   if (type == "none") {
-    if (type_of(client, queue) != "list") return std::nullopt;
+    if (key_type(client, queue) != "list") return std::nullopt;
     e.kind = "fair-lock";
     e.waiters = client.execute({"LLEN", queue}).integer;
     return e;
@@ -177,8 +184,8 @@ std::optional<LsEntry> classify(Client& client, const std::string& name) {
       return std::nullopt;  // a user's hash
     } else if (!e.mode.empty()) {
       e.kind = "rwlock";
-    } else if (type_of(client, queue) == "list" ||
-               type_of(client, "redisson_lock_timeout:" + tag) == "zset") {
+    } else if (key_type(client, queue) == "list" ||
+               key_type(client, "redisson_lock_timeout:" + tag) == "zset") {
       e.kind = "fair-lock";
       e.waiters = client.execute({"LLEN", queue}).integer;
     } else if (const Reply token = client.execute({"GET", "redisson_lock_token:" + tag});
@@ -192,7 +199,7 @@ std::optional<LsEntry> classify(Client& client, const std::string& name) {
     const auto value = integer_of(client.execute({"GET", name}).str);
     if (!value) return std::nullopt;
     e.permits = value;
-    if (type_of(client, tag + ":timeout") == "zset") {
+    if (key_type(client, tag + ":timeout") == "zset") {
       e.kind = "expirable-semaphore";
       e.held = client.execute({"ZCARD", tag + ":timeout"}).integer;
     } else {

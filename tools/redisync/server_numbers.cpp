@@ -1,5 +1,6 @@
 #include "server_numbers.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <system_error>
@@ -37,6 +38,18 @@ long long stored_integer(const Reply& reply, const std::string& where) {
   }
   const std::string shown = reply.str.size() > 64 ? reply.str.substr(0, 64) + "..." : reply.str;
   throw CliError(kExitFailure, where + " holds '" + shown + "', not an integer");
+}
+
+std::string key_type(Client& client, const std::string& key) {
+  const Reply reply = client.execute({"TYPE", key});
+  const bool word = reply.is_string() && !reply.str.empty() && reply.str.size() <= 32 &&
+                    std::all_of(reply.str.begin(), reply.str.end(),
+                                [](char c) { return (c >= 'a' && c <= 'z') || c == '-'; });
+  if (!word) {
+    throw CliError(kExitFailure, "redis: unexpected reply to TYPE " + key + ": " +
+                                     reply.to_string().substr(0, 64));
+  }
+  return reply.str;
 }
 
 }  // namespace redisync::cli

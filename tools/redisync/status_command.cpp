@@ -82,7 +82,7 @@ void inspect_string(Client& client, StatusReport& r) {
   r.permits = to_integer(*r.value);
   r.kind = "semaphore";
   const std::string timeouts = hash_tag(r.name) + ":timeout";
-  if (client.execute({"TYPE", timeouts}).str != "zset") return;
+  if (key_type(client, timeouts) != "zset") return;
   r.kind = "permit-expirable-semaphore";
   const Reply permits = client.execute({"ZRANGE", timeouts, "0", "-1", "WITHSCORES"});
   const long long now = epoch_ms_now();
@@ -100,9 +100,9 @@ void inspect_lock_extras(Client& client, StatusReport& r) {
   const std::string tag = hash_tag(r.name);
   const std::string queue_key = "redisson_lock_queue:" + tag;
   const std::string timeout_key = "redisson_lock_timeout:" + tag;
-  if (client.execute({"TYPE", queue_key}).str == "list") {
+  if (key_type(client, queue_key) == "list") {
     const Reply waiters = client.execute({"LRANGE", queue_key, "0", "-1"});
-    const bool has_deadlines = client.execute({"TYPE", timeout_key}).str == "zset";
+    const bool has_deadlines = key_type(client, timeout_key) == "zset";
     const long long now = epoch_ms_now();
     for (const auto& w : waiters.elements) {
       Waiter waiter{w.str, std::nullopt, std::nullopt};
@@ -114,7 +114,7 @@ void inspect_lock_extras(Client& client, StatusReport& r) {
     }
   }
   const std::string token_key = "redisson_lock_token:" + tag;
-  if (client.execute({"TYPE", token_key}).str == "string") {
+  if (key_type(client, token_key) == "string") {
     r.fence_token = client.execute({"GET", token_key}).str;
   }
 }
@@ -124,7 +124,7 @@ void inspect_lock_extras(Client& client, StatusReport& r) {
 StatusReport inspect(Client& client, const std::string& name) {
   StatusReport r;
   r.name = name;
-  r.type = client.execute({"TYPE", name}).str;
+  r.type = key_type(client, name);
   if (r.type == "none") {
     r.kind = "none";
     r.state = "free";

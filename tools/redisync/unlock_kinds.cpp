@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "redis_option.h"
+#include "server_numbers.h"
 
 namespace redisync::cli {
 namespace {
@@ -13,10 +14,6 @@ bool is_integer(std::string_view text, long long* out = nullptr) {
   if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) return false;
   if (out) *out = v;
   return true;
-}
-
-std::string type_of(Client& client, const std::string& key) {
-  return client.execute({"TYPE", key}).str;
 }
 
 std::string describe_other(Client& client, const std::string& name, const std::string& type) {
@@ -56,10 +53,10 @@ const char* family_noun(LockFamily family) {
 
 LockProbe probe_lock(Client& client, const std::string& name) {
   LockProbe p;
-  p.type = type_of(client, name);
+  p.type = key_type(client, name);
   const std::string tag = hash_tag(name);
-  const bool has_queue = type_of(client, "redisson_lock_queue:" + tag) == "list" ||
-                         type_of(client, "redisson_lock_timeout:" + tag) == "zset";
+  const bool has_queue = key_type(client, "redisson_lock_queue:" + tag) == "list" ||
+                         key_type(client, "redisson_lock_timeout:" + tag) == "zset";
   if (p.type == "none") {
     p.family = has_queue ? LockFamily::fair : LockFamily::none;
     return p;
@@ -99,7 +96,7 @@ LockProbe probe_lock(Client& client, const std::string& name) {
     p.family = LockFamily::read_write;
   } else if (has_queue) {
     p.family = LockFamily::fair;
-  } else if (type_of(client, "redisson_lock_token:" + tag) == "string") {
+  } else if (key_type(client, "redisson_lock_token:" + tag) == "string") {
     p.family = LockFamily::fenced;
   } else {
     p.family = LockFamily::lock;
