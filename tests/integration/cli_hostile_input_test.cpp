@@ -226,5 +226,20 @@ TEST_F(CliHostileInputTest, RepliesOfTheWrongShapeAreErrorsNotAnswers) {
   }
 }
 
+// An option given with an empty value (an unset shell variable: --wait "$WAIT"): a usage
+// error naming the option. `run` used to take it as "not given": --wait '' waited forever,
+// --lease '' took the watchdog lease, --semaphore '' took a plain lock.
+TEST_F(CliHostileInputTest, AnEmptyOptionValueIsAUsageErrorNotTheDefault) {
+  const auto name = unique_name("empty-option:");
+  for (const std::string option :
+       {"--wait", "--lease", "--watchdog-timeout", "--semaphore", "--metrics-port"}) {
+    const auto r = cli({"run", "--redis", server_.url(), option, "", name, "--", "true"}, 20s);
+    EXPECT_EQ(r.exit_code, 64) << option << ": " << r.output;
+    EXPECT_NE(r.output.find(option), std::string::npos) << option << ": " << r.output;
+    EXPECT_NE(r.output.find("empty value"), std::string::npos) << option << ": " << r.output;
+  }
+  EXPECT_FALSE(key_exists(name)) << "something was written before the input was known good";
+}
+
 }  // namespace
 }  // namespace redisync::test

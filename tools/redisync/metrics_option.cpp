@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "cli_error.h"
+#include "option_checks.h"
 #include "redisync/errors.h"
 #ifdef REDISYNC_HAVE_PROMETHEUS
 #include "redisync/prometheus_metrics.h"
@@ -18,10 +19,12 @@ struct MetricsServer {
 };
 
 void add_metrics_option(CLI::App& command, std::string& listen) {
-  command.add_option("--metrics-port", listen,
-                     "Serve Prometheus metrics (acquire waits, hold times, renewals...) at "
-                     "http://[HOST:]PORT/metrics while the command runs; HOST defaults to "
-                     "127.0.0.1");
+  command
+      .add_option("--metrics-port", listen,
+                  "Serve Prometheus metrics (acquire waits, hold times, renewals...) at "
+                  "http://[HOST:]PORT/metrics while the command runs; HOST defaults to "
+                  "127.0.0.1")
+      ->check(non_empty());
 }
 
 std::shared_ptr<MetricsServer> metrics_sink(const std::string& listen, Config& config) {

@@ -6,6 +6,7 @@
 #include "duration.h"
 #include "metrics_option.h"
 #include "names.h"
+#include "option_checks.h"
 #include "process.h"
 #include "redis_option.h"
 #include "run_settings.h"
@@ -132,12 +133,15 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   add_redis_option(*run, o.redis_url);
   run->add_option("--wait", o.wait,
                   "How long to wait for the lock: 0 = one try; default: forever. "
-                  "Durations: 250ms, 30s, 5m, bare number = ms");
+                  "Durations: 250ms, 30s, 5m, bare number = ms")
+      ->check(non_empty());
   run->add_option("--lease", o.lease,
                   "Fixed lease, never renewed (default: watchdog lease, renewed while CMD runs). "
-                  "If CMD outlives it, others may take the lock meanwhile and run exits 76");
+                  "If CMD outlives it, others may take the lock meanwhile and run exits 76")
+      ->check(non_empty());
   run->add_option("--watchdog-timeout", o.watchdog_timeout,
-                  "Watchdog lease, renewed every third of it (default 30s)");
+                  "Watchdog lease, renewed every third of it (default 30s)")
+      ->check(non_empty());
   run->add_flag("--fair", o.fair, "A fair lock: granted in request order (Redisson RFairLock)");
   run->add_flag("--read", o.read, "The read side of a read-write lock (shared, like flock -s)");
   run->add_flag("--write", o.write, "The write side of a read-write lock (exclusive)");
@@ -145,7 +149,8 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                 "A fenced lock; CMD gets the token in $REDISYNC_FENCING_TOKEN");
   run->add_option("--semaphore", o.semaphore,
                   "Hold one of N permits of semaphore NAME (N >= 1, the same for every user)")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(non_empty());
   run->add_option("--multi", o.multi, "Hold all of these locks at once (instead of NAME)")
       ->type_name("NAME...")
       ->expected(1, -1);
