@@ -19,8 +19,10 @@ namespace redisync {
 /// once it reaches the head: a waiter that died while queued is skipped after that.
 /// A timed wait that gives up leaves the queue before try_lock_for() returns.
 ///
-/// Deadlines in the queue are wall-clock epoch milliseconds from this machine's clock (like
-/// Redisson): participants need reasonably synchronised clocks.
+/// Deadlines in the queue are wall-clock epoch milliseconds. redisync's scripts read the
+/// server's clock (TIME), so redisync clients need no synchronised clocks; Java clients pass
+/// their own, so hosts sharing a fair lock with Redisson need synchronised clocks
+/// (docs/wire-format.md §1.4).
 ///
 /// API, leases, thread safety: as Lock (see BasicLock).
 class FairLock : public BasicLock {
