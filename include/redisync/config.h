@@ -82,7 +82,8 @@ struct Config {
   std::string sentinel_master;     ///< master name (sentinel topology)
   std::string sentinel_username;   ///< ACL user for the sentinels (Redisson: sentinelUsername)
   std::string sentinel_password;   ///< AUTH password for the sentinels (sentinelPassword)
-  int database = 0;                ///< SELECT after connect (Redisson: database), 0..
+  int database = 0;                ///< SELECT after connect (Redisson: database), 0..; one the
+                                   ///< server lacks fails calls with ConfigError
   std::string username;            ///< ACL user; empty = "default" (password-only AUTH)
   std::string password;            ///< AUTH password; empty = no AUTH unless a username is set
   std::string client_name;         ///< CLIENT SETNAME after connect; empty = none
