@@ -99,8 +99,9 @@ void Config::validate() const {
 
   check_positive(connect_timeout, "connect_timeout");
   check_positive(timeout, "timeout");
-  if (retry_attempts < 0) {
-    fail("retry_attempts must be >= 0 (got " + std::to_string(retry_attempts) + ")");
+  if (retry_attempts < 0 || retry_attempts > max_retry_attempts) {
+    fail("retry_attempts must be in 0.." + std::to_string(max_retry_attempts) + " (got " +
+         std::to_string(retry_attempts) + ")");
   }
   check_non_negative(retry_interval, "retry_interval");
   check_positive(reconnection_delay_min, "reconnection_delay_min");

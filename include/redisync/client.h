@@ -58,7 +58,8 @@ struct LockLostEvent {
 /// for a crashed process); release them first.
 class Client {
  public:
-  /// Connects lazily (on first use). Throws ConfigError if `config` is invalid.
+  /// Connects lazily (on first use). Throws ConfigError if `config` is invalid (a database
+  /// the server does not have is found on first use: that call throws ConfigError).
   explicit Client(Config config);
   /// Same as Client(Config::from_url(url)).
   explicit Client(const std::string& url);

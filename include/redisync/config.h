@@ -23,6 +23,12 @@ using Duration = std::chrono::milliseconds;
 /// refused after the lock hash was written would leave a lock that never expires.)
 inline constexpr Duration max_duration{1'000'000'000'000};
 
+/// The most resends Config::retry_attempts may ask for; more is refused with ConfigError. A
+/// request still failing after this many (each up to `timeout`, `retry_interval` apart) is
+/// reported: with the defaults that is 7.5 minutes of outage. Redisson's default is 3 (the
+/// Java int has no bound); an unbounded count made a failing request resend for years.
+inline constexpr int max_retry_attempts = 100;
+
 namespace detail {
 /// A wait of any unit in milliseconds, never overflowing: <= 0 -> 0 (one attempt), longer
 /// than max_duration -> Duration{-1} (no limit), otherwise rounded up.
@@ -82,7 +88,8 @@ struct Config {
   std::string sentinel_master;     ///< master name (sentinel topology)
   std::string sentinel_username;   ///< ACL user for the sentinels (Redisson: sentinelUsername)
   std::string sentinel_password;   ///< AUTH password for the sentinels (sentinelPassword)
-  int database = 0;                ///< SELECT after connect (Redisson: database), 0..
+  int database = 0;                ///< SELECT after connect (Redisson: database), 0..; one the
+                                   ///< server lacks fails calls with ConfigError
   std::string username;            ///< ACL user; empty = "default" (password-only AUTH)
   std::string password;            ///< AUTH password; empty = no AUTH unless a username is set
   std::string client_name;         ///< CLIENT SETNAME after connect; empty = none
@@ -92,7 +99,8 @@ struct Config {
   // --- timing (Redisson names in comments) ---
   Duration connect_timeout{10000};            ///< connectTimeout: TCP+TLS+AUTH handshake
   Duration timeout{3000};                     ///< timeout: wait for one command's reply
-  int retry_attempts = 3;                     ///< retryAttempts: resends after a connection error
+  int retry_attempts = 3;                     ///< retryAttempts: resends after a connection
+                                              ///< error, 0..max_retry_attempts (100)
   Duration retry_interval{1500};              ///< retryInterval: pause between those resends
   Duration reconnection_delay_min{50};        ///< first pause before reconnecting
   Duration reconnection_delay_max{2000};      ///< backoff cap between reconnect attempts

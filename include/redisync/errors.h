@@ -96,7 +96,9 @@ class ProtocolError : public Error {
   explicit ProtocolError(const std::string& what) : Error(errc::protocol_error, what) {}
 };
 
-/// A Config field or URL is invalid; the message names the field.
+/// A Config field or URL is invalid; the message names the field. Also thrown by any call
+/// when the server refuses the Config's database (SELECT: no such index), at once, without
+/// resends: no retry can change that answer.
 class ConfigError : public Error {
  public:
   explicit ConfigError(const std::string& what) : Error(errc::invalid_config, what) {}

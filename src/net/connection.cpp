@@ -13,6 +13,19 @@
 
 namespace redisync::net {
 
+namespace {
+
+// SELECT's answers to an index the server does not have ("ERR DB index is out of range";
+// Redis before 2.6: "ERR invalid DB index") or to any index but 0 in cluster mode. Matched by
+// their text: other error replies to the first command of a connection ("ERR max number of
+// clients reached", LOADING, BUSY) are passing states, to be retried.
+bool is_database_refusal(const std::string& reply) {
+  return reply.find("DB index") != std::string::npos ||
+         reply.find("SELECT is not allowed") != std::string::npos;
+}
+
+}  // namespace
+
 std::string ConnectionOptions::describe() const {
   if (!unix_socket.empty()) return "unix:" + unix_socket;
   std::string hp = host.find(':') != std::string::npos ? "[" + host + "]" : host;
@@ -210,6 +223,15 @@ void Connection::send_handshake() {
             if (name == "AUTH") {
               error = std::make_exception_ptr(AuthError(where + "authentication failed: " +
                                                         reply.str));
+            } else if (name == "SELECT" && is_database_refusal(reply.str)) {
+              // The server has no such database: no resend or reconnect can fix the Config,
+              // so the request fails now, as a ConfigError naming the index.
+              error = std::make_exception_ptr(ConfigError(
+                  "redisync config: database " + std::to_string(options_.database) +
+                  " does not exist on redis " + options_.describe() + " (SELECT answered: " +
+                  reply.str +
+                  "); the URL's /N or ?db=N must name one of the server's databases "
+                  "(redis.conf `databases`, 16 by default: 0..15)"));
             } else {
               error = std::make_exception_ptr(
                   ConnectionError(where + name + " failed during connect: " + reply.str));

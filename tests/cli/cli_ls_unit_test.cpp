@@ -57,5 +57,23 @@ TEST(CliLsRender, OneLinePerEntryWithAlignedColumns) {
       << text;
 }
 
+// The columns of a row are separated by spaces: a name "a b" printed as it is read as a name
+// "a" and a HOLDERS cell "b", every later column shifted (awk '{print $2}' got "a"). A space in
+// a name or a holder's owner is "\x20", as printable() escapes control bytes: each stays one
+// word (--json keeps the exact bytes).
+TEST(CliLsRender, SpacesInNamesAndOwnersAreEscapedSoEachStaysOneWord) {
+  LsEntry lock;
+  lock.name = "nightly report";
+  lock.kind = "lock";
+  lock.holders = {"x y:1"};
+  lock.lease_ms = 29000;
+  const std::string text = render_ls_text({lock});
+  EXPECT_EQ(text,
+            "KIND  NAME               HOLDERS     LEASE  WAITERS  PERMITS  DETAIL\n"
+            "lock  nightly\\x20report  1 x\\x20y:1  29.0s  -        -\n")
+      << text;
+  EXPECT_NE(render_ls_json({lock}).find("\"nightly report\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace redisync::cli

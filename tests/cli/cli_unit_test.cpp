@@ -81,6 +81,14 @@ TEST(CliPrintable, EscapesControlBytesAndBackslashOnly) {
   EXPECT_EQ(printable("one\ntwo\x1b", true), "one\ntwo\\x1b");
 }
 
+// One word of a space-separated row: printable(), and a space as "\x20".
+TEST(CliPrintable, WordEscapesSpacesToo) {
+  EXPECT_EQ(printable_word("nightly report"), "nightly\\x20report");
+  // A name holding a literal "\x20" stays told apart from one holding a space.
+  EXPECT_EQ(printable_word("a\\x20b c\n"), "a\\\\x20b\\x20c\\n");
+  EXPECT_EQ(printable_word("plain{tag}:1"), "plain{tag}:1");
+}
+
 TEST(CliMiscTest, HashTagAndExitCodes) {
   EXPECT_EQ(hash_tag("orders"), "{orders}");
   EXPECT_EQ(hash_tag("a{b}c"), "a{b}c");

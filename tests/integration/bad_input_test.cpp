@@ -269,6 +269,27 @@ TEST(BadInput, InvalidConfigValuesAreConfigErrors) {
   }
 }
 
+// A database the server does not have (SELECT: "ERR DB index is out of range") failed every
+// connect as a ConnectionError, resent retry_attempts times like an outage: a ConfigError,
+// reported at once (no resend or reconnect changes the server's answer), naming the index.
+TEST(BadInput, DatabaseTheServerDoesNotHaveIsAConfigError) {
+  RedisServer server;
+  const std::string url = "redis://127.0.0.1:" + std::to_string(server.port()) + "/99999";
+  redisync::Client client(url);  // default resends: 3, 1.5 s apart
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    client.execute({"PING"});
+    FAIL() << "expected ConfigError";
+  } catch (const redisync::ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("database 99999"), std::string::npos) << what;
+    EXPECT_NE(what.find("DB index is out of range"), std::string::npos) << what;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  EXPECT_THROW(client.lock(unique_name("db:")).lock(), redisync::ConfigError);
+  EXPECT_THROW(client.lock(unique_name("db:")).try_lock(), redisync::ConfigError);
+}
+
 // --- authentication ---
 
 TEST(BadInput, WrongPasswordIsAnAuthError) {

@@ -73,7 +73,8 @@ TEST_F(CliHostileInputTest, ControlCharactersInNamesAndFieldsAreEscapedInTextOut
   EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find('\x07'), std::string::npos) << r.output;
   EXPECT_EQ(count_of(r.output, '\n'), 2u) << "a header and one row:\n" << r.output;
-  EXPECT_NE(r.output.find(base + "\\n" + "lock  forged"), std::string::npos) << r.output;
+  // The name is one word of its row: its spaces too are escaped.
+  EXPECT_NE(r.output.find(base + "\\n" + "lock\\x20\\x20forged"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\\x1b]0;pwned\\x07\\x1b[2J"), std::string::npos) << r.output;
 
   r = cli({"status", "--redis", server_.url(), name});
@@ -148,6 +149,39 @@ TEST_F(CliHostileInputTest, RunWithAWaitAgainstUnreachableRedisExits69NotNotAcqu
   r = cli({"run", "--redis", silent, "--wait", "0", "--multi", "a", "b", "--", "true"});
   EXPECT_EQ(r.exit_code, 69) << r.output;
   EXPECT_EQ(r.output.find("held by someone else"), std::string::npos) << r.output;
+}
+
+// Mistake (or a planted config): a URL naming a database the server does not have
+// (redis://host/99999; Redis has 16 by default). SELECT was refused on every connect, and the
+// tool said "cannot reach Redis" and exited 69 (unavailable) after its resends, as if the
+// server were down: it is a configuration error, exit 64, naming the index and the server's
+// answer. Indexes that cannot be one (negative, not a number, past int) are refused before
+// connecting.
+TEST_F(CliHostileInputTest, DatabaseTheServerDoesNotHaveIsAUsageErrorNotUnreachable) {
+  const std::string url = "redis://127.0.0.1:" + std::to_string(server_.port()) + "/99999";
+  const std::string name = unique_name("cli:db:");
+  const std::vector<std::vector<std::string>> commands{
+      {"run", "--redis", url, "--wait", "0", name, "--", "true"},
+      {"run", "--redis", url, name, "--", "true"},
+      {"status", "--redis", url, name},
+      {"ls", "--redis", url},
+      {"unlock", "--redis", url, "--force", name}};
+  for (const auto& args : commands) {
+    const auto r = cli(args, 15s);
+    EXPECT_EQ(r.exit_code, 64) << args[0] << ": " << r.output;
+    EXPECT_NE(r.output.find("database 99999"), std::string::npos) << args[0] << ": " << r.output;
+    EXPECT_NE(r.output.find("DB index is out of range"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("cannot reach Redis"), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(key_exists(name));
+  const std::string base = "redis://127.0.0.1:" + std::to_string(server_.port());
+  for (const std::string& bad : {base + "/-1", base + "/x", base + "/99999999999",
+                                 base + "?db=-2", base + "?db=1e3"}) {
+    const auto r = cli({"status", "--redis", bad, name}, 15s);
+    EXPECT_EQ(r.exit_code, 64) << bad << ": " << r.output;
+    EXPECT_NE(r.output.find("database must be a non-negative integer"), std::string::npos)
+        << bad << ": " << r.output;
+  }
 }
 
 // Attack: a URL with a user name and no password ("redis://guest:@host", "?user=guest"). Redis

@@ -77,6 +77,27 @@ TEST_F(CliLsTest, ListsEveryKindAndNothingElse) {
   pes.release(permit);
 }
 
+// A name with a space ("nightly report") was two words of its row: a script reading the NAME
+// column (awk '{print $2}') got "nightly", and every later column was shifted by one. The
+// space is shown as "\x20" (printable()'s escapes); --json has the name as it is.
+TEST_F(CliLsTest, NameWithASpaceIsOneWordOfItsRow) {
+  const std::string base = unique_name("cli:ls:");
+  Client client(server_.url());
+  Lock lock = client.lock(base + ":nightly report");
+  lock.lock();
+  auto r = cli({"ls", "--redis", server_.url(), base + "*"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto row = row_of(r.output, base + ":nightly\\x20report");
+  ASSERT_EQ(row.size(), 7u) << r.output;  // lock NAME 1 OWNER LEASE - -
+  EXPECT_EQ(row[0], "lock");
+  EXPECT_EQ(row[2], "1");
+  EXPECT_EQ(row[5], "-");
+  r = cli({"ls", "--redis", server_.url(), "--json", base + "*"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(base + ":nightly report\""), std::string::npos) << r.output;
+  lock.unlock();
+}
+
 TEST_F(CliLsTest, NothingMatchingPrintsNothingAndUnreachableExits69) {
   auto r = cli({"ls", "--redis", server_.url(), unique_name("cli:none:") + "*"});
   EXPECT_EQ(r.exit_code, 0) << r.output;

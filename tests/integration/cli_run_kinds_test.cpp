@@ -114,6 +114,65 @@ TEST_F(CliRunKindsTest, SemaphoreLetsNHoldersInAndNoMore) {
   EXPECT_EQ(server_.command({"ZCARD", "{" + name + "}:timeout"}).as_integer(), 0);
 }
 
+// Foreign data under a semaphore's keys: NAME of another type than a string (a hash, a list),
+// or its "{NAME}:timeout" of another type than a sorted set. `run --semaphore` refused them
+// only as "server replied WRONGTYPE ... script: <sha>", and in the second case after it had
+// created NAME with N permits: a write next to someone else's data. Each is refused before
+// anything is written, naming the key and its type (exit 1, as for a lock over foreign data).
+// A string that is not a count is refused by the library (nothing written). A plain integer
+// string IS the layout (Redisson's RPermitExpirableSemaphore stores its count so, and a
+// negative count is what reducing permits while they are held leaves): it is used, as long as
+// count + held permits is N.
+TEST_F(CliRunKindsTest, SemaphoreOverForeignDataIsRefusedBeforeAnyWrite) {
+  struct Case {
+    std::vector<std::vector<std::string>> setup;
+    std::string key;   // the foreign key, as named in the message
+    std::string type;  // its type, as named in the message
+  };
+  const std::string name = unique_name("cli:semforeign:");
+  const std::string timeout = "{" + name + "}:timeout";
+  const std::vector<Case> cases{
+      {{{"HSET", name, "permits", "2"}}, name, "hash"},
+      {{{"RPUSH", name, "2"}}, name, "list"},
+      {{{"SET", timeout, "user data"}}, timeout, "string"},
+      {{{"SET", name, "2"}, {"HSET", timeout, "a", "b"}}, timeout, "hash"},
+  };
+  for (const Case& c : cases) {
+    server_.command({"DEL", name, timeout});
+    for (const auto& command : c.setup) server_.command(command);
+    const std::string name_type = server_.command({"TYPE", name}).as_string();
+    const auto r = cli(run_args({"--semaphore", "2", "--wait", "0"}, name, "echo RAN"));
+    EXPECT_EQ(r.exit_code, 1) << c.key << " " << c.type << ": " << r.output;
+    EXPECT_EQ(r.output.find("RAN"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("'" + c.key + "' is a " + c.type), std::string::npos)
+        << c.key << " " << c.type << ": " << r.output;
+    EXPECT_NE(r.output.find("nothing was written"), std::string::npos) << r.output;
+    EXPECT_EQ(server_.command({"TYPE", name}).as_string(), name_type) << c.key << " " << c.type;
+  }
+
+  server_.command({"DEL", name, timeout});
+  server_.command({"SET", name, "two"});
+  auto r = cli(run_args({"--semaphore", "2", "--wait", "0"}, name, "echo RAN"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("holds 'two', not a count"), std::string::npos) << r.output;
+  EXPECT_EQ(server_.command({"GET", name}).as_string(), "two");
+  EXPECT_FALSE(key_exists(timeout));
+
+  // A count of -1 with three permits held (until far in the future) is a semaphore of 2 whose
+  // permits were reduced while held: used, and it has no permit free.
+  server_.command({"SET", name, "-1"});
+  server_.command({"ZADD", timeout, "99999999999999", "aaaaaaaaaaaaaaaa", "99999999999999",
+                   "bbbbbbbbbbbbbbbb", "99999999999999", "cccccccccccccccc"});
+  r = cli(run_args({"--semaphore", "2", "--wait", "0"}, name, "echo RAN"));
+  EXPECT_EQ(r.exit_code, 75) << r.output;
+  server_.command({"DEL", timeout});
+  server_.command({"SET", name, "2"});  // a plain integer: the layout
+  r = cli(run_args({"--semaphore", "2", "--wait", "0"}, name, "echo RAN"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("RAN"), std::string::npos) << r.output;
+  EXPECT_EQ(server_.command({"GET", name}).as_string(), "2");
+}
+
 TEST_F(CliRunKindsTest, SemaphorePermitTakenAwayIsALostLock) {
   const std::string name = unique_name("cli:semlost:");
   const std::string marker = temp_file("in");

@@ -370,6 +370,19 @@ TEST(ConfigFromUrl, SeveralOptionsRepeatsAndEmptyItems) {
   EXPECT_EQ(Config::from_url("redis://h/?timeout=5").timeout, 5ms);
 }
 
+// retry_attempts had no upper bound: "?retry_attempts=200000000" passed (its release records
+// still fit max_duration) and so did 2147483647 with "?timeout=1&retry_interval=0": a failed
+// request was resent for years, and timeout * (retry_attempts + 1) overflowed an int. It is
+// bounded as renewal_batch_size and busy_poll are: "must be in 0..100".
+TEST(ConfigFromUrl, RetryAttemptsAboveTheBoundAreRefused) {
+  EXPECT_EQ(Config::from_url("redis://h?retry_attempts=100").retry_attempts, 100);
+  EXPECT_TRUE(url_fails("redis://h?retry_attempts=101", "retry_attempts must be in 0..100"));
+  EXPECT_TRUE(url_fails("redis://h?retry_attempts=200000000", "retry_attempts must be in 0..100"));
+  EXPECT_TRUE(url_fails("redis://h?timeout=1&retry_interval=0&retry_attempts=2147483647",
+                        "retry_attempts must be in 0..100"));
+  EXPECT_TRUE(url_fails("redis://h?retry_attempts=-1", "retry_attempts must be in 0..100"));
+}
+
 TEST(ConfigFromUrl, BadQueryOptions) {
   EXPECT_TRUE(url_fails("redis://h?foo=1", "'foo'"));
   EXPECT_TRUE(url_fails("redis://h?Timeout=1s", "'Timeout'"));
@@ -484,6 +497,7 @@ TEST(ConfigValidate, EachRuleNamesItsField) {
       {"connect_timeout", [](Config& c) { c.connect_timeout = 0ms; }},
       {"timeout", [](Config& c) { c.timeout = 0ms; }},
       {"retry_attempts", [](Config& c) { c.retry_attempts = -1; }},
+      {"retry_attempts must be in 0..100", [](Config& c) { c.retry_attempts = 101; }},
       {"retry_interval", [](Config& c) { c.retry_interval = -1ms; }},
       {"reconnection_delay_min", [](Config& c) { c.reconnection_delay_min = 0ms; }},
       {"reconnection_delay_max", [](Config& c) { c.reconnection_delay_max = 10ms; }},
@@ -514,6 +528,7 @@ TEST(ConfigValidate, BoundaryValuesAreAccepted) {
   c.port = 1;
   EXPECT_NO_THROW(c.validate());
   c.renewal_batch_size = 10000;
+  c.retry_attempts = 100;
   c.port = 65535;
   c.client_name = "svc:worker-1";
   c.tls_options.cert_file = "/c.pem";

@@ -25,7 +25,9 @@ CLI::App* add_ls_command(CLI::App& app, LsOptions& o) {
       "semaphore (a plain count: a semaphore's permits or a count-down latch's count look the\n"
       "same), expirable-semaphore, rate-limiter. WAITERS is a fair lock's queue length (other\n"
       "kinds' waiters are pub/sub subscribers, not stored: '-'). Keys in no primitive's layout\n"
-      "are not listed. Nothing matching: no output, exit 0. Exit 69: Redis unreachable.");
+      "are not listed. Nothing matching: no output, exit 0. Exit 69: Redis unreachable.\n"
+      "Each NAME (and a holder's owner) is one word: a space shows as \\x20, a backslash as\n"
+      "\\\\, control bytes as \\n, \\t, \\xNN; --json has the exact bytes.");
   add_redis_option(*ls, o.redis_url);
   ls->add_flag("--json", o.json, "Print a JSON array instead of aligned lines");
   ls->add_option("--count", o.count, "SCAN COUNT hint per call (default 100)");

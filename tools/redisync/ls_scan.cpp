@@ -260,9 +260,11 @@ std::string render_ls_text(const std::vector<LsEntry>& entries) {
   if (entries.empty()) return {};
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"KIND", "NAME", "HOLDERS", "LEASE", "WAITERS", "PERMITS", "DETAIL"});
+  // Names, owners, modes come from the keys' writers: every cell is printable(), and a name or
+  // an owner, one word of its row, printable_word() (a space in it would shift the columns).
   for (const auto& e : entries) {
     std::string holders = std::to_string(e.holders.size());
-    if (!e.holders.empty()) holders += " " + short_owner(e.holders.front());
+    if (!e.holders.empty()) holders += " " + printable_word(short_owner(e.holders.front()));
     if (e.holders.size() > 1) holders += ",...";
     std::string detail;
     if (!e.mode.empty()) detail = "mode " + e.mode;
@@ -274,11 +276,8 @@ std::string render_ls_text(const std::vector<LsEntry>& entries) {
                e.rate_type;
     }
     const bool lockish = e.kind.find("lock") != std::string::npos;
-    rows.push_back({e.kind, e.name, lockish ? holders : "-", lease_cell(e.lease_ms),
-                    cell(e.waiters), cell(e.permits), detail});
-  }
-  for (auto& row : rows) {
-    for (auto& c : row) c = printable(c);  // names, owners, modes come from the keys' writers
+    rows.push_back({printable(e.kind), printable_word(e.name), lockish ? holders : "-",
+                    lease_cell(e.lease_ms), cell(e.waiters), cell(e.permits), printable(detail)});
   }
   std::vector<std::size_t> width(rows.front().size(), 0);
   for (const auto& row : rows) {

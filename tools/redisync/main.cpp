@@ -54,8 +54,9 @@ SplitArgs split_command(int argc, char** argv) {
 int run_main(int argc, char** argv) {
   CLI::App app(
       "redisync: Redisson-compatible distributed locks on Redis.\n"
-      "Exit codes: 64 usage error, 69 Redis unreachable, 75 lock not acquired,\n"
-      "76 lock lost, 1 other errors; `run` otherwise passes on the command's status.",
+      "Exit codes: 64 usage error (also a --redis database the server does not have),\n"
+      "69 Redis unreachable, 75 lock not acquired, 76 lock lost, 1 other errors;\n"
+      "`run` otherwise passes on the command's status.",
       "redisync");
   app.set_version_flag("--version", REDISYNC_VERSION);
   app.require_subcommand(1);

@@ -44,4 +44,18 @@ std::string printable(std::string_view text, bool keep_newlines) {
   return out;
 }
 
+std::string printable_word(std::string_view text) {
+  const std::string escaped = printable(text);
+  std::string out;
+  out.reserve(escaped.size());
+  for (char c : escaped) {
+    if (c == ' ') {
+      out += "\\x20";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace redisync::cli

@@ -21,4 +21,9 @@ void check_name(const std::string& name, const std::string& command,
 /// to every cell and diagnostics to every message; --json does not (JSON escapes those bytes).
 std::string printable(std::string_view text, bool keep_newlines = false);
 
+/// printable(text) with each space as "\x20" too: one word of a row whose columns are
+/// separated by spaces (`ls`: a name "a b" raw reads as a name "a" and a next column "b").
+/// A backslash is already "\\", so the escape cannot be forged by a name.
+std::string printable_word(std::string_view text);
+
 }  // namespace redisync::cli

@@ -148,8 +148,12 @@ class SemaphoreHolding : public Holding {
   }
 
   // The count is created with N permits if the semaphore does not exist yet; an existing one
-  // must have N in total (available + held), as `consul lock -n` checks its limit.
+  // must have N in total (available + held), as `consul lock -n` checks its limit. A count
+  // that is a plain integer string is the layout (Redisson's too), even a negative one (permits
+  // reduced while held): only the total is checked. A count that is no integer is refused by
+  // try_set_permits, which then changes nothing.
   void prepare() override {
+    refuse_foreign_keys();
     semaphore_.try_set_permits(permits_);
     const Reply r = client_.execute(
         {"EVAL",
@@ -169,6 +173,29 @@ class SemaphoreHolding : public Holding {
                          " permits in total, not " + std::to_string(permits_) +
                          ": every `redisync run --semaphore N " + name_ +
                          "` must give the same N (delete the key to start over with another)");
+    }
+  }
+
+  // Someone else's data under the semaphore's keys (another type than its layout's) is
+  // refused before anything is written: try_set_permits would create the count next to a
+  // foreign "{NAME}:timeout" (and the library's WRONGTYPE names neither key nor type).
+  void refuse_foreign_keys() {
+    struct Part {
+      std::string key;
+      const char* type;
+      const char* what;
+    };
+    const Part parts[] = {{name_, "string", "the count (a string)"},
+                          {hash_tag(name_) + ":timeout", "zset",
+                           "the held permits (a sorted set)"}};
+    for (const Part& part : parts) {
+      const std::string type = client_.execute({"TYPE", part.key}).str;
+      if (type != "none" && type != part.type) {
+        throw CliError(kExitFailure, "semaphore " + name_ + ": '" + part.key + "' is a " + type +
+                                         ", not " + part.what +
+                                         " of a permit-expirable semaphore; refused, nothing "
+                                         "was written");
+      }
     }
   }
 
