@@ -144,11 +144,12 @@ class ReentryError : public Error {
   explicit ReentryError(const std::string& what) : Error(errc::reentry_refused, what) {}
 };
 
-/// An async wait (async_lock, async_try_lock of the lock kinds) was cancelled through the
-/// cancellation slot of its completion handler (asio::bind_cancellation_slot, the awaitable
-/// operators, a parallel group) before it acquired: it gave up as a timed-out wait does, and
-/// left nothing behind (no queue entry, no registration, no hold). A cancellation that comes
-/// after the lock was acquired changes nothing: the wait completes as acquired.
+/// An async wait (async_lock, async_try_lock of the lock kinds, of MultiLock and RedLock) was
+/// cancelled through the cancellation slot of its completion handler
+/// (asio::bind_cancellation_slot, the awaitable operators, a parallel group) before it
+/// acquired: it gave up as a timed-out wait does, and left nothing behind (no queue entry, no
+/// registration, no hold; a multi-lock releases the members it had taken). A cancellation
+/// that comes after the lock was acquired changes nothing: the wait completes as acquired.
 class CancelledError : public Error {
  public:
   explicit CancelledError(const std::string& what) : Error(errc::cancelled, what) {}

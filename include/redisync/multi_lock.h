@@ -203,27 +203,40 @@ class MultiLock {
     return async_lock(owner, Duration{0}, std::forward<Token>(token));
   }
   /// Completion: void(std::exception_ptr). lease <= 0: watchdog leases.
+  ///
+  /// Cancellable (both async acquires): a cancellation emitted on the handler's cancellation
+  /// slot (asio::bind_cancellation_slot, `co_await (multi.async_lock(...) || timer...)`) before
+  /// the lock is acquired cancels the member wait in progress (as the member's own async wait
+  /// is cancelled), releases the members already taken and ends with CancelledError, leaving
+  /// nothing behind (no hold, no queue entry; a member whose answer is still on its way is
+  /// released when it arrives). A cancellation that comes once the walk has taken the members
+  /// it needs changes nothing: the call completes as acquired, and the caller owns the hold.
   template <class Token>
   auto async_lock(std::int64_t owner, Duration lease, Token&& token) {
     return asio::async_initiate<Token, void(std::exception_ptr)>(
         [self = *this, owner, lease](auto handler) {
+          auto cancel = detail::connect_cancellation(handler, self.first_core());
           auto done = detail::wrap_handler<decltype(handler), asio::io_context::executor_type>(
               std::move(handler), self.io().get_executor());
-          self.start_lock(owner, lease, std::move(done));
+          self.start_lock(owner, lease, std::move(done), std::move(cancel));
         },
         token);
   }
   /// Completion: void(std::exception_ptr, bool acquired). wait <= 0: one attempt per member;
-  /// lease <= 0: watchdog leases. last_attempt() tells why it was not acquired.
+  /// lease <= 0: watchdog leases. last_attempt() tells why it was not acquired. Cancellable
+  /// as async_lock.
   template <class Token>
   auto async_try_lock(std::int64_t owner, Duration wait, Duration lease, Token&& token) {
     return asio::async_initiate<Token, void(std::exception_ptr, bool)>(
         [self = *this, owner, wait, lease](auto handler) {
+          auto cancel = detail::connect_cancellation(handler, self.first_core());
           auto done =
               detail::wrap_handler<decltype(handler), asio::io_context::executor_type, bool>(
                   std::move(handler), self.io().get_executor());
-          self.start_try(owner, wait, lease,
-                         [done](std::exception_ptr e, AttemptReport r) { done(e, r.acquired); });
+          self.start_try(
+              owner, wait, lease,
+              [done](std::exception_ptr e, AttemptReport r) { done(e, r.acquired); },
+              std::move(cancel));
         },
         token);
   }
@@ -250,9 +263,13 @@ class MultiLock {
   using TryDone = std::function<void(std::exception_ptr, AttemptReport)>;
   using UnlockDone = std::function<void(ReleaseResult, std::exception_ptr)>;
   asio::io_context& io() const;
-  void start_try(std::int64_t owner, Duration wait, Duration lease, TryDone done) const;
-  void start_lock(std::int64_t owner, Duration lease,
-                  std::function<void(std::exception_ptr)> done) const;
+  /// The first member's Client (its I/O thread carries the async caller's cancellation).
+  const std::shared_ptr<detail::ClientCore>& first_core() const;
+  /// `cancel`: the async caller's cancellation (detail::connect_cancellation), if any.
+  void start_try(std::int64_t owner, Duration wait, Duration lease, TryDone done,
+                 std::shared_ptr<detail::CancelSignal> cancel = nullptr) const;
+  void start_lock(std::int64_t owner, Duration lease, std::function<void(std::exception_ptr)> done,
+                  std::shared_ptr<detail::CancelSignal> cancel = nullptr) const;
   void start_unlock(std::int64_t owner, UnlockDone done) const;
 
   std::shared_ptr<detail::MultiLockState> state_;

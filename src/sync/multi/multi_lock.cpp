@@ -115,6 +115,10 @@ std::vector<std::string> MultiLock::members() const {
 
 asio::io_context& MultiLock::io() const { return state_->members.front()->core()->io(); }
 
+const std::shared_ptr<detail::ClientCore>& MultiLock::first_core() const {
+  return state_->members.front()->core();
+}
+
 void MultiLock::check_lease(Duration lease) const {
   sync::check_lease(lease, "lease for " + name());
   // With the validity check (RedLock) a lease whose drift allowance (0.01 x lease + 2 ms)
@@ -164,23 +168,25 @@ static std::exception_ptr closed_member(const detail::MultiLockState& state) {
 
 // Every entry point, blocking or async, comes through start_try or start_lock: the lease is
 // checked here, before anything is written (an async form used to skip it and retry forever).
-void MultiLock::start_try(std::int64_t owner, Duration wait, Duration lease, TryDone done) const {
+void MultiLock::start_try(std::int64_t owner, Duration wait, Duration lease, TryDone done,
+                          std::shared_ptr<detail::CancelSignal> cancel) const {
   if (auto error = lease_error(lease)) return done(error, AttemptReport{});
   if (auto error = closed_member(*state_)) {
     return detail::ClientCore::fail_later([done, error] { done(error, AttemptReport{}); });
   }
   const Duration w = detail::clamp_wait(wait);
-  detail::start_multi_try(state_, owner, w < Duration{0} ? max_duration : w, lease,
-                          std::move(done));
+  detail::start_multi_try(state_, owner, w < Duration{0} ? max_duration : w, lease, std::move(done),
+                          std::move(cancel));
 }
 
 void MultiLock::start_lock(std::int64_t owner, Duration lease,
-                           std::function<void(std::exception_ptr)> done) const {
+                           std::function<void(std::exception_ptr)> done,
+                           std::shared_ptr<detail::CancelSignal> cancel) const {
   if (auto error = lease_error(lease)) return done(error);
   if (auto error = closed_member(*state_)) {
     return detail::ClientCore::fail_later([done, error] { done(error); });
   }
-  detail::start_multi_lock(state_, owner, lease, std::move(done));
+  detail::start_multi_lock(state_, owner, lease, std::move(done), std::move(cancel));
 }
 
 void MultiLock::start_unlock(std::int64_t owner, UnlockDone done) const {

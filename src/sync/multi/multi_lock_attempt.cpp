@@ -1,7 +1,9 @@
 #include "sync/multi/multi_lock_attempt.h"
 
 #include <algorithm>
+#include <asio/post.hpp>
 
+#include "sync/acquire/cancel_signal.h"
 #include "sync/client_core.h"
 #include "sync/metrics_report.h"
 #include "sync/multi/multi_lock_try.h"
@@ -22,12 +24,14 @@ std::shared_ptr<AcquireMeter> multi_meter(const MultiLockState& state) {
 class LockLoop : public std::enable_shared_from_this<LockLoop> {
  public:
   LockLoop(std::shared_ptr<MultiLockState> state, std::int64_t owner, Duration lease,
-           std::function<void(std::exception_ptr)> done, std::shared_ptr<sync::AcquireProbe> probe)
+           std::function<void(std::exception_ptr)> done, std::shared_ptr<sync::AcquireProbe> probe,
+           std::shared_ptr<MultiCancel> cancel)
       : state_(std::move(state)),
         owner_(owner),
         lease_(lease),
         done_(std::move(done)),
-        probe_(std::move(probe)) {}
+        probe_(std::move(probe)),
+        cancel_(std::move(cancel)) {}
 
   void run() {
     const long long base = static_cast<long long>(state_->members.size()) * 1500;
@@ -36,16 +40,19 @@ class LockLoop : public std::enable_shared_from_this<LockLoop> {
     if (lease > 0)
       wait = lease <= base ? random_between(lease / 2, lease) : random_between(base, lease);
     auto self = shared_from_this();
-    run_multi_try(state_, owner_, Duration{std::max(wait, 1LL)}, lease_,
-                  [self](std::exception_ptr error, AttemptReport report) {
-                    if (self->probe_) self->probe_->attempts += report.passes;
-                    if (error) return self->done_(error);
-                    if (report.acquired) return self->done_(nullptr);
-                    if (report.failed() > self->state_->policy.tolerated_failures) {
-                      return self->done_(std::make_exception_ptr(self->error(report)));
-                    }
-                    self->run();
-                  });
+    // A cancelled try (cancel_) ends with CancelledError: the error below.
+    run_multi_try(
+        state_, owner_, Duration{std::max(wait, 1LL)}, lease_,
+        [self](std::exception_ptr error, AttemptReport report) {
+          if (self->probe_) self->probe_->attempts += report.passes;
+          if (error) return self->done_(error);
+          if (report.acquired) return self->done_(nullptr);
+          if (report.failed() > self->state_->policy.tolerated_failures) {
+            return self->done_(std::make_exception_ptr(self->error(report)));
+          }
+          self->run();
+        },
+        cancel_);
   }
 
  private:
@@ -64,7 +71,26 @@ class LockLoop : public std::enable_shared_from_this<LockLoop> {
   Duration lease_;
   std::function<void(std::exception_ptr)> done_;
   std::shared_ptr<sync::AcquireProbe> probe_;  // counts walks, with a Metrics hook
+  std::shared_ptr<MultiCancel> cancel_;        // nullptr: not cancellable
 };
+
+// The async caller's cancellation (nullptr: none) as the tries see it: `signal` is attached on
+// the first member's I/O thread and hands a request to the running try; `done` detaches it
+// there once the acquisition completed (later requests do nothing).
+template <class... Args>
+std::shared_ptr<MultiCancel> follow(const MultiLockState& state,
+                                    std::shared_ptr<CancelSignal> signal,
+                                    std::function<void(std::exception_ptr, Args...)>& done) {
+  if (!signal) return nullptr;
+  auto cancel = std::make_shared<MultiCancel>();
+  auto core = state.members.front()->core();
+  asio::post(core->io(), [signal, cancel] { signal->attach([cancel] { cancel->request(); }); });
+  done = [core, signal, done = std::move(done)](std::exception_ptr error, Args... args) {
+    asio::post(core->io(), [signal] { signal->detach(); });
+    done(std::move(error), std::move(args)...);
+  };
+  return cancel;
+}
 
 }  // namespace
 
@@ -79,7 +105,9 @@ std::string MultiLockState::name() const {
 Metrics* MultiLockState::metrics() const { return members.front()->core()->config().metrics.get(); }
 
 void start_multi_try(const std::shared_ptr<MultiLockState>& state, std::int64_t owner,
-                     Duration wait, Duration lease, AttemptDone done) {
+                     Duration wait, Duration lease, AttemptDone done,
+                     std::shared_ptr<CancelSignal> signal) {
+  auto cancel = follow(*state, std::move(signal), done);
   if (auto meter = multi_meter(*state)) {
     done = [meter, done = std::move(done)](std::exception_ptr error, AttemptReport report) {
       meter->probe->attempts = static_cast<std::uint64_t>(report.passes);
@@ -87,11 +115,13 @@ void start_multi_try(const std::shared_ptr<MultiLockState>& state, std::int64_t 
       done(std::move(error), std::move(report));
     };
   }
-  run_multi_try(state, owner, wait, lease, std::move(done));
+  run_multi_try(state, owner, wait, lease, std::move(done), std::move(cancel));
 }
 
 void start_multi_lock(const std::shared_ptr<MultiLockState>& state, std::int64_t owner,
-                      Duration lease, std::function<void(std::exception_ptr)> done) {
+                      Duration lease, std::function<void(std::exception_ptr)> done,
+                      std::shared_ptr<CancelSignal> signal) {
+  auto cancel = follow(*state, std::move(signal), done);
   auto meter = multi_meter(*state);
   if (meter) {
     done = [meter, done = std::move(done)](std::exception_ptr error) {
@@ -99,7 +129,9 @@ void start_multi_lock(const std::shared_ptr<MultiLockState>& state, std::int64_t
       done(std::move(error));
     };
   }
-  std::make_shared<LockLoop>(state, owner, lease, std::move(done), probe_of(meter))->run();
+  std::make_shared<LockLoop>(state, owner, lease, std::move(done), probe_of(meter),
+                             std::move(cancel))
+      ->run();
 }
 
 }  // namespace redisync::detail

@@ -24,6 +24,8 @@
 
 namespace redisync::detail {
 
+class CancelSignal;
+
 using MemberPtr = std::shared_ptr<const MultiLockMember>;
 
 /// What a MultiLock handle and its copies share.
@@ -55,15 +57,19 @@ using AttemptDone = std::function<void(std::exception_ptr, AttemptReport)>;
 
 /// One "try lock (wait, lease)" of docs/wire-format.md §6. wait <= 0: one attempt per member; lease <= 0:
 /// watchdog leases. `done` always gets a report (the exception is for internal failures
-/// only; member failures are outcomes in the report).
+/// and CancelledError only; member failures are outcomes in the report). `cancel` (async
+/// callers whose handler has a cancellation slot; may be nullptr): a cancellation requested
+/// on it ends the try with CancelledError, the members it took released (multi_lock_try.h).
 void start_multi_try(const std::shared_ptr<MultiLockState>& state, std::int64_t owner,
-                     Duration wait, Duration lease, AttemptDone done);
+                     Duration wait, Duration lease, AttemptDone done,
+                     std::shared_ptr<CancelSignal> cancel = nullptr);
 
 /// Blocking-lock semantics over start_multi_try: repeats tries with the internal wait of
 /// docs/wire-format.md §6 until acquired; fails with MultiLockError when a try finds more members failing
-/// (not merely held by others) than the policy tolerates.
+/// (not merely held by others) than the policy tolerates. `cancel`: as for start_multi_try.
 void start_multi_lock(const std::shared_ptr<MultiLockState>& state, std::int64_t owner,
-                      Duration lease, std::function<void(std::exception_ptr)> done);
+                      Duration lease, std::function<void(std::exception_ptr)> done,
+                      std::shared_ptr<CancelSignal> cancel = nullptr);
 
 /// Releases what `owner`'s newest acquisition took (every member when none is recorded).
 void start_multi_unlock(const std::shared_ptr<MultiLockState>& state, std::int64_t owner,

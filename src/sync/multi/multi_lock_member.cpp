@@ -30,8 +30,10 @@ class KindMember final : public MultiLockMember {
   std::string describe() const override { return kind_->describe(*core(), name()); }
   std::string noun() const override { return kind_->noun(); }
 
-  void acquire(std::int64_t owner, Duration lease, Duration wait, AcquireDone done) const override {
-    run_acquire(core(), kind_, name(), owner, lease, wait, std::move(done));
+  void acquire(std::int64_t owner, Duration lease, Duration wait, AcquireDone done,
+               std::shared_ptr<CancelSignal> cancel) const override {
+    run_acquire(core(), kind_, name(), owner, lease, wait, std::move(done), nullptr,
+                std::move(cancel));
   }
   void release(std::int64_t owner, ReleaseDone done) const override {
     run_release(core(), kind_, name(), owner, std::move(done));

@@ -19,6 +19,7 @@
 
 namespace redisync::detail {
 
+class CancelSignal;
 class ClientCore;
 struct Hold;
 
@@ -39,9 +40,11 @@ class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
   /// Which kind, for checks ("lock", "fair lock", ...).
   virtual std::string noun() const = 0;
 
-  /// The kind's acquire flow (lease <= 0: watchdog; wait 0: one attempt).
-  virtual void acquire(std::int64_t owner, Duration lease, Duration wait,
-                       AcquireDone done) const = 0;
+  /// The kind's acquire flow (lease <= 0: watchdog; wait 0: one attempt). `cancel` (may be
+  /// nullptr): a cancellation requested on it makes the kind's waiting loop give up with
+  /// CancelledError, as for the kind's own async acquires (run_acquire).
+  virtual void acquire(std::int64_t owner, Duration lease, Duration wait, AcquireDone done,
+                       std::shared_ptr<CancelSignal> cancel) const = 0;
   /// The kind's release flow (one hold, with bookkeeping).
   virtual void release(std::int64_t owner, ReleaseDone done) const = 0;
 

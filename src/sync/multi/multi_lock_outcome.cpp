@@ -1,10 +1,22 @@
 #include "sync/multi/multi_lock_outcome.h"
 
+#include "redisync/errors.h"
 #include "sync/failure_kind.h"
 
 namespace redisync::detail {
 
 using sync::FailureKind;
+
+bool is_cancelled(std::exception_ptr error) {
+  if (!error) return false;
+  try {
+    std::rethrow_exception(error);
+  } catch (const CancelledError&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
 
 // May an acquire that failed with `error` have taken the member anyway? Unlike the acquire
 // loop, which retries only failures it knows to be passing, the answer here only decides

@@ -9,6 +9,9 @@
 
 namespace redisync::detail {
 
+/// Is `error` a CancelledError (a member wait that gave up when cancelled, leaving nothing)?
+bool is_cancelled(std::exception_ptr error);
+
 /// May an acquire that failed with `error` have taken the member anyway?
 bool may_have_taken(std::exception_ptr error);
 

@@ -4,6 +4,7 @@
 #include <random>
 #include <utility>
 
+#include "redisync/async.h"
 #include "redisync/errors.h"
 #include "sync/client_core.h"
 #include "sync/multi/multi_lock_outcome.h"
@@ -18,12 +19,13 @@ using Clock = std::chrono::steady_clock;
 class Attempt : public std::enable_shared_from_this<Attempt> {
  public:
   Attempt(std::shared_ptr<MultiLockState> state, std::int64_t owner, Duration wait, Duration lease,
-          AttemptDone done)
+          AttemptDone done, std::shared_ptr<MultiCancel> cancel)
       : state_(std::move(state)),
         owner_(owner),
         wait_(wait),
         lease_(lease),
-        done_(std::move(done)) {
+        done_(std::move(done)),
+        cancel_(std::move(cancel)) {
     // Spec §6 step 1: watchdog when lease <= 0; else twice the wait while walking (so early
     // members cannot expire before the last is taken), set to exactly `lease` on success.
     if (lease_ > Duration{0}) {
@@ -39,6 +41,15 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   void begin() {
     locked([this] {
       start_ = Clock::now();
+      if (cancel_) {
+        auto on_request = [weak = weak_from_this()] {
+          if (auto self = weak.lock()) self->locked([&] { self->cancel(); });
+        };
+        if (cancel_->enter(std::move(on_request))) {  // cancelled before this try began
+          cancelled_ = true;
+          return finish(false);
+        }
+      }
       begin_pass();
     });
   }
@@ -55,6 +66,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     std::exception_ptr probe_error;
     Duration budget{0};
     std::shared_ptr<TimerSlot> timer;
+    std::shared_ptr<CancelSignal> cancel;  // the member wait's, when the attempt is cancellable
   };
   enum class Then { finish_failed, restart };
 
@@ -103,11 +115,14 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     auto self = shared_from_this();
     const auto gen = step_.gen;
     const auto i = index_;
+    if (cancel_) step_.cancel = make_cancel_signal(member->core());
     // Each of these posts to the member's I/O thread: no callback runs under our mutex.
-    member->acquire(owner_, member_lease_, member_wait,
-                    [self, gen, i](std::exception_ptr e, bool acquired) {
-                      self->locked([&] { self->on_acquire(gen, i, e, acquired); });
-                    });
+    member->acquire(
+        owner_, member_lease_, member_wait,
+        [self, gen, i](std::exception_ptr e, bool acquired) {
+          self->locked([&] { self->on_acquire(gen, i, e, acquired); });
+        },
+        step_.cancel);
     member->probe([self, gen](std::exception_ptr e, net::Reply reply) {
       self->locked([&] { self->on_probe(gen, e, reply); });
     });
@@ -134,6 +149,11 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       set_report(i, MemberOutcome::acquired, {});
       acquired_.push_back(i);
       return next();
+    }
+    if (is_cancelled(error)) {  // the member wait gave up as cancel() asked: nothing taken
+      resolve();
+      set_report(i, MemberOutcome::not_attempted, "the wait was cancelled");
+      return on_failure();
     }
     if (error) {
       resolve();
@@ -192,7 +212,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   void late_answer(std::size_t i, std::exception_ptr error, bool acquired) {
     if (acquired) {
       members()[i]->release(owner_, [](ReleaseOutcome, std::exception_ptr) {});
-    } else if (!error || may_have_taken(error)) {
+    } else if (!error || (!is_cancelled(error) && may_have_taken(error))) {
       members()[i]->undo_possible_hold(owner_);
     }
   }
@@ -202,6 +222,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     const std::size_t count = members().size();
     const auto tolerated = static_cast<std::size_t>(state_->policy.tolerated_failures);
     if (count - acquired_.size() == tolerated) return succeed();
+    if (cancelled_) return release_taken(Then::finish_failed);  // after_release: cancelled
     if (failures_left_ == 0) {
       const bool retry = wait_ > Duration{0} && !out_of_time();
       return release_taken(retry ? Then::restart : Then::finish_failed);
@@ -215,8 +236,34 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   void next() {
     ++index_;
     if (index_ == members().size()) return succeed();
-    if (out_of_time()) return release_taken(Then::finish_failed);
+    if (cancelled_ || out_of_time()) return release_taken(Then::finish_failed);
     step();
+  }
+
+  // The caller cancelled (MultiCancel::request). A member wait in progress is cancelled (its
+  // answer, CancelledError or an acquisition already on its way, then ends the walk, as does
+  // no answer within the reply timeout); a pause between walks ends at once; a release under
+  // way ends the try when it is done; a success being completed (expiries being set)
+  // completes, unless RedLock's validity check then fails it.
+  void cancel() {
+    if (finished_ || cancelled_) return;
+    cancelled_ = true;
+    if (!step_.resolved) {
+      request_cancel(step_.cancel);
+      step_.budget = state_->options.reply_timeout;  // the answer is awaited this long now
+      if (step_.timer) step_.timer->cancel();
+      auto self = shared_from_this();
+      const auto gen = step_.gen;
+      step_.timer =
+          TimerSlot::arm(members()[step_.index]->core()->io(), state_->options.reply_timeout,
+                         [self, gen] { self->locked([&] { self->on_timer(gen); }); });
+      return;
+    }
+    if (pausing_) {
+      pausing_ = false;
+      ++pause_gen_;
+      return finish(false);
+    }
   }
 
   // Releases what this walk took, then finishes or restarts (after a random pause, as the
@@ -252,7 +299,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   void after_release() {
     ++release_gen_;
     if (release_timer_) release_timer_->cancel();
-    if (then_ == Then::finish_failed || out_of_time()) return finish(false);
+    if (cancelled_ || then_ == Then::finish_failed || out_of_time()) return finish(false);
     // Random, growing with each failed walk (capped at 1 s): members that fail fast (a dead
     // server) must not turn the wait into a busy loop.
     const int doublings = std::min(passes_ - 1, 5);
@@ -260,9 +307,11 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     const Duration pause{std::min<long long>((wait_ - elapsed()).count(), pause_ms)};
     auto self = shared_from_this();
     const auto gen = ++pause_gen_;
+    pausing_ = true;
     pause_timer_ = TimerSlot::arm(members().front()->core()->io(), pause, [self, gen] {
       self->locked([&] {
         if (gen != self->pause_gen_ || self->finished_) return;
+        self->pausing_ = false;
         if (self->out_of_time()) return self->finish(false);
         self->begin_pass();
       });
@@ -328,11 +377,19 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     finish(true);
   }
 
+  // Completes the try; a cancelled one that did not acquire with CancelledError.
   void finish(bool acquired) {
     if (finished_) return;
     finished_ = true;
     ++pause_gen_;
     if (pause_timer_) pause_timer_->cancel();
+    std::exception_ptr error;
+    if (cancelled_ && !acquired) {
+      error = std::make_exception_ptr(CancelledError(
+          "redisync: the wait for " + state_->name() +
+          " was cancelled (its completion handler's cancellation slot) before it succeeded; "
+          "the members it had taken were released"));
+    }
     AttemptReport report;
     report.acquired = acquired;
     report.validity = acquired ? validity_ : Duration{0};
@@ -348,7 +405,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
         holds.push_back(acquired_);
       }
     }
-    after_ = [done = std::move(done_), report = std::move(report)] { done(nullptr, report); };
+    after_ = [done = std::move(done_), error, report = std::move(report)] { done(error, report); };
   }
 
   std::shared_ptr<MultiLockState> state_;
@@ -357,6 +414,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   const Duration lease_;
   Duration member_lease_{0};
   AttemptDone done_;
+  const std::shared_ptr<MultiCancel> cancel_;  // nullptr: not cancellable
 
   std::mutex mutex_;             // guards everything below
   std::function<void()> after_;  // the completion, run once the mutex is released
@@ -374,6 +432,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   std::shared_ptr<TimerSlot> release_timer_;
   std::uint64_t pause_gen_ = 0;
   std::shared_ptr<TimerSlot> pause_timer_;
+  bool pausing_ = false;    // between walks, the pause timer armed
+  bool cancelled_ = false;  // cancel() was called
   std::vector<bool> expiry_ok_;
   std::size_t expiring_ = 0;
   std::uint64_t expiry_gen_ = 0;
@@ -390,9 +450,27 @@ long long random_between(long long low, long long high) {
   return std::uniform_int_distribution<long long>(low, high - 1)(rng);
 }
 
+void MultiCancel::request() {
+  std::function<void()> on_request;
+  {
+    std::lock_guard lock(mutex_);
+    requested_ = true;
+    on_request = std::move(on_request_);
+    on_request_ = nullptr;
+  }
+  if (on_request) on_request();
+}
+
+bool MultiCancel::enter(std::function<void()> on_request) {
+  std::lock_guard lock(mutex_);
+  if (requested_) return true;
+  on_request_ = std::move(on_request);
+  return false;
+}
+
 void run_multi_try(const std::shared_ptr<MultiLockState>& state, std::int64_t owner, Duration wait,
-                   Duration lease, AttemptDone done) {
-  std::make_shared<Attempt>(state, owner, wait, lease, std::move(done))->begin();
+                   Duration lease, AttemptDone done, std::shared_ptr<MultiCancel> cancel) {
+  std::make_shared<Attempt>(state, owner, wait, lease, std::move(done), std::move(cancel))->begin();
 }
 
 }  // namespace redisync::detail
