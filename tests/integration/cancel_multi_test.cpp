@@ -23,13 +23,14 @@
 
 #include "grant_util.h"
 #include "redisync/redisync.h"
+#include "support/expect_error.h"
 #include "support/java_layout.h"
 #include "support/redis_server.h"
 #include "support/test_config.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
-using namespace redisync::test;         // RedisServer, JavaLayoutClient, wait_until...
+using namespace redisync::test;         // RedisServer, JavaLayoutClient, wait_until, errc_of...
 using namespace redisync::test::grant;  // grant_config
 
 namespace {
@@ -39,17 +40,6 @@ struct Outcome {
   bool acquired = false;
   std::string error;  // "" or "cancelled" or "other: <what>"
 };
-
-std::string errc_of(std::exception_ptr e) {
-  if (!e) return "";
-  try {
-    std::rethrow_exception(e);
-  } catch (const redisync::CancelledError&) {
-    return "cancelled";
-  } catch (const std::exception& x) {
-    return std::string("other: ") + x.what();
-  }
-}
 
 bool in_fair_queue(RedisServer& s, const std::string& name, const std::string& field) {
   for (const auto& e :

@@ -140,10 +140,12 @@ TEST(ClosedClientAsync, CallsStartedWhileTheClientClosesAllComplete) {
   std::atomic<long> started{0};
   std::atomic<long> locks_done{0};
   std::atomic<long> releases_done{0};
+  std::atomic<long> multis_done{0};
   for (int round = 0; round < kRounds; ++round) {
     std::optional<redisync::Client> client(std::in_place, config_for(server));
     auto lock = client->lock(name);
     auto sem = client->semaphore(name + ":sem");
+    redisync::MultiLock multi({client->lock(name + ":a"), client->fair_lock(name + ":b")});
     std::atomic<bool> stop{false};
     std::atomic<bool> running{false};
     std::thread starter([&] {
@@ -152,6 +154,8 @@ TEST(ClosedClientAsync, CallsStartedWhileTheClientClosesAllComplete) {
         started.fetch_add(1);
         lock.async_try_lock(1, 0ms, 1s, [&](std::exception_ptr, bool) { locks_done.fetch_add(1); });
         sem.async_release(1, [&](std::exception_ptr) { releases_done.fetch_add(1); });
+        multi.async_try_lock(2, 0ms, 1s,
+                             [&](std::exception_ptr, bool) { multis_done.fetch_add(1); });
       }
     });
     while (!running) std::this_thread::yield();
@@ -161,10 +165,12 @@ TEST(ClosedClientAsync, CallsStartedWhileTheClientClosesAllComplete) {
     starter.join();
   }
   // Bounded: a completion that has not come within 10 s never will.
-  wait_until([&] { return locks_done + releases_done >= 2 * started; }, 10s);
+  wait_until([&] { return locks_done + releases_done + multis_done >= 3 * started; }, 10s);
   EXPECT_EQ(locks_done.load(), started.load()) << "Lock::async_try_lock calls never completed";
   EXPECT_EQ(releases_done.load(), started.load())
       << "Semaphore::async_release calls never completed";
+  EXPECT_EQ(multis_done.load(), started.load())
+      << "MultiLock::async_try_lock calls never completed";
 }
 
 }  // namespace

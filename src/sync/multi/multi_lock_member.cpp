@@ -59,11 +59,13 @@ class KindMember final : public MultiLockMember {
 
 }  // namespace
 
-void MultiLockMember::probe(ReplyDone done) const {
+void MultiLockMember::probe(ReplyDone on_done) const {
   auto core = core_;
-  asio::post(core->io(), [core, name = name_, done = std::move(done)] {
-    core->executor().execute({"PTTL", name}, done, net::Retry::never);
-  });
+  core->post_start(
+      std::move(on_done), [](auto& late) { late(ClientCore::closed_error(), net::Reply{}); },
+      [core, name = name_](auto done) {
+        core->executor().execute({"PTTL", name}, done, net::Retry::never);
+      });
 }
 
 void MultiLockMember::note_expiry(ClientCore& core, Hold& hold, const sync::RenewalKey& renewal,
@@ -83,26 +85,27 @@ void MultiLockMember::note_expiry(ClientCore& core, Hold& hold, const sync::Rene
 }
 
 void MultiLockMember::set_expiry(std::int64_t owner, Duration lease,
-                                 std::function<void(bool)> done) const {
+                                 std::function<void(bool)> on_done) const {
   auto core = core_;
   const std::string key = hold_key();
   const sync::RenewalKey renewal = renewal_key(owner);
-  asio::post(core->io(), [core, name = name_, key, renewal, owner, lease,
-                          done = std::move(done)] {
-    const auto sent = sync::Clock::now();  // the key's new expiry counts from no earlier
-    core->executor().execute(
-        {"PEXPIRE", name, std::to_string(lease.count())},
-        [core, key, renewal, owner, lease, sent, done](std::exception_ptr error,
-                                                       net::Reply reply) {
-          const bool ok = !error && reply.is_integer() && reply.integer == 1;
-          if (ok) {
-            auto it = core->holds().find({key, owner});
-            if (it != core->holds().end()) note_expiry(*core, it->second, renewal, lease, sent);
-          }
-          done(ok);
-        },
-        net::Retry::always);
-  });
+  core->post_start(
+      std::move(on_done), [](auto& late) { late(false); },
+      [core, name = name_, key, renewal, owner, lease](auto done) {
+        const auto sent = sync::Clock::now();  // the key's new expiry counts from no earlier
+        core->executor().execute(
+            {"PEXPIRE", name, std::to_string(lease.count())},
+            [core, key, renewal, owner, lease, sent, done](std::exception_ptr error,
+                                                           net::Reply reply) {
+              const bool ok = !error && reply.is_integer() && reply.integer == 1;
+              if (ok) {
+                auto it = core->holds().find({key, owner});
+                if (it != core->holds().end()) note_expiry(*core, it->second, renewal, lease, sent);
+              }
+              done(ok);
+            },
+            net::Retry::always);
+      });
 }
 
 void MultiLockMember::undo_possible_hold(std::int64_t owner) const {
@@ -140,16 +143,18 @@ bool MultiLockMember::known_lost(std::int64_t owner) const {
   return detail::known_lost(core_, hold_key(), owner);
 }
 
-void MultiLockMember::is_held(std::int64_t owner, AcquireDone done) const {
+void MultiLockMember::is_held(std::int64_t owner, AcquireDone on_done) const {
   auto core = core_;
-  asio::post(core->io(), [self = shared_from_this(), this, core, owner, done = std::move(done)] {
-    core->executor().execute(
-        {"HEXISTS", name_, field(owner)},
-        [done](std::exception_ptr error, net::Reply reply) {
-          done(error, !error && reply.is_integer() && reply.integer == 1);
-        },
-        net::Retry::never);  // a query: a dead member must not hold the answer up
-  });
+  core->post_start(
+      std::move(on_done), [](auto& late) { late(ClientCore::closed_error(), false); },
+      [self = shared_from_this(), this, core, owner](auto done) {
+        core->executor().execute(
+            {"HEXISTS", name_, field(owner)},
+            [done](std::exception_ptr error, net::Reply reply) {
+              done(error, !error && reply.is_integer() && reply.integer == 1);
+            },
+            net::Retry::never);  // a query: a dead member must not hold the answer up
+      });
 }
 
 }  // namespace redisync::detail

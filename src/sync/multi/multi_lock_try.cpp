@@ -6,6 +6,7 @@
 
 #include "redisync/async.h"
 #include "redisync/errors.h"
+#include "sync/acquire/cancel_signal.h"
 #include "sync/client_core.h"
 #include "sync/multi/multi_lock_outcome.h"
 #include "sync/multi/timer_slot.h"
@@ -385,10 +386,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     if (pause_timer_) pause_timer_->cancel();
     std::exception_ptr error;
     if (cancelled_ && !acquired) {
-      error = std::make_exception_ptr(CancelledError(
-          "redisync: the wait for " + state_->name() +
-          " was cancelled (its completion handler's cancellation slot) before it succeeded; "
-          "the members it had taken were released"));
+      error = detail::cancelled_error(state_->name() + " was acquired",
+                                      "the members it had taken were released");
     }
     AttemptReport report;
     report.acquired = acquired;
