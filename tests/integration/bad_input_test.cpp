@@ -330,17 +330,9 @@ class GarbageServer {
  public:
   GarbageServer(std::function<std::string(int)> reply, std::chrono::milliseconds hold)
       : reply_(std::move(reply)), hold_(hold) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::listen(fd_, 16) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      throw std::runtime_error("GarbageServer: cannot listen");
-    }
-    port_ = ntohs(addr.sin_port);
+    const auto listener = redisync::test::listen_on_loopback();
+    fd_ = listener.fd;
+    port_ = listener.port;
     thread_ = std::thread([this] { serve(); });
   }
   ~GarbageServer() {

@@ -18,15 +18,9 @@ using CliHostileInputTest = CliTest;
 class SilentListener {
  public:
   SilentListener() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(::listen(fd_, 16), 0);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
+    const auto listener = listen_on_loopback();
+    fd_ = listener.fd;
+    port_ = listener.port;
     thread_ = std::thread([this] {
       while (!stop_) {
         const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);

@@ -1,11 +1,14 @@
 #include "support/test_util.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -238,4 +241,21 @@ bool reap_within(pid_t pid, std::chrono::milliseconds limit, int* status) {
 }
 
 }  // namespace detail
+LoopbackListener listen_on_loopback() {
+  LoopbackListener l;
+  l.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (l.fd < 0 || ::bind(l.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(l.fd, 16) != 0 ||
+      ::getsockname(l.fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (l.fd >= 0) ::close(l.fd);
+    throw std::runtime_error("cannot listen on 127.0.0.1");
+  }
+  l.port = ntohs(addr.sin_port);
+  return l;
+}
+
 }  // namespace redisync::test

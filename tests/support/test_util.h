@@ -6,11 +6,20 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace redisync::test {
+
+/// A TCP socket listening on 127.0.0.1 at a free port (for the tests' fake servers). Throws
+/// std::runtime_error when it cannot listen.
+struct LoopbackListener {
+  int fd = -1;
+  std::uint16_t port = 0;
+};
+LoopbackListener listen_on_loopback();
 
 /// A load test's iteration count: `n` in the plain build, a quarter (at least 1) under a
 /// sanitizer, whose instrumented runs are 5-15x slower. The plain build keeps the full load;
