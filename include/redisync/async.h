@@ -73,20 +73,25 @@ std::function<void(std::exception_ptr, Args...)> wrap_handler(Handler&& handler,
   auto shared = std::make_shared<H>(std::forward<Handler>(handler));
   return [shared, fallback](std::exception_ptr error, Args... args) {
     auto ex = asio::get_associated_executor(*shared, fallback);
+    // A closed Client's completion (ClientCore::fail_later, on another thread): the Client's
+    // state, `fallback`'s io_context with it, may be gone by now (its last handle dropped), so
+    // `fallback` is compared but never used. A handler bound to its I/O thread runs here.
+    const bool closed = delivering_closed_completion();
     // The Client is closed: its I/O thread is gone and nothing posted to it runs any more (a
     // handle that outlived its Client, used for an async call). The handler runs here
     // instead, or it would never run: a callback never called, a future never ready, a
     // coroutine never resumed. (On the I/O thread itself, dispatch below still runs it
     // inline and keeps an exception it throws off the thread.)
-    // So is one closing: its I/O thread may stop before it would run what is posted to it.
     if constexpr (std::is_same_v<decltype(ex), Executor>) {
-      if (ex == fallback && !fallback.running_in_this_thread() &&
-          (fallback.context().stopped() || delivering_closed_completion())) {
+      if (ex == fallback &&
+          (closed || (!fallback.running_in_this_thread() && fallback.context().stopped()))) {
         return std::move (*shared)(error, std::move(args)...);
       }
     }
-    asio::dispatch(ex, [shared, fallback, error, args...]() mutable {
-      if (!fallback.running_in_this_thread()) return std::move (*shared)(error, std::move(args)...);
+    asio::dispatch(ex, [shared, fallback, closed, error, args...]() mutable {
+      if (closed || !fallback.running_in_this_thread()) {
+        return std::move (*shared)(error, std::move(args)...);
+      }
       // On the I/O thread (dispatch may run it inside the library's own callbacks): an
       // exception must not unwind through them nor end the thread.
       try {
