@@ -26,6 +26,10 @@ struct LostPermitReply {
   const char* kind;
   AfterDrop after;
 };
+// Names the case in gtest's listing (and so in ctest's test names), instead of its bytes.
+void PrintTo(const LostPermitReply& p, std::ostream* os) {
+  *os << p.kind << (p.after == AfterDrop::stall ? " stall" : " reset");
+}
 
 class LostPermitReleaseReply : public ::testing::TestWithParam<LostPermitReply> {};
 
