@@ -17,6 +17,7 @@
 #include "redisync/redisync.h"
 #include "support/expect_error.h"
 #include "support/redis_server.h"
+#include "support/server_stats.h"
 #include "support/test_config.h"
 #include "support/test_util.h"
 
@@ -24,15 +25,6 @@ using namespace std::chrono_literals;
 using namespace redisync::test;  // RedisServer, config_for, unique_name, wait_until, errc_of
 
 namespace {
-
-struct Outcome {
-  std::string error;
-  bool acquired = false;
-};
-
-long long subscribers(RedisServer& server, const std::string& channel) {
-  return server.command({"PUBSUB", "NUMSUB", channel}).elements[1].as_integer();
-}
 
 std::string semaphore_channel(const std::string& name) { return "redisson_sc:{" + name + "}"; }
 
@@ -69,17 +61,17 @@ TEST(CancelCountersTest, ACancelledSemaphoreWaitEndsAtOnceAndTakesNothing) {
   auto sem = client.semaphore(name);
   ASSERT_TRUE(sem.try_set_permits(0));
   asio::cancellation_signal cancel;
-  Once<Outcome> done;
+  Once<AsyncOutcome> done;
   sem.async_try_acquire(1, 20s,
                         asio::bind_cancellation_slot(
                             cancel.slot(), [done](std::exception_ptr e, bool acquired) mutable {
-                              done.set(Outcome{errc_of(e), acquired});
+                              done.set(AsyncOutcome{true, acquired, errc_of(e)});
                             }));
   ASSERT_TRUE(wait_until([&] { return subscribers(server, semaphore_channel(name)) == 1; }, 5s));
   cancel.emit(asio::cancellation_type::terminal);
   auto result = done.get_future();
   ASSERT_TRUE(ready(result)) << "the cancelled wait went on";
-  const Outcome out = result.get();
+  const AsyncOutcome out = result.get();
   EXPECT_EQ(out.error, "cancelled");
   EXPECT_FALSE(out.acquired);
   EXPECT_TRUE(wait_until([&] { return subscribers(server, semaphore_channel(name)) == 0; }, 2s))
@@ -100,16 +92,16 @@ TEST(CancelCountersTest, AWaiterHeldBackAtTheLocalGateIsCancelledThere) {
   auto sem = client.semaphore(name);
   ASSERT_TRUE(sem.try_set_permits(0));
   asio::cancellation_signal cancel_a, cancel_b;
-  Once<Outcome> done_a, done_b;
+  Once<AsyncOutcome> done_a, done_b;
   sem.async_acquire(
       2, asio::bind_cancellation_slot(cancel_a.slot(), [done_a](std::exception_ptr e) mutable {
-        done_a.set(Outcome{errc_of(e), e == nullptr});
+        done_a.set(AsyncOutcome{true, e == nullptr, errc_of(e)});
       }));
   ASSERT_TRUE(wait_until([&] { return subscribers(server, semaphore_channel(name)) == 1; }, 5s));
   sem.async_try_acquire(1, 20s,
                         asio::bind_cancellation_slot(
                             cancel_b.slot(), [done_b](std::exception_ptr e, bool acquired) mutable {
-                              done_b.set(Outcome{errc_of(e), acquired});
+                              done_b.set(AsyncOutcome{true, acquired, errc_of(e)});
                             }));
   std::this_thread::sleep_for(200ms);  // B reaches the gate (nothing of it shows on the server)
   cancel_b.emit(asio::cancellation_type::terminal);
@@ -133,15 +125,15 @@ TEST(CancelCountersTest, ACancellationAfterTheSemaphoreWasAcquiredChangesNothing
   auto sem = client.semaphore(unique_name("cancel-sem-late:"));
   ASSERT_TRUE(sem.try_set_permits(1));
   asio::cancellation_signal cancel;
-  Once<Outcome> done;
+  Once<AsyncOutcome> done;
   sem.async_try_acquire(1, 5s,
                         asio::bind_cancellation_slot(
                             cancel.slot(), [done](std::exception_ptr e, bool acquired) mutable {
-                              done.set(Outcome{errc_of(e), acquired});
+                              done.set(AsyncOutcome{true, acquired, errc_of(e)});
                             }));
   auto result = done.get_future();
   ASSERT_TRUE(ready(result));
-  const Outcome out = result.get();
+  const AsyncOutcome out = result.get();
   EXPECT_EQ(out.error, "");
   EXPECT_TRUE(out.acquired);
   cancel.emit(asio::cancellation_type::terminal);  // too late: nothing happens
@@ -186,24 +178,24 @@ TEST(CancelCountersTest, ACancelledLatchWaitEndsAtOnceAndLeavesItsSubscription) 
   for (const bool bounded : {false, true}) {
     SCOPED_TRACE(bounded ? "async_wait_for" : "async_wait");
     asio::cancellation_signal cancel;
-    Once<Outcome> done;
+    Once<AsyncOutcome> done;
     if (bounded) {
       latch.async_wait_for(
           20s, asio::bind_cancellation_slot(cancel.slot(),
                                             [done](std::exception_ptr e, bool opened) mutable {
-                                              done.set(Outcome{errc_of(e), opened});
+                                              done.set(AsyncOutcome{true, opened, errc_of(e)});
                                             }));
     } else {
       latch.async_wait(
           asio::bind_cancellation_slot(cancel.slot(), [done](std::exception_ptr e) mutable {
-            done.set(Outcome{errc_of(e), e == nullptr});
+            done.set(AsyncOutcome{true, e == nullptr, errc_of(e)});
           }));
     }
     ASSERT_TRUE(wait_until([&] { return subscribers(server, channel) == 1; }, 5s));
     cancel.emit(asio::cancellation_type::terminal);
     auto result = done.get_future();
     ASSERT_TRUE(ready(result)) << "the cancelled wait went on";
-    const Outcome out = result.get();
+    const AsyncOutcome out = result.get();
     EXPECT_EQ(out.error, "cancelled");
     EXPECT_FALSE(out.acquired);
     EXPECT_TRUE(wait_until([&] { return subscribers(server, channel) == 0; }, 2s))
@@ -223,25 +215,25 @@ TEST(CancelCountersTest, ACancelledRateLimiterWaitEndsAtOnceAndTakesNothing) {
   for (const bool bounded : {false, true}) {
     SCOPED_TRACE(bounded ? "async_try_acquire" : "async_acquire");
     asio::cancellation_signal cancel;
-    Once<Outcome> done;
+    Once<AsyncOutcome> done;
     if (bounded) {
       limiter.async_try_acquire(
           1, 120s,
           asio::bind_cancellation_slot(cancel.slot(),
                                        [done](std::exception_ptr e, bool acquired) mutable {
-                                         done.set(Outcome{errc_of(e), acquired});
+                                         done.set(AsyncOutcome{true, acquired, errc_of(e)});
                                        }));
     } else {
       limiter.async_acquire(
           1, asio::bind_cancellation_slot(cancel.slot(), [done](std::exception_ptr e) mutable {
-            done.set(Outcome{errc_of(e), e == nullptr});
+            done.set(AsyncOutcome{true, e == nullptr, errc_of(e)});
           }));
     }
     std::this_thread::sleep_for(300ms);  // its first attempt is refused; it sleeps
     cancel.emit(asio::cancellation_type::terminal);
     auto result = done.get_future();
     ASSERT_TRUE(ready(result)) << "the cancelled wait went on";
-    const Outcome out = result.get();
+    const AsyncOutcome out = result.get();
     EXPECT_EQ(out.error, "cancelled");
     EXPECT_FALSE(out.acquired);
   }

@@ -35,26 +35,12 @@ using namespace redisync::test::grant;  // grant_config
 
 namespace {
 
-// What a cancelled (or not) async call completed with.
-struct Outcome {
-  bool acquired = false;
-  std::string error;  // "" or "cancelled" or "other: <what>"
-};
-
-bool in_fair_queue(RedisServer& s, const std::string& name, const std::string& field) {
-  for (const auto& e :
-       s.command({"LRANGE", JavaLayoutClient::fair_queue(name), "0", "-1"}).elements) {
-    if (e.as_string() == field) return true;
-  }
-  return false;
-}
-
 // Nothing of the fair-lock waiter `field` is left on `s`: no queue entry, no timeout entry, no
 // grant registration.
 bool fair_clean(RedisServer& s, const std::string& name, const std::string& field) {
   return !in_fair_queue(s, name, field) &&
          s.command({"ZSCORE", JavaLayoutClient::fair_timeouts(name), field}).is_nil() &&
-         s.command({"HEXISTS", "redisync_fair_grant:{" + name + "}", field}).as_integer() == 0;
+         s.command({"HEXISTS", fair_registrations(name), field}).as_integer() == 0;
 }
 
 bool holds(RedisServer& s, const std::string& name, const std::string& field) {
@@ -74,22 +60,22 @@ redisync::Config config_of(RedisServer& server, bool grant) {
 
 // Starts `start(handler)`, an async try-lock form, with a handler bound to `cancel`'s slot.
 template <class Start>
-std::future<Outcome> try_cancellable(asio::cancellation_signal& cancel, Start start) {
-  auto done = std::make_shared<std::promise<Outcome>>();
+std::future<AsyncOutcome> try_cancellable(asio::cancellation_signal& cancel, Start start) {
+  auto done = std::make_shared<std::promise<AsyncOutcome>>();
   auto future = done->get_future();
   start(asio::bind_cancellation_slot(cancel.slot(), [done](std::exception_ptr e, bool acquired) {
-    done->set_value(Outcome{acquired, errc_of(e)});
+    done->set_value(AsyncOutcome{true, acquired, errc_of(e)});
   }));
   return future;
 }
 
 // The same for an async_lock form (completion void(std::exception_ptr)).
 template <class Start>
-std::future<Outcome> lock_cancellable(asio::cancellation_signal& cancel, Start start) {
-  auto done = std::make_shared<std::promise<Outcome>>();
+std::future<AsyncOutcome> lock_cancellable(asio::cancellation_signal& cancel, Start start) {
+  auto done = std::make_shared<std::promise<AsyncOutcome>>();
   auto future = done->get_future();
   start(asio::bind_cancellation_slot(cancel.slot(), [done](std::exception_ptr e) {
-    done->set_value(Outcome{!e, errc_of(e)});
+    done->set_value(AsyncOutcome{true, !e, errc_of(e)});
   }));
   return future;
 }
@@ -185,9 +171,9 @@ struct RedSetup {
   }
 };
 
-void expect_cancelled(std::future<Outcome>& result) {
+void expect_cancelled(std::future<AsyncOutcome>& result) {
   ASSERT_EQ(result.wait_for(5s), std::future_status::ready) << "the cancelled wait went on";
-  const Outcome out = result.get();
+  const AsyncOutcome out = result.get();
   EXPECT_FALSE(out.acquired);
   EXPECT_EQ(out.error, "cancelled");
 }
@@ -278,7 +264,7 @@ TEST(CancelMultiTest, ACancellationAfterTheMultiLockWasAcquiredChangesNothing) {
   auto result = try_cancellable(
       cancel, [&](auto handler) { t.multi.async_try_lock(t.owner, 5s, 0ms, std::move(handler)); });
   ASSERT_EQ(result.wait_for(5s), std::future_status::ready);
-  const Outcome out = result.get();
+  const AsyncOutcome out = result.get();
   ASSERT_TRUE(out.acquired) << out.error;
   cancel.emit(asio::cancellation_type::terminal);  // too late: nothing happens
   std::this_thread::sleep_for(200ms);
@@ -298,7 +284,7 @@ TEST(CancelMultiTest, ACancellationAfterTheRedLockWasAcquiredChangesNothing) {
   auto result = lock_cancellable(
       cancel, [&](auto handler) { t.red.async_lock(t.owner, 10s, std::move(handler)); });
   ASSERT_EQ(result.wait_for(10s), std::future_status::ready);
-  const Outcome out = result.get();
+  const AsyncOutcome out = result.get();
   ASSERT_TRUE(out.acquired) << out.error;
   cancel.emit(asio::cancellation_type::terminal);  // too late: nothing happens
   std::this_thread::sleep_for(200ms);

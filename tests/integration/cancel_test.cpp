@@ -34,15 +34,8 @@ using namespace redisync::test::grant;  // grant_config
 
 namespace {
 
-// What a cancelled (or not) async try_lock completed with.
-struct Outcome {
-  bool called = false;
-  bool acquired = false;
-  std::string error;  // "" or the exception's errc: "cancelled", ...
-};
-
 // A lock kind under test: how to make it, and how to see that a waiter of it is waiting.
-struct Kind {
+struct WaitKind {
   std::string label;
   bool grant = false;
   std::function<redisync::BasicLock(redisync::Client&, const std::string&)> make;
@@ -59,19 +52,13 @@ bool zmember(RedisServer& s, const std::string& key, const std::string& field) {
 bool hmember(RedisServer& s, const std::string& key, const std::string& field) {
   return s.command({"HEXISTS", key, field}).as_integer() == 1;
 }
-bool in_fair_queue(RedisServer& s, const std::string& name, const std::string& field) {
-  for (const auto& e : s.command({"LRANGE", JavaLayoutClient::fair_queue(name), "0", "-1"}).elements) {
-    if (e.as_string() == field) return true;
-  }
-  return false;
-}
 bool none(RedisServer&, const std::string&, const std::string&) { return true; }
 bool after_a_moment(RedisServer&, const std::string&, const std::string&) {
   std::this_thread::sleep_for(300ms);  // spin lock: no trace of a waiter on the server
   return true;
 }
 
-std::vector<Kind> kinds() {
+std::vector<WaitKind> kinds() {
   auto plain = [](redisync::Client& c, const std::string& n) -> redisync::BasicLock {
     return c.lock(n);
   };
@@ -79,15 +66,14 @@ std::vector<Kind> kinds() {
     return c.fair_lock(n);
   };
   auto lock_registered = [](RedisServer& s, const std::string& n, const std::string& f) {
-    return zmember(s, "redisync_lock_grant:{" + n + "}", f);
+    return zmember(s, lock_registrations(n), f);
   };
   auto fair_queued = [](RedisServer& s, const std::string& n, const std::string& f) {
     return in_fair_queue(s, n, f);
   };
   auto fair_clean = [](RedisServer& s, const std::string& n, const std::string& f) {
-    return !in_fair_queue(s, n, f) &&
-           !zmember(s, JavaLayoutClient::fair_timeouts(n), f) &&
-           !hmember(s, "redisync_fair_grant:{" + n + "}", f);
+    return !in_fair_queue(s, n, f) && !zmember(s, JavaLayoutClient::fair_timeouts(n), f) &&
+           !hmember(s, fair_registrations(n), f);
   };
   return {
       {"lock", false, plain,
@@ -112,7 +98,7 @@ std::vector<Kind> kinds() {
       {"fair", false, fair, fair_queued, fair_clean},
       {"fair-grant", true, fair,
        [](RedisServer& s, const std::string& n, const std::string& f) {
-         return hmember(s, "redisync_fair_grant:{" + n + "}", f);
+         return hmember(s, fair_registrations(n), f);
        },
        fair_clean},
       {"rw-write-grant", true,
@@ -133,7 +119,7 @@ std::vector<Kind> kinds() {
   };
 }
 
-redisync::Config config_of(RedisServer& server, const Kind& kind) {
+redisync::Config config_of(RedisServer& server, const WaitKind& kind) {
   if (kind.grant) return grant_config(server);
   auto cfg = config_for(server);
   cfg.handoff = redisync::Handoff::wake;  // also under REDISYNC_TEST_HANDOFF=grant
@@ -154,17 +140,17 @@ TEST(CancelTest, ACancelledWaitEndsAtOnceAndLeavesNothingBehindForEveryKind) {
     const auto owner = redisync::Client::new_owner_id();
     const std::string field = lock.owner_field(owner);
     asio::cancellation_signal cancel;
-    std::promise<Outcome> done;
-    lock.async_try_lock(owner, 20s, 0ms,
-                        asio::bind_cancellation_slot(
-                            cancel.slot(), [&done](std::exception_ptr e, bool acquired) {
-                              done.set_value(Outcome{true, acquired, errc_of(e)});
-                            }));
+    std::promise<AsyncOutcome> done;
+    lock.async_try_lock(
+        owner, 20s, 0ms,
+        asio::bind_cancellation_slot(cancel.slot(), [&done](std::exception_ptr e, bool acquired) {
+          done.set_value(AsyncOutcome{true, acquired, errc_of(e)});
+        }));
     ASSERT_TRUE(wait_until([&] { return kind.waiting(server, name, field); }, 5s));
     cancel.emit(asio::cancellation_type::terminal);
     auto result = done.get_future();
     ASSERT_EQ(result.wait_for(5s), std::future_status::ready) << "the cancelled wait went on";
-    const Outcome out = result.get();
+    const AsyncOutcome out = result.get();
     EXPECT_FALSE(out.acquired);
     EXPECT_EQ(out.error, "cancelled");
     // The give-up step is sent before the completion runs (FairLock waits for its answer;
@@ -208,7 +194,7 @@ TEST(CancelTest, TheAwaitableOrOperatorCancelsTheLosingWait) {
     EXPECT_EQ(winner.load(), 1) << "the timer should have won";
     const std::string field = lock.owner_field(owner);
     EXPECT_FALSE(in_fair_queue(server, name, field)) << "the cancelled waiter is still queued";
-    EXPECT_FALSE(hmember(server, "redisync_fair_grant:{" + name + "}", field));
+    EXPECT_FALSE(hmember(server, fair_registrations(name), field));
     held.unlock();
     EXPECT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; }, 2s))
         << "granted to or kept for the cancelled waiter: "
@@ -222,15 +208,15 @@ TEST(CancelTest, ACancellationAfterTheLockWasAcquiredChangesNothing) {
   auto lock = client.lock(unique_name("cancel-late:"));
   const auto owner = redisync::Client::new_owner_id();
   asio::cancellation_signal cancel;
-  std::promise<Outcome> done;
-  lock.async_try_lock(owner, 5s, 0ms,
-                      asio::bind_cancellation_slot(
-                          cancel.slot(), [&done](std::exception_ptr e, bool acquired) {
-                            done.set_value(Outcome{true, acquired, errc_of(e)});
-                          }));
+  std::promise<AsyncOutcome> done;
+  lock.async_try_lock(
+      owner, 5s, 0ms,
+      asio::bind_cancellation_slot(cancel.slot(), [&done](std::exception_ptr e, bool acquired) {
+        done.set_value(AsyncOutcome{true, acquired, errc_of(e)});
+      }));
   auto result = done.get_future();
   ASSERT_EQ(result.wait_for(5s), std::future_status::ready);
-  const Outcome out = result.get();
+  const AsyncOutcome out = result.get();
   ASSERT_TRUE(out.acquired);
   cancel.emit(asio::cancellation_type::terminal);  // too late: nothing happens
   std::this_thread::sleep_for(100ms);
@@ -266,14 +252,14 @@ TEST(CancelTest, ACancellationRacingAGrantNeverLeavesTheLockHeldByNobody) {
       const auto owner = redisync::Client::new_owner_id();
       const std::string field = lock.owner_field(owner);
       asio::cancellation_signal cancel;
-      auto done = std::make_shared<std::promise<Outcome>>();
-      lock.async_try_lock(owner, 20s, 0ms,
-                          asio::bind_cancellation_slot(
-                              cancel.slot(), [done](std::exception_ptr e, bool got) {
-                                done->set_value(Outcome{true, got, errc_of(e)});
-                              }));
+      auto done = std::make_shared<std::promise<AsyncOutcome>>();
+      lock.async_try_lock(
+          owner, 20s, 0ms,
+          asio::bind_cancellation_slot(cancel.slot(), [done](std::exception_ptr e, bool got) {
+            done->set_value(AsyncOutcome{true, got, errc_of(e)});
+          }));
       const std::string registrations =
-          fair ? "redisync_fair_grant:{" + name + "}" : "redisync_lock_grant:{" + name + "}";
+          fair ? fair_registrations(name) : "redisync_lock_grant:{" + name + "}";
       ASSERT_TRUE(wait_until(
           [&] {
             return fair ? hmember(server, registrations, field)
@@ -286,7 +272,7 @@ TEST(CancelTest, ACancellationRacingAGrantNeverLeavesTheLockHeldByNobody) {
       cancel.emit(asio::cancellation_type::terminal);
       auto result = done->get_future();
       ASSERT_EQ(result.wait_for(10s), std::future_status::ready) << "round " << round;
-      const Outcome out = result.get();
+      const AsyncOutcome out = result.get();
       if (out.acquired) {
         ++acquired;
         std::promise<std::exception_ptr> released;

@@ -31,12 +31,12 @@ using redisync::test::FaultProxy;
 using redisync::test::RedisServer;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
+using redisync::test::grant::fair_registrations;
 using redisync::test::grant::field_of;
 using redisync::test::grant::grant_config;
+using redisync::test::grant::lock_registrations;
 
 namespace {
-
-std::string grant_key(const std::string& name) { return "redisync_lock_grant:{" + name + "}"; }
 
 // Watches a hold for `span`: at no moment may its field be gone from the lock on the server
 // while its holder has not been told (lost_by_current_thread()). Returns the violation, or "".
@@ -92,7 +92,8 @@ TEST(GrantAttack, AResentGiveUpNeverReleasesTheSameOwnersLaterHold) {
   });
   ASSERT_TRUE(wait_until(
       [&] {
-        return field_known.load() && !server.command({"ZSCORE", grant_key(name), field}).is_nil();
+        return field_known.load() &&
+               !server.command({"ZSCORE", lock_registrations(name), field}).is_nil();
       },
       5s));
   // The give-up runs on the server, but its reply is lost with the connection: the step
@@ -208,7 +209,8 @@ TEST(GrantAttack, ALateCopyOfAnAttemptNeverShortensTheOwnersLaterHold) {
   });
   ASSERT_TRUE(wait_until(
       [&] {
-        return field_known.load() && !server.command({"ZSCORE", grant_key(name), field}).is_nil();
+        return field_known.load() &&
+               !server.command({"ZSCORE", lock_registrations(name), field}).is_nil();
       },
       5s));
   // The waiter's next attempt (due within a third of the 2 s grant lease) is held up.
@@ -375,7 +377,10 @@ bool taken_while_replica_paused(redisync::Handoff handoff) {
   EXPECT_TRUE(wait_until([&] { return field_known.load(); }, 5s));
   if (handoff == redisync::Handoff::grant) {
     EXPECT_TRUE(wait_until(
-        [&] { return !master.command({"ZSCORE", grant_key(name), field}).is_nil(); }, 5s));
+        [&] {
+          return !master.command({"ZSCORE", lock_registrations(name), field}).is_nil();
+        },
+        5s));
   } else {
     std::this_thread::sleep_for(200ms);  // the waiter subscribed and sleeps
   }
@@ -430,7 +435,8 @@ TEST(GrantAttack, AGrantWithAnAcknowledgingReplicaIsTakenAndReplicated) {
   });
   ASSERT_TRUE(wait_until(
       [&] {
-        return field_known.load() && !master.command({"ZSCORE", grant_key(name), field}).is_nil();
+        return field_known.load() &&
+               !master.command({"ZSCORE", lock_registrations(name), field}).is_nil();
       },
       5s));
   held.unlock();
@@ -476,7 +482,8 @@ TEST(GrantAttack, ALateGrantMessageAfterTheGrantExpiredIsNotTaken) {
   });
   ASSERT_TRUE(wait_until(
       [&] {
-        return field_known.load() && !server.command({"ZSCORE", grant_key(name), field}).is_nil();
+        return field_known.load() &&
+               !server.command({"ZSCORE", lock_registrations(name), field}).is_nil();
       },
       5s));
   proxy.set_subscriber_delay(4000ms);  // from now on its messages come 4 s late

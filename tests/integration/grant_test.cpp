@@ -25,26 +25,29 @@
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
+using redisync::test::config_for;
 using redisync::test::JavaLayoutClient;
 using redisync::test::RedisServer;
-using redisync::test::config_for;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
 using redisync::test::grant::close_mid_wait;
+using redisync::test::grant::fair_registrations;
 using redisync::test::grant::field_of;
 using redisync::test::grant::give_up_as_granted_rounds;
 using redisync::test::grant::grant_config;
 using redisync::test::grant::granted_hold_lasts_its_own_lease;
+using redisync::test::grant::lock_registrations;
 using redisync::test::grant::server_ms;
 
 namespace {
 
-std::string grant_key(const std::string& name) { return "redisync_lock_grant:{" + name + "}"; }
-
 // True once `field` is registered for a grant of `name`.
 bool registered(RedisServer& server, const std::string& name, const std::string& field) {
   return wait_until(
-      [&] { return !server.command({"ZSCORE", grant_key(name), field}).is_nil(); }, 5s);
+      [&] {
+        return !server.command({"ZSCORE", lock_registrations(name), field}).is_nil();
+      },
+      5s);
 }
 
 // Counts what the Metrics hook reports: acquire attempts and wake-ups.
@@ -61,10 +64,6 @@ struct Counts : redisync::Metrics {
     if (h == redisync::Histogram::attempts_per_acquire) attempts.push_back(v);
   }
 };
-
-std::string fair_registrations(const std::string& name) {
-  return "redisync_fair_grant:{" + name + "}";
-}
 
 // True once `field` is registered for a grant of the fair lock `name`.
 bool fair_registered(RedisServer& server, const std::string& name, const std::string& field) {
@@ -102,7 +101,7 @@ bool registered_now(RedisServer& server, Kind kind, const std::string& name,
   if (is_fair(kind)) {
     return server.command({"HEXISTS", fair_registrations(name), field}).as_integer() == 1;
   }
-  return !server.command({"ZSCORE", grant_key(name), field}).is_nil();
+  return !server.command({"ZSCORE", lock_registrations(name), field}).is_nil();
 }
 
 // True once `field` is registered for a grant of `name`, a lock of `kind`.
@@ -184,8 +183,9 @@ void release_grants_the_lock(Kind kind) {
   EXPECT_EQ(counts->attempts[0], 2.0);
   EXPECT_EQ(counts->wake_ups, 0);
   // Nothing left: registrations, and (fair kinds) Redisson's queue.
-  EXPECT_EQ(server.command({"EXISTS", grant_key(name), fair_registrations(name),
-                            JavaLayoutClient::fair_queue(name)})
+  EXPECT_EQ(server
+                .command({"EXISTS", lock_registrations(name), fair_registrations(name),
+                          JavaLayoutClient::fair_queue(name)})
                 .as_integer(),
             0);
 }
@@ -310,7 +310,7 @@ TEST(GrantTest, TheReleasersShorterGrantLeaseBoundsTheGrantedHold) {
       [](redisync::Client& c, const std::string& n) { return c.lock(n); },
       [](redisync::Lock& l) { return l; },
       [](RedisServer& s, const std::string& n, const std::string& f) {
-        return !s.command({"ZSCORE", grant_key(n), f}).is_nil();
+        return !s.command({"ZSCORE", lock_registrations(n), f}).is_nil();
       });
 }
 
@@ -319,7 +319,7 @@ TEST(GrantTest, TheReleasersShorterGrantLeaseBoundsTheGrantedFencedHold) {
       [](redisync::Client& c, const std::string& n) { return c.fenced_lock(n); },
       [](redisync::FencedLock& l) { return l; },
       [](RedisServer& s, const std::string& n, const std::string& f) {
-        return !s.command({"ZSCORE", grant_key(n), f}).is_nil();
+        return !s.command({"ZSCORE", lock_registrations(n), f}).is_nil();
       });
 }
 
@@ -368,7 +368,7 @@ void wake_mode_neither_registers_nor_grants(Kind kind) {
         return r.elements[1].as_integer() == 1;
       },
       5s));
-  EXPECT_EQ(server.command({"EXISTS", grant_key(name)}).as_integer(), 0);
+  EXPECT_EQ(server.command({"EXISTS", lock_registrations(name)}).as_integer(), 0);
   held.unlock();
   EXPECT_TRUE(done.get());
 }
@@ -389,7 +389,7 @@ void grant_to_a_dead_waiter_frees(Kind kind) {
   // Registered before the live one (its place in the order), live for 5 s more.
   const std::string dead = "0123dead-0000-0000-0000-000000000000:7";
   const long long now = server_ms(server);
-  server.command({"ZADD", grant_key(name), std::to_string(now - 1000), dead});
+  server.command({"ZADD", lock_registrations(name), std::to_string(now - 1000), dead});
   server.command({"HSET", "redisync_lock_grant_id:{" + name + "}", dead,
                   "deadbeefdeadbeef:4:" + std::to_string(now + 5000)});
   held.unlock();
@@ -420,12 +420,12 @@ TEST(NonReentrantGrantTest, AGrantToADeadWaiterFreesWithinTheGrantLease) {
 }
 
 TEST(GrantTest, AWaiterGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
-  give_up_as_granted_rounds(
-      [](redisync::Client& c, const std::string& n) { return c.lock(n); },
-      [](redisync::Lock& l, int) { l.lock(); }, [](redisync::Lock& l, int) { l.unlock(); },
-      [](RedisServer& s, const std::string& n, const std::string& f) {
-        return !s.command({"ZSCORE", grant_key(n), f}).is_nil();
-      });
+  give_up_as_granted_rounds([](redisync::Client& c, const std::string& n) { return c.lock(n); },
+                            [](redisync::Lock& l, int) { l.lock(); },
+                            [](redisync::Lock& l, int) { l.unlock(); },
+                            [](RedisServer& s, const std::string& n, const std::string& f) {
+                              return !s.command({"ZSCORE", lock_registrations(n), f}).is_nil();
+                            });
 }
 
 TEST(GrantTest, RedissonLayoutWaitersAreNeverGrantedAndStillGetTheLock) {
@@ -713,13 +713,12 @@ TEST(FairGrantTest, AHeadGivingUpAsItIsGrantedNeverLeavesTheLockHeldByNobody) {
 }
 
 TEST(GrantTest, ClosingAClientRemovesTheRegistrationsOfItsPendingWaits) {
-  close_mid_wait([](redisync::Client& c, const std::string& n) { return c.lock(n); },
-                 [](RedisServer& s, const std::string& n, const std::string& f) {
-                   return !s.command({"ZSCORE", grant_key(n), f}).is_nil();
-                 },
-                 [](const std::string& n, const std::string&) {
-                   return JavaLayoutClient::lock_channel(n);
-                 });
+  close_mid_wait(
+      [](redisync::Client& c, const std::string& n) { return c.lock(n); },
+      [](RedisServer& s, const std::string& n, const std::string& f) {
+        return !s.command({"ZSCORE", lock_registrations(n), f}).is_nil();
+      },
+      [](const std::string& n, const std::string&) { return JavaLayoutClient::lock_channel(n); });
 }
 
 TEST(FairGrantTest, ClosingAClientRemovesTheRegistrationOfItsWaitingHead) {

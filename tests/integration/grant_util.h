@@ -31,6 +31,25 @@ inline Config grant_config(const RedisServer& server, std::chrono::milliseconds 
   return cfg;
 }
 
+/// The registrations of a lock's grant-capable waiters (a sorted set, by owner field).
+inline std::string lock_registrations(const std::string& name) {
+  return "redisync_lock_grant:{" + name + "}";
+}
+
+/// The registrations of a fair lock's grant-capable waiters (a hash, by owner field).
+inline std::string fair_registrations(const std::string& name) {
+  return "redisync_fair_grant:{" + name + "}";
+}
+
+/// True while the fair-lock waiter `field` is in the queue of `name`.
+inline bool in_fair_queue(RedisServer& s, const std::string& name, const std::string& field) {
+  for (const auto& e :
+       s.command({"LRANGE", JavaLayoutClient::fair_queue(name), "0", "-1"}).elements) {
+    if (e.as_string() == field) return true;
+  }
+  return false;
+}
+
 /// "<client id>:<thread id>" of the calling thread of `c`.
 inline std::string field_of(const Client& c) {
   return c.id() + ":" + std::to_string(Client::current_thread_id());

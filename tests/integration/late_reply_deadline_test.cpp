@@ -26,26 +26,27 @@ namespace {
 
 using Factory = std::function<redisync::BasicLock(redisync::Client&, const std::string&)>;
 
-struct Kind {
+struct LateKind {
   const char* name;
   Factory make;
 };
 
-const Kind kKinds[] = {
-    {"lock", [](redisync::Client& c, const std::string& n) -> redisync::BasicLock {
-       return c.lock(n);
-     }},
-    {"fair", [](redisync::Client& c, const std::string& n) -> redisync::BasicLock {
+const LateKind kKinds[] = {
+    {"lock",
+     [](redisync::Client& c, const std::string& n) -> redisync::BasicLock { return c.lock(n); }},
+    {"fair",
+     [](redisync::Client& c, const std::string& n) -> redisync::BasicLock {
        return c.fair_lock(n);
      }},
-    {"spin", [](redisync::Client& c, const std::string& n) -> redisync::BasicLock {
+    {"spin",
+     [](redisync::Client& c, const std::string& n) -> redisync::BasicLock {
        return c.spin_lock(n);
      }},
 };
 
-void PrintTo(const Kind& kind, std::ostream* os) { *os << kind.name; }
+void PrintTo(const LateKind& kind, std::ostream* os) { *os << kind.name; }
 
-class LateReplyTest : public ::testing::TestWithParam<Kind> {};
+class LateReplyTest : public ::testing::TestWithParam<LateKind> {};
 
 }  // namespace
 

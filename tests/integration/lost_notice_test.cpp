@@ -64,7 +64,7 @@ redisync::Config config_with_lease(const RedisServer& server, std::chrono::milli
   return cfg;
 }
 
-struct Kind {
+struct HeldKind {
   std::string label;
   std::function<void()> lock;           // watchdog lease
   std::function<void()> lock_fixed;     // fixed lease
@@ -73,14 +73,14 @@ struct Kind {
   std::string key;
 };
 
-std::vector<Kind> kinds(redisync::Client& client, std::chrono::milliseconds fixed) {
+std::vector<HeldKind> kinds(redisync::Client& client, std::chrono::milliseconds fixed) {
   auto lock = client.lock(unique_name("lock:"));
   auto fair = client.fair_lock(unique_name("fair:"));
   auto fenced = client.fenced_lock(unique_name("fenced:"));
   auto spin = client.spin_lock(unique_name("spin:"));
   auto rw = client.read_write_lock(unique_name("rw:"));
   auto rw2 = client.read_write_lock(unique_name("rw:"));
-  std::vector<Kind> out;
+  std::vector<HeldKind> out;
   auto add = [&](std::string label, auto l) {
     out.push_back({label, [l]() mutable { l.lock(); }, [l, fixed]() mutable { l.lock(fixed); },
                    [l] { return l.is_held_by_current_thread(); },

@@ -39,4 +39,12 @@ inline std::string errc_of(std::exception_ptr e) {
   }
 }
 
+/// What an async call completed with: whether its handler ran, whether it acquired (or
+/// opened, or got its permits), and errc_of() its error.
+struct AsyncOutcome {
+  bool called = false;
+  bool acquired = false;
+  std::string error;
+};
+
 }  // namespace redisync::test
