@@ -115,7 +115,12 @@ struct Config {
   Duration lock_watchdog_timeout{30000};      ///< lockWatchdogTimeout: lease when none is given;
                                               ///< renewed every third of it while held
   int renewal_batch_size = 100;               ///< locks renewed per script call (per server)
-  Duration fair_lock_wait_timeout{300000};    ///< fair-lock wait allowance when none is given
+  /// Fair-lock wait allowance A (docs/wire-format.md §4): how long a queued waiter that stops
+  /// polling (killed, stopped, cut off) keeps its place at the head of the queue, and so the
+  /// lock from everyone behind it. redisync waiters poll at least every third of it (and every
+  /// second) and refresh their deadlines as they do, so live ones keep their places. Redisson
+  /// uses the caller's wait, else its threadWaitTime (5 min; 5 s before 3.14).
+  Duration fair_lock_wait_timeout{5000};
   Duration subscription_linger{1000};         ///< keep a channel subscribed this long after its
                                               ///< last local waiter leaves (saves resubscribes)
   /// Lock is unfair: a waiter can lose the race for a freed lock many times in a row. One

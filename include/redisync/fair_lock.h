@@ -14,9 +14,11 @@ namespace redisync {
 ///
 /// Waiting threads queue in `redisson_lock_queue:{name}` with a deadline each in
 /// `redisson_lock_timeout:{name}`; a release wakes only the waiter at the head, on its own
-/// channel. Each waiter is allowed a wait allowance A (its wait time, or
-/// Config::fair_lock_wait_timeout when it waits without limit or makes one attempt) to retry
-/// once it reaches the head: a waiter that died while queued is skipped after that.
+/// channel. A waiter's deadline runs one wait allowance A (Config::fair_lock_wait_timeout, 5 s)
+/// per place from the head after its last poll; redisync waiters poll at least every third of
+/// A, so a waiter that died or stopped while queued is skipped about A after its last poll,
+/// and a live one keeps its place. (Redisson's A is the caller's wait, else 5 min, and its
+/// waiters do not refresh: a dead Java waiter is skipped after that.)
 /// A timed wait that gives up leaves the queue before try_lock_for() returns.
 ///
 /// Deadlines in the queue are wall-clock epoch milliseconds. redisync's scripts read the

@@ -34,6 +34,13 @@ if g then
   end
   fair_deregister(g, ARGV[2], id)  -- registered again below while it still waits
 end
+-- The waiter running this step is alive: whatever its deadline says (a Java client's pop
+-- subtracts that client's allowance from it), it is not a dead head for the sweep below. Its
+-- deadline is set properly further down (step 4).
+local mine = redis.call('zscore', KEYS[3], ARGV[2])
+if mine ~= false and tonumber(mine) <= now then
+  redis.call('zadd', KEYS[3], now + allowance, ARGV[2])
+end
 drop_dead_heads(KEYS[2], KEYS[3], now)  -- §4.2 (fair_lock_dead_heads.lua)
 if redis.call('exists', KEYS[1]) == 0 and
     (redis.call('exists', KEYS[2]) == 0 or redis.call('lindex', KEYS[2], 0) == ARGV[2]) then
@@ -67,26 +74,36 @@ local function register()
     end
   end
 end
-local mine = redis.call('zscore', KEYS[3], ARGV[2])
+mine = redis.call('zscore', KEYS[3], ARGV[2])
 if mine ~= false then
-  -- A waiter that re-polls is alive: move its deadline to a full allowance from now. (Queue
-  -- deadlines are chained, each the one ahead plus A, and a pop subtracts A from all, so
-  -- under sustained contention they drift towards now and a live head would be dropped as
-  -- dead, with nobody to tell the next head. redisync waiters re-poll at least every second.)
-  if tonumber(mine) < now + allowance then
-    redis.call('zadd', KEYS[3], now + allowance, ARGV[2])
+  -- A waiter that re-polls is alive: its deadline moves to one allowance per place from the
+  -- head (place k: now + k*A). Queue deadlines are chained, each the one ahead plus A, and
+  -- every pop subtracts A from all; refreshed this way a deadline stays right as the waiter
+  -- moves up, however many pops come before its next poll. (Refreshed to now + A, the next
+  -- pop left it at about now, and a live waiter was dropped as dead and queued again at the
+  -- tail.) redisync waiters re-poll at least every third of A (fair_poll.h), so with a short
+  -- A a killed or stopped waiter holds the head for at most about A.
+  local target = now + queue_place(KEYS[2], ARGV[2]) * allowance
+  if tonumber(mine) < target then
+    redis.call('zadd', KEYS[3], target, ARGV[2])
   end
   register()
   return math.max(0, redis.call('pttl', KEYS[1]))
 end
 local last = redis.call('lindex', KEYS[2], -1)
 local base
+-- The first waiter's deadline: Redisson counts its allowance from the end of the holder's
+-- lease (its waiters never refresh). A redisync waiter refreshes its own as it polls, so it
+-- counts from now: one that dies at once holds the head for A, not for the rest of a lease
+-- that its holder may renew for hours. The reply is still the lease left: how long to wait.
+local chained = 0
 if last ~= false and last ~= ARGV[2] and redis.call('zscore', KEYS[3], last) ~= false then
   base = tonumber(redis.call('zscore', KEYS[3], last)) - now
+  chained = math.max(base, 0)  -- behind a stale entry: still a full allowance from now
 else
   base = redis.call('pttl', KEYS[1])
 end
-if redis.call('zadd', KEYS[3], base + allowance + now, ARGV[2]) == 1 then
+if redis.call('zadd', KEYS[3], chained + allowance + now, ARGV[2]) == 1 then
   redis.call('rpush', KEYS[2], ARGV[2])
 end
 register()

@@ -23,3 +23,20 @@ local function drop_dead_heads(queue, timeouts, now)
     redis.call('lpop', queue)
   end
 end
+-- queue_place(queue, field): the 1-based place of `field` in the queue (1: the head), or the
+-- queue's length + 1 when it is not there. LPOS where the server has it (Redis 6.0.6+).
+local function queue_place(queue, field)
+  local at = redis.pcall('lpos', queue, field)
+  if type(at) == 'number' then
+    return at + 1
+  end
+  local entries = redis.call('lrange', queue, 0, -1)
+  if type(at) == 'table' then  -- an error reply: a server without LPOS
+    for i, entry in ipairs(entries) do
+      if entry == field then
+        return i
+      end
+    end
+  end
+  return #entries + 1
+end

@@ -206,10 +206,10 @@ TEST_F(CliHostileInputTest, UserNameWithoutAPasswordIsUsedNotDropped) {
 }
 
 // Attack: SIGKILL a `redisync run --fair` while it waits in the queue. Its queue entry keeps
-// the head for the fair-lock wait allowance, 5 minutes by default (Redisson's threadWaitTime):
-// the lock, free once its holder is done, was refused to everyone else that long, far past
-// any lease (and `run` said "held by someone else"). `run` waits with an allowance of the
-// watchdog lease: a dead waiter's place ends about as soon as a dead holder's lease would.
+// the head for the fair-lock wait allowance, once 5 minutes (Redisson's threadWaitTime): the
+// lock, free once its holder is done, was refused to everyone else that long, far past any
+// lease (and `run` said "held by someone else"). The allowance is now 5 s from the waiter's
+// last poll, and `run` caps it at the watchdog lease.
 TEST_F(CliHostileInputTest, SigkilledFairWaiterDoesNotBlockTheFreeLockForMinutes) {
   const std::string name = unique_name("cli:fairkill:");
   const std::string marker = temp_file("fair.holder");

@@ -591,7 +591,7 @@ TEST(FairGrantTest, AGrantMovesTheRemainingDeadlinesByTheHeadsAllowance) {
   Waiter w;  // destroyed after the promise: a failed assertion never leaves it waiting
   std::promise<void> release_ours;
   auto released = release_ours.get_future().share();
-  w.start(waiter, name, 20s, [released] { released.wait(); });  // allowance 20 000 ms
+  w.start(waiter, name, 20s, [released] { released.wait(); });  // allowance 5 000 ms (Config)
   ASSERT_TRUE(fair_registered(server, name, w.field));
   // A Java waiter queues behind (allowance 300 000 ms) and then sleeps: it does not re-poll.
   ASSERT_FALSE(java.fair_acquire(name, 30000, 5, true).is_nil());
@@ -600,7 +600,7 @@ TEST(FairGrantTest, AGrantMovesTheRemainingDeadlinesByTheHeadsAllowance) {
   redisync::test::ChannelListener java_ear(server, JavaLayoutClient::fair_channel(name, java.owner(5)));
   held.unlock();
   ASSERT_TRUE(wait_until([&] { return server.command({"HGET", name, w.field}).kind == redisync::test::Reply::Kind::string; }, 5s));
-  EXPECT_EQ(score(server, name, java.owner(5)), before - 20000);
+  EXPECT_EQ(score(server, name, java.owner(5)), before - 5000);
   EXPECT_EQ(score(server, name, w.field), -1);  // the head left the timeout set and the queue
   EXPECT_EQ(server.command({"LRANGE", JavaLayoutClient::fair_queue(name), "0", "-1"}).elements.size(), 1u);
   // Our release finds a Java head: it is woken with Redisson's "0", never granted.

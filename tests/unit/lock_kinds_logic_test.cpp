@@ -96,15 +96,27 @@ TEST(SpinBackoffSequence, DurationsAreBoundedByMaxDuration) {
 
 TEST(FairPoll, UsesTheStepsEstimateAndBacksOffWithoutOne) {
   using redisync::sync::fair_poll_ms;
-  EXPECT_EQ(fair_poll_ms(700, 0), 700);
-  EXPECT_EQ(fair_poll_ms(2500, 0), 1000);  // capped: re-poll at least every second
-  EXPECT_EQ(fair_poll_ms(300000, 5), 1000);
-  EXPECT_EQ(fair_poll_ms(0, 0), 10);
-  EXPECT_EQ(fair_poll_ms(0, 1), 20);
-  EXPECT_EQ(fair_poll_ms(-1, 2), 40);
-  EXPECT_EQ(fair_poll_ms(0, 6), 640);
-  EXPECT_EQ(fair_poll_ms(0, 7), 1000);
-  EXPECT_EQ(fair_poll_ms(0, 1000), 1000);
+  constexpr long long a = 5000;  // the default allowance
+  EXPECT_EQ(fair_poll_ms(700, 0, a), 700);
+  EXPECT_EQ(fair_poll_ms(2500, 0, a), 1000);  // capped: re-poll at least every second
+  EXPECT_EQ(fair_poll_ms(300000, 5, a), 1000);
+  EXPECT_EQ(fair_poll_ms(0, 0, a), 10);
+  EXPECT_EQ(fair_poll_ms(0, 1, a), 20);
+  EXPECT_EQ(fair_poll_ms(-1, 2, a), 40);
+  EXPECT_EQ(fair_poll_ms(0, 6, a), 640);
+  EXPECT_EQ(fair_poll_ms(0, 7, a), 1000);
+  EXPECT_EQ(fair_poll_ms(0, 1000, a), 1000);
+}
+
+TEST(FairPoll, PollsAtLeastThreeTimesPerAllowance) {
+  using redisync::sync::fair_poll_ms;
+  // Each poll refreshes the waiter's deadline, one allowance ahead: a short allowance polls
+  // more often, so a live waiter is never taken for a dead one.
+  EXPECT_EQ(fair_poll_ms(2500, 0, 1500), 500);
+  EXPECT_EQ(fair_poll_ms(0, 1000, 1500), 500);
+  EXPECT_EQ(fair_poll_ms(300, 0, 1500), 300);
+  EXPECT_EQ(fair_poll_ms(2500, 0, 1), 10);  // never a busy loop
+  EXPECT_EQ(fair_poll_ms(2500, 0, 300000), 1000);
 }
 
 TEST(ReadRenewalPlan, KeepsEveryFieldOfAHashInOneCall) {

@@ -100,12 +100,10 @@ RunSettings parse_run_settings(const RunOptions& o, Config& config) {
       throw UsageError("--watchdog-timeout must be > 0 (got '" + o.watchdog_timeout + "')");
     }
   }
-  // A fair-lock waiter killed while queued (SIGKILL) keeps its place for the wait allowance:
-  // with the library's default (5 min, Redisson's) the lock, free once its holder is done,
-  // was refused to everyone that long. Waiting without --wait, `run` gives the watchdog lease
-  // as the allowance, so a dead waiter's place ends about when a dead holder's lease would.
-  // (With --wait D the allowance is D, as in Redisson's tryLock.) A live waiter re-polls well
-  // within it and keeps its place.
+  // A fair-lock waiter killed while queued (SIGKILL) keeps its place at the head for the wait
+  // allowance (the library's default: 5 s). With a shorter watchdog lease, `run` takes that as
+  // the allowance, so a dead waiter's place ends no later than a dead holder's lease would.
+  // A live waiter polls at least every third of it and keeps its place.
   config.fair_lock_wait_timeout =
       std::min(config.fair_lock_wait_timeout, config.lock_watchdog_timeout);
   s.executable = find_executable(o.command[0]);

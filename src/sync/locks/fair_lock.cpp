@@ -16,16 +16,17 @@ namespace redisync {
 
 namespace sync {
 
-long long fair_poll_ms(long long reply, int idle_polls) {
+long long fair_poll_ms(long long reply, int idle_polls, long long allowance_ms) {
   constexpr long long kFirst = 10;
-  constexpr long long kMax = 1000;
   // Only the head is sent a message, and a head can leave the queue without anyone telling
   // the next one (a give-up, or a dead head dropped by another waiter's attempt while the
-  // lock is free). Re-polling at least every kMax bounds such a stall; a long estimate (up to
-  // the allowance, minutes by default) would otherwise be slept out in full.
-  if (reply > 0) return std::min(reply, kMax);
+  // lock is free). Re-polling at least every second bounds such a stall; a long estimate
+  // would otherwise be slept out in full. And each poll refreshes the waiter's deadline,
+  // which runs out one allowance after it: three polls per allowance keep a live waiter in.
+  const long long most = std::clamp<long long>(allowance_ms / 3, kFirst, 1000);
+  if (reply > 0) return std::min(reply, most);
   const int doublings = std::clamp(idle_polls, 0, 7);
-  return std::min(kMax, kFirst << doublings);
+  return std::min(most, kFirst << doublings);
 }
 
 }  // namespace sync
@@ -97,8 +98,12 @@ class FairKind final : public detail::LockKind {
     }
     const std::string field = core->owner_field(owner);
     const bool queueing = wait != Duration{0};
-    // Wait allowance A (§4.1): the caller's wait, else the configured default.
-    const Duration allowance = wait > Duration{0} ? wait : core->config().fair_lock_wait_timeout;
+    // Wait allowance A (§4.1): the configured one for every redisync waiter, whatever its wait
+    // (Redisson takes the caller's wait when there is one). redisync waiters refresh their
+    // deadlines as they poll, so a short A costs a live waiter nothing, and a killed or
+    // stopped one holds the head of the queue for about A; and one A for all keeps the
+    // deadlines of a queue consistent (a pop subtracts the popper's A from everyone).
+    const Duration allowance = core->config().fair_lock_wait_timeout;
     const std::string lease = std::to_string(effective_lease.count());
     const std::string allow = std::to_string(allowance.count());
     auto idle_polls = std::make_shared<int>(0);
@@ -121,8 +126,7 @@ class FairKind final : public detail::LockKind {
                        : link  ? grant_acquire()
                                : with_dead_heads<lua::fair_lock_acquire>();
     auto attempt = detail::script_attempt(
-        core, lua::with_publish_guard(step),
-        std::move(keys),
+        core, lua::with_publish_guard(step), std::move(keys),
         // Refused before any write (the dead heads' drop included) when this user may not
         // publish on its own channel, the one a release wakes it on; which other waiters'
         // channels a release will need is known only then (fair_lock_release.lua checks them).
@@ -142,10 +146,10 @@ class FairKind final : public detail::LockKind {
             },
             detail::lock_channel(name) + ":" + field),
         describe(*core, name),
-        [idle_polls, link, plain](const net::Reply& reply) {
+        [idle_polls, link, plain, allowance](const net::Reply& reply) {
           auto result = plain(reply);
           if (!result.acquired) {
-            result.ttl_ms = sync::fair_poll_ms(result.ttl_ms, *idle_polls);
+            result.ttl_ms = sync::fair_poll_ms(result.ttl_ms, *idle_polls, allowance.count());
             *idle_polls = reply.integer > 0 ? 0 : *idle_polls + 1;
             if (link) result.ttl_ms = link->cap_wait(result.ttl_ms);
           }
