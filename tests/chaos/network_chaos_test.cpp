@@ -220,6 +220,10 @@ struct LostReply {
   const char* kind;
   AfterDrop after;
 };
+// Names the case in gtest's listing (and so in ctest's test names), instead of its bytes.
+void PrintTo(const LostReply& p, std::ostream* os) {
+  *os << p.kind << (p.after == AfterDrop::stall ? " stall" : " reset");
+}
 
 class LostReleaseReply : public ::testing::TestWithParam<LostReply> {};
 
