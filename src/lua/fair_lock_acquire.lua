@@ -36,10 +36,12 @@ if g then
 end
 -- The waiter running this step is alive: whatever its deadline says (a Java client's pop
 -- subtracts that client's allowance from it), it is not a dead head for the sweep below. Its
--- deadline is set properly further down (step 4).
+-- deadline is set properly further down (step 4). Nothing between here and there changes it:
+-- the sweep stops at a live head, and the steps that take the lock return.
 local mine = redis.call('zscore', KEYS[3], ARGV[2])
 if mine ~= false and tonumber(mine) <= now then
-  redis.call('zadd', KEYS[3], now + allowance, ARGV[2])
+  mine = now + allowance
+  redis.call('zadd', KEYS[3], mine, ARGV[2])
 end
 drop_dead_heads(KEYS[2], KEYS[3], now)  -- §4.2 (fair_lock_dead_heads.lua)
 if redis.call('exists', KEYS[1]) == 0 and
@@ -74,7 +76,6 @@ local function register()
     end
   end
 end
-mine = redis.call('zscore', KEYS[3], ARGV[2])
 if mine ~= false then
   -- A waiter that re-polls is alive: its deadline moves to one allowance per place from the
   -- head (place k: now + k*A). Queue deadlines are chained, each the one ahead plus A, and

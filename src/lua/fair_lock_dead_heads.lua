@@ -30,12 +30,13 @@ local function queue_place(queue, field)
   if type(at) == 'number' then
     return at + 1
   end
-  local entries = redis.call('lrange', queue, 0, -1)
-  if type(at) == 'table' then  -- an error reply: a server without LPOS
-    for i, entry in ipairs(entries) do
-      if entry == field then
-        return i
-      end
+  if type(at) ~= 'table' then  -- LPOS answered nil: not queued
+    return redis.call('llen', queue) + 1
+  end
+  local entries = redis.call('lrange', queue, 0, -1)  -- an error reply: a server without LPOS
+  for i, entry in ipairs(entries) do
+    if entry == field then
+      return i
     end
   end
   return #entries + 1
