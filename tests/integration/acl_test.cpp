@@ -321,7 +321,7 @@ TEST(AclUsers, LockGrantReleaseChecksTheGranteeChannelBeforeWriting) {
   auto lock = holder.lock(name);
   lock.lock(30s);
   auto done = redisync::test::grant::try_lock_async([&] { return waiter.lock(name); });
-  const std::string registrations = "redisync_lock_grant:{" + name + "}";
+  const std::string registrations = redisync::test::grant::lock_registrations(name);
   ASSERT_TRUE(wait_until(
       [&] { return server.command({"ZCARD", registrations}).as_integer() == 1; }, 5s));
   fails_naming("lock grant release", "redisync_grant__channel", [&] { lock.unlock_checked(); });
@@ -350,7 +350,7 @@ TEST(AclUsers, FairGrantReleaseChecksTheGrantChannelsBeforeWriting) {
   auto lock = holder.fair_lock(name);
   lock.lock(30s);
   auto done = redisync::test::grant::try_lock_async([&] { return waiter.fair_lock(name); });
-  const std::string registrations = "redisync_fair_grant:{" + name + "}";
+  const std::string registrations = redisync::test::grant::fair_registrations(name);
   const std::string queue = "redisson_lock_queue:{" + name + "}";
   ASSERT_TRUE(wait_until(
       [&] { return server.command({"HLEN", registrations}).as_integer() == 1; }, 5s));

@@ -35,14 +35,6 @@ using namespace redisync::test::grant;  // grant_config
 
 namespace {
 
-// Nothing of the fair-lock waiter `field` is left on `s`: no queue entry, no timeout entry, no
-// grant registration.
-bool fair_clean(RedisServer& s, const std::string& name, const std::string& field) {
-  return !in_fair_queue(s, name, field) &&
-         s.command({"ZSCORE", JavaLayoutClient::fair_timeouts(name), field}).is_nil() &&
-         s.command({"HEXISTS", fair_registrations(name), field}).as_integer() == 0;
-}
-
 bool holds(RedisServer& s, const std::string& name, const std::string& field) {
   return s.command({"HEXISTS", name, field}).as_integer() == 1;
 }
@@ -106,7 +98,8 @@ struct MultiSetup {
   void expect_nothing_left() {
     EXPECT_TRUE(key_gone(s1, a)) << "member a still held: "
                                  << s1.command({"HGETALL", a}).debug_string();
-    EXPECT_TRUE(wait_until([&] { return fair_clean(s2, b, member_b.owner_field(owner)); }, 2s))
+    EXPECT_TRUE(
+        wait_until([&] { return fair_waiter_gone(s2, b, member_b.owner_field(owner)); }, 2s))
         << "the cancelled waiter is still queued on member b";
     EXPECT_FALSE(holds(s2, b, member_b.owner_field(owner)));
     redisync::Client other(config_for(s1));
@@ -157,7 +150,8 @@ struct RedSetup {
     EXPECT_TRUE(key_gone(*servers[0], x))
         << "member 1 still held: " << servers[0]->command({"HGETALL", x}).debug_string();
     EXPECT_FALSE(holds(*servers[1], x, m2.owner_field(owner)));
-    EXPECT_TRUE(wait_until([&] { return fair_clean(*servers[2], x, m3.owner_field(owner)); }, 2s))
+    EXPECT_TRUE(
+        wait_until([&] { return fair_waiter_gone(*servers[2], x, m3.owner_field(owner)); }, 2s))
         << "the cancelled waiter is still queued on member 3";
     redisync::Client other(config_for(*servers[0]));
     auto free_1 = other.lock(x);

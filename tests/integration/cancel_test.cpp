@@ -68,13 +68,6 @@ std::vector<WaitKind> kinds() {
   auto lock_registered = [](RedisServer& s, const std::string& n, const std::string& f) {
     return zmember(s, lock_registrations(n), f);
   };
-  auto fair_queued = [](RedisServer& s, const std::string& n, const std::string& f) {
-    return in_fair_queue(s, n, f);
-  };
-  auto fair_clean = [](RedisServer& s, const std::string& n, const std::string& f) {
-    return !in_fair_queue(s, n, f) && !zmember(s, JavaLayoutClient::fair_timeouts(n), f) &&
-           !hmember(s, fair_registrations(n), f);
-  };
   return {
       {"lock", false, plain,
        [](RedisServer& s, const std::string& n, const std::string&) {
@@ -95,12 +88,12 @@ std::vector<WaitKind> kinds() {
        [=](RedisServer& s, const std::string& n, const std::string& f) {
          return !lock_registered(s, n, f);
        }},
-      {"fair", false, fair, fair_queued, fair_clean},
+      {"fair", false, fair, in_fair_queue, fair_waiter_gone},
       {"fair-grant", true, fair,
        [](RedisServer& s, const std::string& n, const std::string& f) {
          return hmember(s, fair_registrations(n), f);
        },
-       fair_clean},
+       fair_waiter_gone},
       {"rw-write-grant", true,
        [](redisync::Client& c, const std::string& n) -> redisync::BasicLock {
          return c.read_write_lock(n).write_lock();
@@ -258,8 +251,7 @@ TEST(CancelTest, ACancellationRacingAGrantNeverLeavesTheLockHeldByNobody) {
           asio::bind_cancellation_slot(cancel.slot(), [done](std::exception_ptr e, bool got) {
             done->set_value(AsyncOutcome{true, got, errc_of(e)});
           }));
-      const std::string registrations =
-          fair ? fair_registrations(name) : "redisync_lock_grant:{" + name + "}";
+      const std::string registrations = fair ? fair_registrations(name) : lock_registrations(name);
       ASSERT_TRUE(wait_until(
           [&] {
             return fair ? hmember(server, registrations, field)

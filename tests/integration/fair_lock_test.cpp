@@ -30,6 +30,18 @@ void expect_empty_queue(RedisServer& server, const std::string& name) {
   EXPECT_EQ(server.command({"ZCARD", timeouts_of(name)}).as_integer(), 0);
 }
 
+// Starts a worker process that waits up to `wait_ms` for the fair lock `name` (held by
+// someone else), and SIGKILLs it once it is queued.
+void kill_a_queued_waiter(RedisServer& server, const std::string& name,
+                          const std::string& wait_ms) {
+  int out = -1;
+  const pid_t pid = spawn_worker({"fair-wait", server.url(), name, wait_ms}, &out);
+  ASSERT_TRUE(read_word(out, "waiting"));
+  close(out);
+  ASSERT_TRUE(wait_until([&] { return queue_length(server, name) == 1; }, 5s));
+  kill_worker(pid);
+}
+
 }  // namespace
 
 TEST(FairLockTest, LayoutReentrancyAndSingleAttemptNeverQueues) {
@@ -115,13 +127,8 @@ TEST(FairLockTest, KilledQueuedWaiterBlocksTheQueueOnlyForItsAllowance) {
   redisync::Client holder(config_for(server)), next(config_for(server));
   const auto name = unique_name("fair:");
   holder.fair_lock(name).lock(1500ms);  // never released: its lease runs out
-  int out = -1;
   // The worker queues with a 2 s wait and dies there.
-  const pid_t pid = spawn_worker({"fair-wait", server.url(), name, "2000"}, &out);
-  ASSERT_TRUE(read_word(out, "waiting"));
-  close(out);
-  ASSERT_TRUE(wait_until([&] { return queue_length(server, name) == 1; }, 5s));
-  kill_worker(pid);
+  ASSERT_NO_FATAL_FAILURE(kill_a_queued_waiter(server, name, "2000"));
   // The dead head is dropped once its deadline (its allowance after its last poll, 5 s)
   // passes; the next waiter then gets the lock well within its own 20 s.
   auto lock = next.fair_lock(name);
@@ -142,12 +149,7 @@ TEST(FairLockTest, AWaiterKilledDuringALongWaitHoldsTheFreeLockOnlyForTheAllowan
   const auto name = unique_name("fair:");
   auto held = holder.fair_lock(name);
   held.lock();  // watchdog: a 30 s lease, renewed
-  int out = -1;
-  const pid_t pid = spawn_worker({"fair-wait", server.url(), name, "600000"}, &out);
-  ASSERT_TRUE(read_word(out, "waiting"));
-  close(out);
-  ASSERT_TRUE(wait_until([&] { return queue_length(server, name) == 1; }, 5s));
-  kill_worker(pid);
+  ASSERT_NO_FATAL_FAILURE(kill_a_queued_waiter(server, name, "600000"));
   held.unlock();
   auto lock = next.fair_lock(name);
   EXPECT_TRUE(lock.try_lock_for(20s)) << "a dead waiter keeps the free lock from the next one";

@@ -31,7 +31,6 @@ using redisync::test::FaultProxy;
 using redisync::test::RedisServer;
 using redisync::test::unique_name;
 using redisync::test::wait_until;
-using redisync::test::grant::fair_registrations;
 using redisync::test::grant::field_of;
 using redisync::test::grant::grant_config;
 using redisync::test::grant::lock_registrations;

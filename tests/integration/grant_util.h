@@ -50,6 +50,14 @@ inline bool in_fair_queue(RedisServer& s, const std::string& name, const std::st
   return false;
 }
 
+/// Nothing of the fair-lock waiter `field` is left on `s`: no queue entry, no deadline, no grant
+/// registration.
+inline bool fair_waiter_gone(RedisServer& s, const std::string& name, const std::string& field) {
+  return !in_fair_queue(s, name, field) &&
+         s.command({"ZSCORE", JavaLayoutClient::fair_timeouts(name), field}).is_nil() &&
+         s.command({"HEXISTS", fair_registrations(name), field}).as_integer() == 0;
+}
+
 /// "<client id>:<thread id>" of the calling thread of `c`.
 inline std::string field_of(const Client& c) {
   return c.id() + ":" + std::to_string(Client::current_thread_id());
