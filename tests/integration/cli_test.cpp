@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -247,6 +248,72 @@ TEST_F(CliTest, BenchDriverRunsEveryLockKind) {
     EXPECT_NE(r.output.find("\"completed\":20"), std::string::npos) << r.output;
     EXPECT_EQ(server_.command({"GET", key + ":counter"}).as_string(), "20") << kind;
     EXPECT_FALSE(key_exists(key)) << kind;
+  }
+}
+
+// bench/run's floor of a handoff by notification: three drivers pass a token round a ring of
+// count-down latches. The turns must come strictly in ring order, never two at once, and end
+// when each driver has had its count (a stalled ring would end at the deadline, short).
+TEST_F(CliTest, BenchDriverLatchRingPassesTheTokenInRingOrder) {
+  const std::string key = unique_name("cli:ring:");
+  const auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  constexpr int kWorkers = 3;
+  constexpr int kTurns = 15;
+  std::vector<std::string> events, outputs(kWorkers);
+  std::vector<pid_t> pids;
+  for (int i = 0; i < kWorkers; ++i) {
+    events.push_back(temp_file("ring-events.txt"));
+    pids.push_back(start_cli({"bench",         "driver",
+                              "--port",        std::to_string(server_.port()),
+                              "--key",         key,
+                              "--kind",        "latch-ring",
+                              "--workers",     std::to_string(kWorkers),
+                              "--worker-id",   std::to_string(i),
+                              "--iterations",  std::to_string(kTurns),
+                              "--cs",          "counter",
+                              "--events",      events.back(),
+                              "--start-at-ns", std::to_string(now_ns + 1'000'000'000),
+                              "--deadline-ns", std::to_string(now_ns + 21'000'000'000)},
+                             &outputs[static_cast<std::size_t>(i)]));
+  }
+  struct Turn {
+    long long t1, t2;
+    int worker;
+  };
+  std::vector<Turn> turns;
+  for (int i = 0; i < kWorkers; ++i) {
+    const auto index = static_cast<std::size_t>(i);
+    EXPECT_EQ(finish(pids[index], 30s), 0) << read_file(outputs[index]);
+    const std::string out = read_file(outputs[index]);
+    EXPECT_NE(out.find("\"completed\":" + std::to_string(kTurns)), std::string::npos) << out;
+    EXPECT_NE(out.find("\"kind\":\"latch-ring\""), std::string::npos) << out;
+    std::istringstream lines(read_file(events[index]));
+    long long t0, t1, t2, t3;
+    while (lines >> t0 >> t1 >> t2 >> t3) turns.push_back({t1, t2, i});
+  }
+  ASSERT_EQ(turns.size(), std::size_t{kWorkers * kTurns});
+  std::sort(turns.begin(), turns.end(), [](const Turn& a, const Turn& b) { return a.t1 < b.t1; });
+  for (std::size_t n = 0; n < turns.size(); ++n) {
+    EXPECT_EQ(turns[n].worker, static_cast<int>(n % kWorkers)) << "turn " << n << " out of order";
+    if (n > 0) {
+      EXPECT_GE(turns[n].t1, turns[n - 1].t2) << "turns " << n - 1 << " and " << n << " overlap";
+    }
+  }
+  EXPECT_EQ(server_.command({"GET", key + ":counter"}).as_string(),
+            std::to_string(kWorkers * kTurns));
+
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--workers", "1", "--worker-id", "0"},
+        std::vector<std::string>{"--workers", "3", "--worker-id", "3"}}) {
+    std::vector<std::string> args{"bench",  "driver",    "--port", std::to_string(server_.port()),
+                                  "--kind", "latch-ring"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const auto r = cli(args);
+    EXPECT_EQ(r.exit_code, 64) << r.output;
+    EXPECT_NE(r.output.find("--kind latch-ring needs --workers >= 2"), std::string::npos)
+        << r.output;
   }
 }
 

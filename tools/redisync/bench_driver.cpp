@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "bench_latch_ring.h"
 #include "cli_error.h"
 #include "clock.h"
 #include "events.h"
@@ -38,13 +39,17 @@ struct Tally {
   std::int64_t errors = 0;
 };
 
-constexpr const char* kKinds = "lock, fair, fenced, spin, rw-write";
+constexpr const char* kKinds = "lock, fair, fenced, spin, rw-write, latch-ring";
 
 void validate(const BenchDriverOptions& o) {
   if (o.kind != "lock" && o.kind != "fair" && o.kind != "fenced" && o.kind != "spin" &&
-      o.kind != "rw-write") {
+      o.kind != "rw-write" && o.kind != "latch-ring") {
     throw UsageError("bench driver: --kind must be one of " + std::string(kKinds) + " (got '" +
                      o.kind + "')");
+  }
+  if (o.kind == "latch-ring" && (o.workers < 2 || o.worker_id < 0 || o.worker_id >= o.workers)) {
+    throw UsageError(
+        "bench driver: --kind latch-ring needs --workers >= 2 and 0 <= --worker-id < --workers");
   }
   if (o.retry_delay_ms < 0) throw UsageError("bench driver: --retry-delay-ms must be >= 0");
   if (o.cs != "none" && o.cs != "counter") {
@@ -84,13 +89,21 @@ void write_settings(JsonWriter& w, const BenchDriverOptions& o, const std::strin
       .field("worker_id", o.worker_id)
       .field("think_us", o.think_us)
       .field("kind", o.kind)
+      .field("workers", o.workers)
       .end_object();
 }
 
+// Unmeasured pairs before the start. A ring's turns come in order from the start instant: it
+// has none.
+std::int64_t warmup_pairs(const BenchDriverOptions& o) {
+  return o.kind == "latch-ring" ? 0 : o.warmup;
+}
+
 // The lock under test, of the kind --kind names. All kinds share Lock's blocking API.
-using AnyLock = std::variant<Lock, FairLock, FencedLock, SpinLock, WriteLock>;
+using AnyLock = std::variant<Lock, FairLock, FencedLock, SpinLock, WriteLock, LatchRing>;
 
 AnyLock make_lock(Client& client, const BenchDriverOptions& o) {
+  if (o.kind == "latch-ring") return LatchRing(client, o.key, o.worker_id, o.workers);
   if (o.kind == "fair") return client.fair_lock(o.key);
   if (o.kind == "fenced") return client.fenced_lock(o.key);
   if (o.kind == "rw-write") return client.read_write_lock(o.key).write_lock();
@@ -113,7 +126,7 @@ class Driver {
 
   int run() {
     client_.execute({"PING"});  // connect before the clock starts
-    for (std::int64_t i = 0; i < o_.warmup; ++i) {
+    for (std::int64_t i = 0; i < warmup_pairs(o_); ++i) {
       std::visit([&](auto& l) { l.lock(lease_); }, lock_);
       std::visit([](auto& l) { l.unlock(); }, lock_);
     }
@@ -197,8 +210,9 @@ class Driver {
         .field("completed", tally_.completed)
         .field("acquire_failures", tally_.acquire_failures)
         .field("errors", tally_.errors)
-        .field("warmup", o_.warmup)
-        .field("pid", static_cast<long long>(getpid()))  // names its trace file (bench/handoff_breakdown)
+        .field("warmup", warmup_pairs(o_))
+        // The pid names the driver's trace file (bench/handoff_breakdown).
+        .field("pid", static_cast<long long>(getpid()))
         .end_object();
     std::cout << w.str() << std::endl;
   }
@@ -244,7 +258,12 @@ CLI::App* add_bench_driver_command(CLI::App& app, BenchDriverOptions& o) {
   d->add_option("--worker-id", o.worker_id, "Echoed in the JSON line")->capture_default_str();
   d->add_option("--think-us", o.think_us, "Sleep after each release, outside the lock (µs)")
       ->capture_default_str();
-  d->add_option("--kind", o.kind, std::string("Primitive: ") + kKinds)->capture_default_str();
+  d->add_option("--kind", o.kind,
+                std::string("Primitive: ") + kKinds +
+                    " (latch-ring: no lock, a token passed round --workers drivers through "
+                    "count-down latches, the floor of a handoff by notification)")
+      ->capture_default_str();
+  d->add_option("--workers", o.workers, "Ring size, with --kind latch-ring")->capture_default_str();
   return d;
 }
 

@@ -25,7 +25,8 @@ struct BenchDriverOptions {
   std::string events;               ///< event file; empty = none
   std::int64_t worker_id = 0;
   std::int64_t think_us = 0;  ///< sleep after each release
-  std::string kind = "lock";  ///< lock | fair | fenced | spin | rw-write
+  std::string kind = "lock";  ///< lock | fair | fenced | spin | rw-write | latch-ring
+  std::int64_t workers = 1;   ///< ring size (latch-ring)
 };
 
 /// Adds `bench` with its `driver` subcommand; returns the driver.

@@ -1,0 +1,49 @@
+#include "bench_latch_ring.h"
+
+#include "cli_error.h"
+
+namespace redisync::cli {
+namespace {
+
+std::string ring_latch(const std::string& key, std::int64_t worker) {
+  return key + ":ring:" + std::to_string(worker);
+}
+
+}  // namespace
+
+LatchRing::LatchRing(Client& client, const std::string& key, std::int64_t worker,
+                     std::int64_t workers)
+    : client_(client),
+      mine_(client.count_down_latch(ring_latch(key, worker))),
+      next_(client.count_down_latch(ring_latch(key, (worker + 1) % workers))) {
+  client_.execute({"DEL", mine_.name()});
+  if (worker != 0) client_.execute({"SET", mine_.name(), "1"});
+}
+
+void LatchRing::lock(Duration) {
+  mine_.wait();
+  arm_after_wait();
+}
+
+bool LatchRing::try_lock_for(Duration wait, Duration) {
+  if (!mine_.wait_for(wait)) return false;
+  arm_after_wait();
+  return true;
+}
+
+// Arms this worker's latch for its next turn while it holds the token. Sent without waiting
+// for the reply, so it costs the handoff nothing; it reaches Redis before this worker's next
+// count-down (one connection, in order), so before the token can come round again.
+void LatchRing::arm_after_wait() {
+  if (arm_failed_->load()) {
+    throw CliError(kExitFailure, "bench driver: re-arming " + mine_.name() + " failed");
+  }
+  client_.async_execute({"SET", mine_.name(), "1"},
+                        [failed = arm_failed_](std::exception_ptr error, Reply) {
+                          if (error) failed->store(true);
+                        });
+}
+
+void LatchRing::unlock() { next_.count_down(); }
+
+}  // namespace redisync::cli
