@@ -108,6 +108,9 @@ std::int64_t Client::new_owner_id() { return sync::next_owner_id(); }
 void Client::on_lock_lost(std::function<void(const LockLostEvent&)> handler) {
   core_->set_lost_handler(std::move(handler));
 }
+std::optional<std::chrono::steady_clock::time_point> Client::lease_deadline() const {
+  return core_->lease_deadline();
+}
 const Config& Client::config() const { return core_->config(); }
 asio::io_context& Client::io_context() { return core_->io(); }
 

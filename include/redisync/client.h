@@ -2,13 +2,14 @@
 // thread, the pub/sub subscriber shared by all waiters, and the lease-renewing watchdog.
 #pragma once
 
+#include <asio/io_context.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <asio/io_context.hpp>
 
 #include "redisync/async.h"
 #include "redisync/config.h"
@@ -132,6 +133,15 @@ class Client {
   /// Replaces what happens when a held lock is lost (default: a line on stderr). Runs on the
   /// I/O thread: keep it short and never block in it.
   void on_lock_lost(std::function<void(const LockLostEvent&)> handler);
+
+  /// When the lost-lock handler would run for the first of this Client's holds if no renewal
+  /// were confirmed before then: the earliest local lease deadline (each hold's lease counted
+  /// from the send of its last confirmed renewal or acquire, less the loss margin,
+  /// docs/safety.md). It moves later with each confirmed renewal; nullopt while the Client
+  /// holds nothing (or is closed). For a guard outside the process that must act if this
+  /// process stops running (SIGSTOP) while its work goes on elsewhere: `redisync run` hands
+  /// it to the watcher of the command's process group. Any thread; asks no server.
+  std::optional<std::chrono::steady_clock::time_point> lease_deadline() const;
 
   const Config& config() const;
   /// The io_context of the I/O thread (default executor for async completions).

@@ -132,6 +132,52 @@ TEST(LostNotice, FixedLeaseHolderIsToldBeforeItsLeaseEnds) {
   }
 }
 
+// Client::lease_deadline(): what a guard outside the process (the watcher of `redisync run`)
+// is told. It is the hold's local deadline (the acquire's send + lease - a tenth), moves later
+// with each confirmed renewal, is when the lost notice comes if the server falls silent, and
+// is gone with the last hold.
+TEST(LostNotice, LeaseDeadlineIsWhenTheNoticeWouldComeAndMovesWithRenewals) {
+  RedisServer server;
+  redisync::Client client(config_with_lease(server, 900ms));
+  Notice notice;
+  notice.attach(client);
+  for (auto& k : kinds(client, 2000ms)) {
+    SCOPED_TRACE(k.label);
+    EXPECT_FALSE(client.lease_deadline());
+    auto before = Clock::now();
+    k.lock_fixed();
+    auto after = Clock::now();
+    auto deadline = client.lease_deadline();
+    ASSERT_TRUE(deadline);
+    EXPECT_GE(*deadline, before + 1800ms);
+    EXPECT_LE(*deadline, after + 1800ms);
+    k.unlock();
+    EXPECT_FALSE(client.lease_deadline());
+
+    notice.reset();
+    before = Clock::now();
+    k.lock();
+    after = Clock::now();
+    deadline = client.lease_deadline();
+    ASSERT_TRUE(deadline);
+    EXPECT_GE(*deadline, before + 810ms);
+    EXPECT_LE(*deadline, after + 810ms);
+    const auto first = *deadline;
+    EXPECT_TRUE(redisync::test::wait_until(
+        [&] { return client.lease_deadline().value_or(first) > first; }, 5s))
+        << "a renewal did not move the deadline";
+    server.pause();
+    const auto last = client.lease_deadline();
+    ASSERT_TRUE(notice.wait(10s)) << "never told";
+    ASSERT_TRUE(last);
+    std::lock_guard g(notice.m);
+    EXPECT_GE(*notice.at, *last) << "told before the deadline it published";
+    EXPECT_FALSE(client.lease_deadline()) << "a lost hold still has a deadline";
+    server.resume();
+    k.unlock();
+  }
+}
+
 // Not a timing assertion: prints the lead time of the notice (how long before the lease could
 // end on the server the holder was told) over 20 runs, for docs/safety.md. The lease end is
 // taken from a PTTL read just before the pause (a renewal executed between that read and the
