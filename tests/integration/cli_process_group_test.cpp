@@ -2,6 +2,7 @@
 // process group: a lost lock signals the whole group, and a SIGKILLed `run` takes the whole
 // group along (its watcher sees the pipe from `run` close).
 #include "cli_support.h"
+#include "redisync/redisync.h"
 
 namespace redisync::test {
 namespace {
@@ -73,6 +74,50 @@ TEST_F(CliProcessGroupTest, GrandchildIgnoringSigtermIsKilledAfterTheGracePeriod
   EXPECT_EQ(finish(run, 20s), 76) << read_file(out);
   EXPECT_TRUE(wait_until([&] { return !alive(grandchild); }, 10s))
       << "grandchild " << grandchild << " ignoring SIGTERM survived the grace period";
+  reap_leftover(grandchild);
+}
+
+// A stopped `run` (SIGSTOP, or hung) cannot renew the lease, and its command would run on
+// after the lease ended, beside the next holder. The watcher ends the command first: when the
+// next holder gets the lock, nothing of the stopped run's command runs any more.
+TEST_F(CliProcessGroupTest, StoppedRunHasItsCommandEndedBeforeTheNextHolderGetsTheLock) {
+  const std::string name = unique_name("cli:pg:stopped:");
+  std::string out;
+  const auto started = start_with_grandchild({"--watchdog-timeout", "1500ms"}, name, &out);
+  const pid_t run = started.first;
+  const pid_t grandchild = started.second;
+  ASSERT_GT(grandchild, 0);
+  ASSERT_TRUE(alive(grandchild));
+  ::kill(run, SIGSTOP);
+  {
+    redisync::Client next(server_.url());
+    auto lock = next.lock(name);
+    ASSERT_TRUE(lock.try_lock_for(20s));
+    EXPECT_FALSE(alive(grandchild))
+        << "the stopped run's command still runs while the next holder has the lock";
+    lock.unlock();
+  }
+  ::kill(run, SIGCONT);
+  EXPECT_EQ(finish(run, 15s), 76) << read_file(out);
+  EXPECT_NE(read_file(out).find("lost"), std::string::npos) << read_file(out);
+  reap_leftover(grandchild);
+}
+
+// The same with a command that ignores SIGTERM: the watcher SIGKILLs the group after the grace
+// period, although `run` stays stopped.
+TEST_F(CliProcessGroupTest, StoppedRunsCommandIgnoringSigtermIsKilledAfterTheGracePeriod) {
+  const std::string name = unique_name("cli:pg:stopped-stubborn:");
+  std::string out;
+  const auto started = start_with_grandchild({"--lease", "1s"}, name, &out,
+                                             "sh -c 'trap \"\" TERM; exec sleep 1000'");
+  const pid_t run = started.first;
+  const pid_t grandchild = started.second;
+  ASSERT_GT(grandchild, 0);
+  ::kill(run, SIGSTOP);
+  EXPECT_TRUE(wait_until([&] { return !alive(grandchild); }, 15s))
+      << "grandchild " << grandchild << " ignoring SIGTERM outlived its stopped run's lease";
+  ::kill(run, SIGCONT);
+  EXPECT_EQ(finish(run, 15s), 76) << read_file(out);
   reap_leftover(grandchild);
 }
 

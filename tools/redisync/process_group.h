@@ -10,10 +10,20 @@
 // `run` writes "q" and the watcher exits without touching anything. A parent-death signal
 // alone (PR_SET_PDEATHSIG) reaches only the direct child; the pipe reaches the group.
 // The watcher being a member keeps the group id alive (never reused) as long as it lives.
+//
+// The watcher also guards the lease when `run` cannot: `run` passes it the time by which the
+// hold must be renewed (set_deadline, after each confirmed renewal). If that time comes and
+// goes (`run` stopped by SIGSTOP, or hung, while the command runs on), the watcher ends the
+// command as `run` would on a lost lock: SIGTERM (and SIGCONT, so that a stopped command gets
+// it), SIGKILL after the grace period. Messages on the pipe are 9 bytes: a letter and a
+// CLOCK_MONOTONIC time in ns ('d' deadline, 'n' none, 'q' quit).
 #pragma once
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace redisync::cli {
@@ -21,8 +31,9 @@ namespace redisync::cli {
 class ProcessGroup {
  public:
   /// Starts the watcher. `close_in_watcher`: our own descriptors (Redis sockets, signalfd...)
-  /// the watcher closes at once. Throws CliError (exit 71) if pipe or fork fails.
-  explicit ProcessGroup(const std::vector<int>& close_in_watcher);
+  /// the watcher closes at once. `lost_grace`: how long after its SIGTERM the watcher
+  /// SIGKILLs the group when a deadline passed. Throws CliError (exit 71) if pipe or fork fails.
+  ProcessGroup(const std::vector<int>& close_in_watcher, std::chrono::milliseconds lost_grace);
   /// dismiss() if not done yet.
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
@@ -32,6 +43,9 @@ class ProcessGroup {
   pid_t id() const { return watcher_; }
   /// kill(-id, signo): the command and everything it started that stayed in its group.
   void signal(int signo) const;
+  /// The watcher ends the command (SIGTERM, SIGCONT; SIGKILL after the grace period) if
+  /// `deadline` passes before another set_deadline(); nullopt: no deadline.
+  void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline);
   /// Lets the watcher exit without killing anything, and reaps it (also after it died of a
   /// SIGKILL sent to the group).
   void dismiss();
@@ -45,6 +59,9 @@ class ProcessGroup {
   bool has_terminal() const { return tty_ >= 0 && gave_terminal_; }
 
  private:
+  /// Sends one 9-byte message; false if the watcher is gone.
+  bool tell_watcher(char what, std::int64_t ns);
+
   pid_t watcher_ = -1;
   int pipe_write_ = -1;
   int tty_ = -1;

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <asio/use_future.hpp>
 #include <chrono>
 #include <fstream>
@@ -145,7 +146,8 @@ class Runner {
     pid_t child = -1;
     try {
       const auto ours = fds_opened_since(inherited_fds_, open_fds());
-      group.emplace(ours);
+      group.emplace(ours, kLostGrace);
+      forward_deadline(*group);  // guarded from the start
       group->take_terminal();
       SpawnOptions spawn;
       spawn.close_fds = fds_opened_since(inherited_fds_, open_fds());
@@ -258,20 +260,49 @@ class Runner {
     throw CliError(kExitNotAcquired, what + " (held by someone else)");
   }
 
-  void lose(const std::string& reason, const ProcessGroup& group,
+  void lose(const std::string& reason, ProcessGroup& group,
             std::optional<SteadyClock::time_point>& kill_at) {
     if (lost_) return;
     lost_ = true;
+    group.set_deadline(std::nullopt);  // we end the command ourselves: one SIGTERM, not two
     lost_at_ = SteadyClock::now();
     print_diagnostic(holding_->describe() + " lost: " + reason);
     group.signal(SIGTERM);
     kill_at = SteadyClock::now() + kLostGrace;
   }
 
+  // The lease of the hold: the fixed --lease, else the watchdog's.
+  Duration lease() const {
+    return settings_.lease > Duration{0} ? settings_.lease : config_.lock_watchdog_timeout;
+  }
+
+  // Hands the watcher the time by which the hold must have been renewed (Client::
+  // lease_deadline(): the moment the library would report it lost), plus half the loss
+  // margin, so that while we run, our own lost notice comes first (one SIGTERM, from us). If
+  // we stop running (SIGSTOP, ^Z, hung), the watcher ends the command then: still before the
+  // lease can end on the server.
+  void forward_deadline(ProcessGroup& group) {
+    if (lost_) return;
+    auto deadline = client_.lease_deadline();
+    if (deadline) *deadline += std::max(lease() / 20, Duration{0});
+    if (deadline == forwarded_deadline_) return;
+    forwarded_deadline_ = deadline;
+    group.set_deadline(deadline);
+  }
+
+  // How often supervise() looks for a later lease deadline to forward: often enough that a
+  // renewal (every third of the lease) reaches the watcher long before the previous deadline.
+  std::chrono::milliseconds deadline_check_period() const {
+    return std::clamp<std::chrono::milliseconds>(lease() / 10, std::chrono::milliseconds(1),
+                                                 std::chrono::milliseconds(1000));
+  }
+
   // The command stopped (^Z at the terminal, which it owns): stop too, so the shell gets the
-  // terminal back; on SIGCONT give it back to the command's group and continue it.
-  static void follow_stop(ProcessGroup& group) {
+  // terminal back; on SIGCONT give it back to the command's group and continue it. While we
+  // are stopped nothing renews the lease: the watcher ends the command if it runs out.
+  void follow_stop(ProcessGroup& group) {
     if (!group.has_terminal()) return;  // stopped by someone else: it keeps the lock
+    forward_deadline(group);
     group.restore_terminal();
     ::kill(::getpid(), SIGSTOP);
     // Continued: in the foreground again (fg) or in the background (bg)?
@@ -290,8 +321,13 @@ class Runner {
         continue;
       }
       if (r == child) return status;
+      forward_deadline(group);
       const auto now = SteadyClock::now();
       std::optional<SteadyClock::time_point> next = kill_at;
+      if (!lost_) {
+        const auto check = now + deadline_check_period();
+        next = next ? std::min(*next, check) : check;
+      }
       if (const auto renewal = holding_->next_renewal(); renewal && !lost_) {
         next = next ? std::min(*next, *renewal) : *renewal;
       }
@@ -351,6 +387,7 @@ class Runner {
   std::shared_ptr<Holding> holding_;
   bool lost_ = false;
   SteadyClock::time_point lost_at_{};
+  std::optional<SteadyClock::time_point> forwarded_deadline_;  // what the watcher was told
 };
 
 }  // namespace
