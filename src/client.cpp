@@ -109,7 +109,12 @@ void Client::on_lock_lost(std::function<void(const LockLostEvent&)> handler) {
   core_->set_lost_handler(std::move(handler));
 }
 std::optional<std::chrono::steady_clock::time_point> Client::lease_deadline() const {
-  return core_->lease_deadline();
+  // The watchdog's table is the I/O thread's: read in place there (a blocking call would wait
+  // for itself), else through a call, as BasicLock::lost() reads the holds.
+  const auto read = [core = core_.get()] { return core->watchdog().next_deadline(); };
+  if (core_->on_io_thread()) return read();
+  return core_->call<std::optional<std::chrono::steady_clock::time_point>>(
+      [&](auto done) { done(nullptr, read()); });
 }
 const Config& Client::config() const { return core_->config(); }
 asio::io_context& Client::io_context() { return core_->io(); }

@@ -2,7 +2,6 @@
 // thread, the pub/sub subscriber shared by all waiters, and the lease-renewing watchdog.
 #pragma once
 
-#include <asio/io_context.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -10,6 +9,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <asio/io_context.hpp>
 
 #include "redisync/async.h"
 #include "redisync/config.h"
@@ -138,9 +139,10 @@ class Client {
   /// were confirmed before then: the earliest local lease deadline (each hold's lease counted
   /// from the send of its last confirmed renewal or acquire, less the loss margin,
   /// docs/safety.md). It moves later with each confirmed renewal; nullopt while the Client
-  /// holds nothing (or is closed). For a guard outside the process that must act if this
-  /// process stops running (SIGSTOP) while its work goes on elsewhere: `redisync run` hands
-  /// it to the watcher of the command's process group. Any thread; asks no server.
+  /// holds nothing. For a guard outside the process that must act if this process stops
+  /// running (SIGSTOP) while its work goes on elsewhere: `redisync run` hands it to the
+  /// watcher of the command's process group. Any thread, the Client's I/O thread included;
+  /// asks no server. Throws ClientClosedError after the Client is closed.
   std::optional<std::chrono::steady_clock::time_point> lease_deadline() const;
 
   const Config& config() const;

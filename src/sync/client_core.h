@@ -87,10 +87,6 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   const std::string& server() const { return server_; }
   const std::string& id() const { return id_; }
   std::string owner_field(std::int64_t owner) const { return id_ + ":" + std::to_string(owner); }
-  /// Client::lease_deadline(): the watchdog publishes it for any thread.
-  std::optional<std::chrono::steady_clock::time_point> lease_deadline() const {
-    return watchdog_->earliest_deadline();
-  }
 
   // --- io thread only ---
   net::Executor& executor() { return *executor_; }

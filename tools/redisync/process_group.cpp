@@ -7,7 +7,6 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <termios.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,17 +14,12 @@
 #include <string>
 
 #include "cli_error.h"
+#include "clock.h"
 
 namespace redisync::cli {
 namespace {
 
 constexpr std::size_t kMessageSize = 9;  // a letter and an int64 (CLOCK_MONOTONIC ns)
-
-std::int64_t monotonic_now_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 // The watcher, between fork and _exit: async-signal-safe calls only (read, poll,
 // clock_gettime, kill).
@@ -60,7 +54,7 @@ std::int64_t monotonic_now_ns() {
     const std::int64_t next = kill_at != kNone ? kill_at : deadline;
     int timeout_ms = -1;
     if (next != kNone) {
-      const std::int64_t left = next - monotonic_now_ns();
+      const std::int64_t left = next - monotonic_ns();
       timeout_ms =
           left <= 0
               ? 0
@@ -89,7 +83,7 @@ std::int64_t monotonic_now_ns() {
         if (kill_at == kNone) deadline = message[0] == 'd' ? ns : kNone;
       }
     }
-    const std::int64_t now = monotonic_now_ns();
+    const std::int64_t now = monotonic_ns();
     if (kill_at == kNone && deadline != kNone && now >= deadline) {
       // `run` did not move the deadline in time: it cannot act, so do what it would do on
       // a lost lock. SIGCONT: a stopped command must run to receive the SIGTERM.

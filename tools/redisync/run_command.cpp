@@ -284,7 +284,7 @@ class Runner {
   void forward_deadline(ProcessGroup& group) {
     if (lost_) return;
     auto deadline = client_.lease_deadline();
-    if (deadline) *deadline += std::max(lease() / 20, Duration{0});
+    if (deadline) *deadline += lease() / 20;
     if (deadline == forwarded_deadline_) return;
     forwarded_deadline_ = deadline;
     group.set_deadline(deadline);

@@ -76,19 +76,7 @@ void Watchdog::watch(const RenewalKey& reg, RenewalKey report, Duration lease,
   arm_deadline();
 }
 
-void Watchdog::publish_deadline() {
-  const auto earliest = stopped_ ? std::nullopt : table_.next_deadline();
-  earliest_deadline_.store(earliest ? earliest->time_since_epoch().count() : kNoDeadline);
-}
-
-std::optional<Clock::time_point> Watchdog::earliest_deadline() const {
-  const Clock::rep ticks = earliest_deadline_.load();
-  if (ticks == kNoDeadline) return std::nullopt;
-  return Clock::time_point(Clock::duration(ticks));
-}
-
 void Watchdog::arm_deadline() {
-  publish_deadline();
   if (stopped_) return;
   const auto earliest = table_.next_deadline();
   if (!earliest) return;
@@ -129,26 +117,18 @@ void Watchdog::remove(const std::string& key, const std::string& field) {
 void Watchdog::remove(const RenewalKey& reg) {
   net::assert_io_thread(executor_.io());
   table_.remove(reg);
-  publish_deadline();
 }
 
 void Watchdog::forget(const std::string& key, const std::string& field) {
   forget(RenewalKey{key, field});
 }
 
-void Watchdog::forget(const RenewalKey& reg) {
-  table_.forget(reg);
-  publish_deadline();
-}
+void Watchdog::forget(const RenewalKey& reg) { table_.forget(reg); }
 
-void Watchdog::remove_all(const std::string& key) {
-  table_.remove_all(key);
-  publish_deadline();
-}
+void Watchdog::remove_all(const std::string& key) { table_.remove_all(key); }
 
 void Watchdog::stop() {
   stopped_ = true;
-  publish_deadline();
   timer_.cancel();
   deadline_timer_.cancel();
 }
@@ -257,7 +237,6 @@ void Watchdog::send(Call call, const std::shared_ptr<std::size_t>& remaining,
                          : table_.renewal_failed(regs[i], now, why);
           if (lost) report(*lost);
         }
-        publish_deadline();  // renewed holds count from `started` now
         if (--*remaining == 0) {
           round_in_flight_ = false;
           schedule();

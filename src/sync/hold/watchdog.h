@@ -6,11 +6,8 @@
 // Threading: io thread only.
 #pragma once
 
-#include <asio/steady_timer.hpp>
-#include <atomic>
 #include <chrono>
 #include <functional>
-#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,6 +15,8 @@
 #include <tuple>
 #include <utility>
 #include <vector>
+
+#include <asio/steady_timer.hpp>
 
 #include "net/executor.h"
 #include "redisync/metrics.h"
@@ -76,10 +75,9 @@ class Watchdog {
   void set_metrics(Metrics* metrics) { metrics_ = metrics; }
 
   std::size_t size() const { return table_.size(); }
-  /// The earliest local deadline of the holds watched (the first moment the LostHandler would
-  /// be told of one if no renewal were confirmed before it); nullopt when none is watched or
-  /// the watchdog stopped. Any thread: the io thread publishes it on every change.
-  std::optional<Clock::time_point> earliest_deadline() const;
+  /// The earliest local deadline of the holds watched: when the LostHandler would first be
+  /// told of one if no renewal were confirmed before it. nullopt when none is watched.
+  std::optional<Clock::time_point> next_deadline() const { return table_.next_deadline(); }
   /// Script calls sent so far (for tests and the benchmark).
   std::uint64_t calls_sent() const { return calls_sent_; }
   std::uint64_t rounds() const { return rounds_; }
@@ -101,8 +99,6 @@ class Watchdog {
   /// Reports every hold whose local deadline has passed (deadline timer).
   void expire_overdue();
   void report(const LostHold& lost);
-  /// Stores table_'s earliest deadline for earliest_deadline() (io thread, after each change).
-  void publish_deadline();
   Call hash_call(const std::vector<RenewalKey>& batch) const;
   Call read_call(const std::vector<RenewalKey>& batch) const;
   void count_renewals(bool ok, const net::Reply& reply);  // metrics_ set
@@ -124,8 +120,6 @@ class Watchdog {
   bool stopped_ = false;
   std::uint64_t calls_sent_ = 0;
   std::uint64_t rounds_ = 0;
-  static constexpr Clock::rep kNoDeadline = std::numeric_limits<Clock::rep>::max();
-  std::atomic<Clock::rep> earliest_deadline_{kNoDeadline};  // time_since_epoch().count()
 };
 
 }  // namespace redisync::sync
