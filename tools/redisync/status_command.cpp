@@ -17,8 +17,6 @@ namespace {
 // Redisson's "never expires" permit score (docs/wire-format.md §8).
 constexpr long long kNoExpiryScore = 922337203685477LL;
 
-std::optional<long long> to_integer(const std::string& text) { return integer_text(text); }
-
 // Sorted-set scores come back as text and may be written as doubles ("1.7e12"); read
 // strictly (server_numbers.h: no "nan", "inf" or trailing text).
 std::optional<long long> score_of(const Reply& reply) {
@@ -63,14 +61,14 @@ void inspect_hash(Client& client, StatusReport& r) {
     r.mode = mode->second;
     for (const auto& [field, value] : fields) {
       if (field == "mode") continue;
-      Holder h{field, to_integer(value).value_or(0)};
+      Holder h{field, integer_text(value).value_or(0)};
       (ends_with(field, ":write") ? r.writers : r.readers).push_back(h);
     }
     r.state = r.mode == "write" ? "write-locked" : "read-locked";
   } else {
     r.kind = "lock";
     for (const auto& [field, value] : fields) {
-      r.holders.push_back(Holder{field, to_integer(value).value_or(0)});
+      r.holders.push_back(Holder{field, integer_text(value).value_or(0)});
     }
     r.state = r.holders.empty() ? "free" : "held";
     r.lock_family = true;
@@ -79,7 +77,7 @@ void inspect_hash(Client& client, StatusReport& r) {
 
 void inspect_string(Client& client, StatusReport& r) {
   r.value = client.execute({"GET", r.name}).str;
-  r.permits = to_integer(*r.value);
+  r.permits = integer_text(*r.value);
   r.kind = "semaphore";
   const std::string timeouts = hash_tag(r.name) + ":timeout";
   if (key_type(client, timeouts) != "zset") return;

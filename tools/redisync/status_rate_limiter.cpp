@@ -1,17 +1,11 @@
 #include "status_rate_limiter.h"
 
 #include <algorithm>
-#include <charconv>
+
+#include "server_numbers.h"
 
 namespace redisync::cli {
 namespace {
-
-std::optional<long long> to_integer(const std::string& text) {
-  long long value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
-}
 
 const std::string* field(const std::vector<std::pair<std::string, std::string>>& fields,
                          const std::string& key) {
@@ -61,7 +55,7 @@ RateWindow read_rate_window(long long rate, long long interval_ms, long long now
   long long expired = 0;
   for (std::size_t i = 0; i + 1 < grants_with_scores.elements.size(); i += 2) {
     const long long p = grant_permits(grants_with_scores.elements[i].str);
-    const auto score = to_integer(grants_with_scores.elements[i + 1].str);
+    const auto score = score_text(grants_with_scores.elements[i + 1].str);
     if (score && *score <= now_ms - interval_ms) {
       expired += p;
     } else {
@@ -72,7 +66,7 @@ RateWindow read_rate_window(long long rate, long long interval_ms, long long now
   w.granted = live;
   // As the acquire step computes it (§17.3 step 3): the value plus what left the window,
   // recomputed from the live grants when that exceeds the rate; no value = a fresh window.
-  const auto stored = value.is_string() ? to_integer(value.str) : std::nullopt;
+  const auto stored = value.is_string() ? integer_text(value.str) : std::nullopt;
   long long available = stored ? *stored + expired : rate - live;
   if (available > rate) available = rate - live;
   w.available = available;
@@ -84,15 +78,15 @@ void inspect_rate_limiter(Client& client,
                           StatusReport& r) {
   r.kind = "rate-limiter";
   RateLimiterStatus s;
-  s.rate = to_integer(*field(fields, "rate")).value_or(0);
-  s.interval_ms = to_integer(*field(fields, "interval")).value_or(0);
+  s.rate = integer_text(*field(fields, "rate")).value_or(0);
+  s.interval_ms = integer_text(*field(fields, "interval")).value_or(0);
   s.type = *field(fields, "type") == "1" ? "per-client" : "overall";
   if (const auto* keep = field(fields, "keepAliveTime")) {
-    s.keep_alive_ms = to_integer(*keep).value_or(0);
+    s.keep_alive_ms = integer_text(*keep).value_or(0);
   }
   const Reply time = client.execute({"TIME"});
-  const long long now = to_integer(time.elements.at(0).str).value_or(0) * 1000 +
-                        to_integer(time.elements.at(1).str).value_or(0) / 1000;
+  const long long now = integer_text(time.elements.at(0).str).value_or(0) * 1000 +
+                        integer_text(time.elements.at(1).str).value_or(0) / 1000;
   const std::string value_key = suffixed(r.name, "value");
   const std::string permits_key = suffixed(r.name, "permits");
   auto window = [&](const std::string& client_id) {

@@ -23,13 +23,13 @@ std::string describe_semaphore(const detail::ClientCore& core, const std::string
   return "semaphore '" + name + "' on " + core.server();
 }
 
-
 // Runs one script on the I/O thread and blocks for its reply (error replies thrown, naming
 // `what`). `args` may end with the publish command: kPublish is replaced on the I/O thread.
 const std::string kPublish = std::string("\0publish", 8);
-net::Reply run_script(const std::shared_ptr<detail::ClientCore>& core, const lua::Script& script,
-                      std::vector<std::string> keys, std::vector<std::string> args,
-                      const std::string& what, net::Retry retry = net::Retry::if_unsent) {
+net::Reply run_semaphore_script(const std::shared_ptr<detail::ClientCore>& core,
+                                const lua::Script& script, std::vector<std::string> keys,
+                                std::vector<std::string> args, const std::string& what,
+                                net::Retry retry = net::Retry::if_unsent) {
   return core->call<net::Reply>([&](auto done) {
     for (auto& a : args) {
       if (a == kPublish) a = core->publish_command();
@@ -168,32 +168,36 @@ void Semaphore::release(std::int64_t permits) {
 
 bool Semaphore::release_if_exists(std::int64_t permits) {
   detail::check_permits(permits, "permits", name_);
-  if (permits == 0) return core_->call<net::Reply>([&](auto done) {
-      core_->executor().execute({"EXISTS", name_}, done, net::Retry::always);
-    }).integer == 1;
-  return run_script(core_, lua::with_publish_check<lua::semaphore_release_if_exists>(),
-                    {name_, sync::semaphore_channel(name_)},
-                    {std::to_string(permits), kPublish},
-                    "releasing " + describe_semaphore(*core_, name_))
+  if (permits == 0)
+    return core_
+               ->call<net::Reply>([&](auto done) {
+                 core_->executor().execute({"EXISTS", name_}, done, net::Retry::always);
+               })
+               .integer == 1;
+  return run_semaphore_script(core_, lua::with_publish_check<lua::semaphore_release_if_exists>(),
+                              {name_, sync::semaphore_channel(name_)},
+                              {std::to_string(permits), kPublish},
+                              "releasing " + describe_semaphore(*core_, name_))
              .integer == 1;
 }
 
 bool Semaphore::try_set_permits(std::int64_t permits) {
   detail::check_permits(permits, "permits", name_);
-  return run_script(core_, lua::with_set_count_if_absent<lua::semaphore_try_set_permits>(),
-                    {name_, sync::semaphore_channel(name_)},
-                    {std::to_string(permits), kPublish, "0"},
-                    "setting the permits of " + describe_semaphore(*core_, name_))
+  return run_semaphore_script(
+             core_, lua::with_set_count_if_absent<lua::semaphore_try_set_permits>(),
+             {name_, sync::semaphore_channel(name_)}, {std::to_string(permits), kPublish, "0"},
+             "setting the permits of " + describe_semaphore(*core_, name_))
              .integer == 1;
 }
 
 bool Semaphore::try_set_permits(std::int64_t permits, Duration ttl) {
   detail::check_permits(permits, "permits", name_);
   sync::check_lease(ttl, "ttl for semaphore '" + name_ + "'");
-  return run_script(core_, lua::with_set_count_if_absent<lua::semaphore_try_set_permits>(),
-                    {name_, sync::semaphore_channel(name_)},
-                    {std::to_string(permits), kPublish, std::to_string(ttl.count())},
-                    "setting the permits of " + describe_semaphore(*core_, name_))
+  return run_semaphore_script(core_,
+                              lua::with_set_count_if_absent<lua::semaphore_try_set_permits>(),
+                              {name_, sync::semaphore_channel(name_)},
+                              {std::to_string(permits), kPublish, std::to_string(ttl.count())},
+                              "setting the permits of " + describe_semaphore(*core_, name_))
              .integer == 1;
 }
 
@@ -219,8 +223,8 @@ std::int64_t Semaphore::available_permits() const {
 }
 
 std::int64_t Semaphore::drain_permits() {
-  return run_script(core_, lua::semaphore_drain, {name_}, {},
-                    "draining " + describe_semaphore(*core_, name_))
+  return run_semaphore_script(core_, lua::semaphore_drain, {name_}, {},
+                              "draining " + describe_semaphore(*core_, name_))
       .integer;
 }
 
