@@ -4,8 +4,10 @@ set -euo pipefail
 
 PACKAGES=(build-essential cmake pkg-config libasio-dev libhiredis-dev libssl-dev libcli11-dev
           libgtest-dev libgmock-dev libbenchmark-dev redis-server redis-sentinel redis-tools
-          openssl procps python3 util-linux tmux faketime prometheus-cpp-dev prometheus ccache)
-# ccache: rebuilds (three build directories, repeated runs) reuse compiled objects; tmux: the
+          openssl procps python3 util-linux tmux faketime prometheus-cpp-dev prometheus ccache
+          ninja-build mold)
+# ninja-build, mold: a faster build and link (scripts/build.sh, CMakeLists.txt); ccache:
+# rebuilds (three build directories, repeated runs) reuse compiled objects; tmux: the
 # `redisync top` test; faketime: the client clock-jump test.
 # prometheus-cpp-dev: the optional exporter (REDISYNC_PROMETHEUS, on in scripts/test.sh's plain
 # build); prometheus: its promtool checks the exposition in a test.
