@@ -17,11 +17,24 @@
 #   REDISYNC_CHAOS_WORKERS, REDISYNC_CHAOS_MS   size of each chaos case in the plain build
 #                                   (default 8 workers, 6000 ms); *_SANITIZED for the
 #                                   sanitizer builds (default 4 workers, 3000 ms)
+#
+# `bash scripts/test.sh --fast`: the inner loop. The plain build only, of the unit, CLI and
+# integration tests and what they run, and only those tests (no chaos, sanitizers, fuzz
+# replays, examples or packaging): a few minutes once the build directory is warm.
 # Every step prints its wall time ("=== ... took N s") so the CI budget can be checked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+FAST=0
+case "${1:-}" in
+  --fast) FAST=1 ;;
+  "") ;;
+  *) echo "usage: bash scripts/test.sh [--fast]" >&2; exit 64 ;;
+esac
 bash scripts/deps.sh
 BUILD=${BUILD_DIR:-build}
+# --fast: these targets, these tests.
+FAST_TARGETS="unit_tests cli_unit_tests integration_tests redisync_cli redisync_test_worker"
+FAST_TESTS='^(unit|cli|integration)\.'
 
 run_suite() {  # build dir, cmake args...
   local dir=$1; shift
@@ -30,8 +43,10 @@ run_suite() {  # build dir, cmake args...
   # Explicit returns: `set -e` does not apply inside a function called as an `if` condition.
   # Every option a suite depends on is passed explicitly: the directory may hold a cache from
   # another command (scripts/demo.sh configures build/ with tests off).
-  BUILD_DIR=$dir bash scripts/build.sh -DREDISYNC_WERROR=ON -DREDISYNC_BUILD_TESTS=ON \
-    -DREDISYNC_BUILD_TOOLS=ON -DREDISYNC_CHAOS=ON "$@" || return 1
+  local targets="" filter=()
+  if [ $FAST = 1 ]; then targets=$FAST_TARGETS; filter=(-R "$FAST_TESTS"); fi
+  TARGETS=$targets BUILD_DIR=$dir bash scripts/build.sh -DREDISYNC_WERROR=ON \
+    -DREDISYNC_BUILD_TESTS=ON -DREDISYNC_BUILD_TOOLS=ON -DREDISYNC_CHAOS=ON "$@" || return 1
   if [ "${CONFIGURE_ONLY:-0}" = 1 ]; then
     # Registered tests, counted without building (gtest's discovered tests count as one
     # "_NOT_BUILT" entry per binary until built).
@@ -48,7 +63,8 @@ run_suite() {  # build dir, cmake args...
   # Most tests wait on leases and servers, not the CPU (the plain suite used a quarter of a
   # core at -j2): 3 ctest slots per core. A chaos case takes 2 (tests/CMakeLists.txt).
   local slots=$(( $(nproc) * ${REDISYNC_TEST_SLOTS_PER_CORE:-3} ))
-  (cd "$dir" && ctest --output-on-failure --no-tests=error -j"$slots" --timeout 600) || rc=1
+  (cd "$dir" && ctest --output-on-failure --no-tests=error -j"$slots" --timeout 600 \
+    "${filter[@]}") || rc=1
   echo "=== test $dir took $((SECONDS - t0)) s" >&2
   return $rc
 }
@@ -68,7 +84,7 @@ sanitizer_suite() {  # label, build dir, cmake args...
   fi
 }
 
-if [ "${SANITIZERS:-1}" != 0 ]; then
+if [ "${SANITIZERS:-1}" != 0 ] && [ $FAST = 0 ]; then
   # Sanitizer builds skip the benchmarks, and run each chaos case smaller (instrumented workers
   # are 5-15x slower; the point there is the sanitizers' reports, the figures come from the
   # plain build). Assignments before a function call hold for that call only.
