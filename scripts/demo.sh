@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's demo command: installs what is missing, builds, and runs `redisync demo`:
 # 8 processes contend for one lock on a private redis-server, one holder is SIGKILLed
 # mid-hold, and the summary shows 0 lost updates and the handoff to a waiting process.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages redisync needs to build, test and run, if any are missing.
 set -euo pipefail
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's test command: installs what is missing, builds with warnings as errors, and runs
 # every test: unit, integration (against real redis-server processes the tests start on free
 # loopback ports), the chaos suite (tests/chaos: worker processes under injected faults) and the

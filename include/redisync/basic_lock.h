@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::BasicLock: the API every exclusive lock kind shares (Lock, FairLock, FencedLock,
 // SpinLock, and the two sides of a ReadWriteLock).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::Client: the entry point. Owns the connections to one Redis deployment, an I/O
 // thread, the pub/sub subscriber shared by all waiters, and the lease-renewing watchdog.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Client configuration: a plain struct with written defaults, or a URL.
 //
 // Field names follow Redisson's options (camelCase there, snake_case here) so that settings

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::MultiLock: hold several locks (of any kinds, possibly on different servers) as one.
 // Algorithm and parameters: docs/wire-format.md §6 (client-side only; no extra keys). RedLock, the
 // majority variant, is in redisync/red_lock.h; guarantees and limits: docs/redlock.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A program built against an installed redisync, as a user's would be (tests/package): with
 // find_package(redisync) and with `pkg-config --static`. Takes a lock on the server at argv[1].
 #include <redisync/redisync.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs redisync to a temporary prefix, moves the installed tree elsewhere (the package must
 # be relocatable), then builds tests/package/consumer.cpp against it twice, with
 # find_package(redisync) and with pkg-config, and runs both against a private redis-server.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the script tests: start_private_redis DIR starts a redis-server of its own on a
 # free loopback port (no persistence, files in DIR), sets REDIS_PORT and REDIS_URL, and appends
 # the URL to REDIS_URLS. Every server started is stopped on exit (then PRIVATE_REDIS_EXIT_TRAP

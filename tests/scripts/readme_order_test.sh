@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's two commands in order on one clone: `bash scripts/demo.sh` configures the build
 # directory with tests off; `bash scripts/test.sh` afterwards must still register (and so run)
 # tests there, not end with "No tests were found". Configure-only (CONFIGURE_ONLY=1) in a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exit codes of the redisync CLI and the exception that carries one to main().
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync: command-line tool for Redisson-compatible locks on Redis.
 //   run      run a command while holding a lock
 //   status   show a lock's (or synchronizer's) state

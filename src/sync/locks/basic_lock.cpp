@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::BasicLock: the blocking API over the shared flows of sync/locks/lock_kind.h.
 #include "redisync/basic_lock.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What distinguishes one lock kind from another (its atomic steps, its waiting strategy, how
 // its release reply reads), and the flows every kind shares: acquire -> hold bookkeeping ->
 // watchdog registration, release -> outcome, force release, queries.

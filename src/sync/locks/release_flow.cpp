@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The release side of the shared lock flows (docs/architecture.md "shared flows"): the
 // release step with its record (sent again safely after a lost reply), the outcome and the
 // hold bookkeeping, partial releases, quiet unlock and force release.

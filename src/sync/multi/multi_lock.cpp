@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::MultiLock: the blocking API over the state machine of sync/multi/multi_lock_attempt.h.
 #include "redisync/multi_lock.h"
 
