@@ -175,8 +175,9 @@ class MultiLock {
 
   /// Releases what the calling thread's last acquisition took. Never throws (BasicLockable:
   /// std guards call it from a noexcept destructor): a release that did not succeed on every
-  /// member is a line on stderr naming each problem; members found lost are reported to
-  /// their Client's lost-lock handler by its watchdog. unlock_checked() / release() report.
+  /// member is a line (Config::log, else stderr) naming each problem; members found lost are
+  /// reported to their Client's lost-lock handler by its watchdog. unlock_checked() /
+  /// release() report.
   void unlock() noexcept;
   /// unlock() that raises NotOwnerError, LockLostError or ConnectionError / TimeoutError
   /// naming the member (after releasing every other member).
