@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the benchmarks: the server URL and a request pump that keeps a fixed
 // window of async requests in flight on one Client.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Connection throughput and latency through the public Client API: pipelined PING and
 // EVALSHA with a sliding window of requests in flight (window 1 = async round trip), and
 // sequential blocking round trips.

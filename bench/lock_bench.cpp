@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Uncontended Lock costs through the blocking API: lock + unlock pairs (fixed lease and
 // watchdog mode) and a failing try_lock on a lock another Client holds.
 #include <benchmark/benchmark.h>

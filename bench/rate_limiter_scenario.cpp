@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rate limiter's benchmark (issue 20), one JSON line on stdout:
 //   bench_rate_limiter URL [--single 3000] [--processes 8] [--rate 20] [--interval-ms 200]
 //                          [--seconds 5]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Compares redisync's pipelined throughput and round trip with redis-benchmark on a private
 # redis-server (pinned to CPU 0; both clients pinned to CPU 1).
 #   bench/run_connection.sh [dir with bench_connection and bench_lock]   (default build/bench)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-system scenarios of the benchmark issue, one JSON line each on stdout:
 //   bench_scenarios throughput URL [--workers 64] [--seconds 5]
 //       one Client, N async owners on N distinct lock names, lock+unlock pairs/s

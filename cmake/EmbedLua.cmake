@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Turns src/lua/*.lua into one generated C++ file of string constants, so scripts live as
 # readable Lua files yet ship inside the library. Re-runs when a script is added, removed or
 # edited.

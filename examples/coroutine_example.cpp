@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The async API with C++20 coroutines (asio::use_awaitable). Async calls name their owner
 // explicitly: a coroutine may resume on another thread.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::CountDownLatch: wait until N events have happened, in any process.
 //
 //   example_count_down_latch [redis://127.0.0.1:6379]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::FairLock: waiters get the lock in the order they asked for it.
 //
 //   example_fair_lock [redis://127.0.0.1:6379]

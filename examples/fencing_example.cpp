@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fencing tokens with redisync::FencedLock (see docs/fencing.md).
 //
 // Two workers update one record of a storage service. Worker A takes the lock with a short

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::Lock with the standard guards and with redisync::Guard.
 //
 //   example_lock [redis://127.0.0.1:6379]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Metrics hook: count acquisitions and sum acquire waits per kind. (A Prometheus sink
 // comes with -DREDISYNC_PROMETHEUS=ON: redisync/prometheus_metrics.h.)
 //

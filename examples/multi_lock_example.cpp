@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::MultiLock (all of several locks, as one) and redisync::RedLock (a majority of
 // locks on independent servers).
 //

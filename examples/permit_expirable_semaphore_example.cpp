@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::PermitExpirableSemaphore: permits carry an id and a lease, so a permit whose
 // holder died comes back by itself when its lease ends.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::RateLimiter: at most N calls in any interval, for a whole fleet (here: 12 calls to
 // a partner API allowing 5 per 500 ms, from 3 threads).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::ReadWriteLock: many readers at once, or one writer. std::shared_lock takes the
 // read side, std::unique_lock / std::lock_guard the write side.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::Semaphore: at most N holders at once (here: 2 connections to a rate-limited API).
 //
 //   example_semaphore [redis://127.0.0.1:6379]

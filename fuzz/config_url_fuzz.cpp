@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: Config::from_url, Config::validate, Config::describe and parse_duration.
 // Contract checked: any text either parses or throws ConfigError (nothing else, no crash);
 // a parsed Config describes itself and validates without throwing anything but ConfigError.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A bounded stand-in for libFuzzer's main(), built with the normal compiler so that every
 // build exercises the fuzz targets under ctest:
 //   <target>_replay [--random N] [--seed S] PATH...

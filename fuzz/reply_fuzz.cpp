@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: reply handling of net::Connection (the hiredis reader, the reply conversion and
 // the dispatch of replies to requests), driven through a real socket.
 //

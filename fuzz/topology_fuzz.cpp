@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the parsers of topology replies that run on the I/O thread — Sentinel's
 // GET-MASTER-ADDR-BY-NAME (net::parse_master_addr), CLUSTER SHARDS / CLUSTER SLOTS
 // (net::parse_cluster_shards / parse_cluster_slots) and MOVED/ASK redirects

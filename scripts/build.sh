@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Configures and builds redisync into BUILD_DIR (default build/). Extra args go to cmake.
 # CONFIGURE_ONLY=1 stops after configuring (tests/scripts/readme_order_test.sh uses it).
 # TARGETS="a b": build only those targets (default: all).

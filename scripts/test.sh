@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's test command: installs what is missing, builds with warnings as errors, and runs
 # every test: unit, integration (against real redis-server processes the tests start on free
 # loopback ports), the chaos suite (tests/chaos: worker processes under injected faults) and the
@@ -42,11 +43,12 @@ run_suite() {  # build dir, cmake args...
   echo "=== build $dir $*" >&2
   # Explicit returns: `set -e` does not apply inside a function called as an `if` condition.
   # Every option a suite depends on is passed explicitly: the directory may hold a cache from
-  # another command (scripts/demo.sh configures build/ with tests off).
+  # another command (scripts/demo.sh, given the same BUILD_DIR, turns tests and examples off).
   local targets="" filter=()
   if [ $FAST = 1 ]; then targets=$FAST_TARGETS; filter=(-R "$FAST_TESTS"); fi
   TARGETS=$targets BUILD_DIR=$dir bash scripts/build.sh -DREDISYNC_WERROR=ON \
-    -DREDISYNC_BUILD_TESTS=ON -DREDISYNC_BUILD_TOOLS=ON -DREDISYNC_CHAOS=ON "$@" || return 1
+    -DREDISYNC_BUILD_TESTS=ON -DREDISYNC_BUILD_EXAMPLES=ON -DREDISYNC_BUILD_TOOLS=ON \
+    -DREDISYNC_CHAOS=ON "$@" || return 1
   if [ "${CONFIGURE_ONLY:-0}" = 1 ]; then
     # Registered tests, counted without building (gtest's discovered tests count as one
     # "_NOT_BUILT" entry per binary until built).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "redisync/client.h"
 
 #include "redisync/count_down_latch.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Config::validate and Config::describe, and parse_duration (URL parsing: config_url.cpp).
 #include "redisync/config.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the files of Config share (config.cpp, config_url.cpp, config_url_options.cpp): the
 // error every config check throws, and the pieces of text parsing the URL and its options use.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Config::from_url: the scheme, userinfo, host(s), path and query of a redisync URL.
 #include "redisync/config.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The query options of a redisync URL ("?timeout=2s&client_name=x"), one Config field each.
 #include <algorithm>
 #include <chrono>

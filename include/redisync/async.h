@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Glue between redisync's callback-based core and Asio completion tokens, so every async_*
 // function works with callbacks, asio::use_future and asio::use_awaitable.
 #pragma once

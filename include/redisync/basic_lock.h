@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::BasicLock: the API every exclusive lock kind shares (Lock, FairLock, FencedLock,
 // SpinLock, and the two sides of a ReadWriteLock).
 #pragma once
@@ -67,8 +68,8 @@ class BasicLock {
   /// std::unique_lock call it from a noexcept destructor). What it cannot do is reported, not
   /// raised: a hold found lost goes to the lost-lock handler (Client::on_lock_lost) unless
   /// the watchdog already reported it; a release the server could not answer stops renewing
-  /// the hold (the lock frees when its lease ends) and is a line on stderr, as is an unlock
-  /// by a non-holder. Use unlock_checked() or release() to see the outcome.
+  /// the hold (the lock frees when its lease ends) and is a line (Config::log, else stderr),
+  /// as is an unlock by a non-holder. Use unlock_checked() or release() to see the outcome.
   void unlock() noexcept;
   /// unlock() that raises: NotOwnerError if this thread does not hold the lock, LockLostError
   /// if it held it but the lock expired or was removed meanwhile, ConnectionError /

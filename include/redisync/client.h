@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::Client: the entry point. Owns the connections to one Redis deployment, an I/O
 // thread, the pub/sub subscriber shared by all waiters, and the lease-renewing watchdog.
 #pragma once
@@ -131,8 +132,8 @@ class Client {
   /// calls name their owner explicitly). Never equal to any thread's id.
   static std::int64_t new_owner_id();
 
-  /// Replaces what happens when a held lock is lost (default: a line on stderr). Runs on the
-  /// I/O thread: keep it short and never block in it.
+  /// Replaces what happens when a held lock is lost (default: a line through Config::log,
+  /// stderr unless set). Runs on the I/O thread: keep it short and never block in it.
   void on_lock_lost(std::function<void(const LockLostEvent&)> handler);
 
   /// When the lost-lock handler would run for the first of this Client's holds if no renewal

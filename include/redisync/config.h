@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Client configuration: a plain struct with written defaults, or a URL.
 //
 // Field names follow Redisson's options (camelCase there, snake_case here) so that settings
@@ -6,8 +7,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redisync {
@@ -153,6 +156,15 @@ struct Config {
   /// Where the Client reports acquire waits, hold times, renewals... (redisync/metrics.h);
   /// null = no metrics (the default; costs one null check per event). Not set by from_url.
   std::shared_ptr<Metrics> metrics;
+  /// Where the library's diagnostic lines go: an unlock() that did not succeed (not held, or
+  /// a release the server could not answer), a lost lock when no Client::on_lock_lost handler
+  /// is set, a channel it could not subscribe to, a malformed Sentinel message, a MultiLock's
+  /// failed unlock() (its first member's Client's). Each call gets one line, without the
+  /// "redisync: " prefix or a newline. Empty (the default): the line goes to stderr as
+  /// "redisync: <line>". Runs on whichever thread noticed, often the I/O thread: it must not
+  /// block; what it throws is ignored. Not set by from_url. (redisync::Guard's destructor and
+  /// the async handler-exception hook, set_async_handler_exception_hook, still write stderr.)
+  std::function<void(std::string_view line)> log;
 
   /// Parses a URL into a Config with defaults for everything the URL does not say.
   ///   redis://[[user]:password@]host[:port][/db][?option=value&...]

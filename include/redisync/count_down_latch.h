@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::CountDownLatch: Redisson's RCountDownLatch. Layout and semantics: docs/wire-format.md §9.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Errors raised by redisync.
 //
 // Every exception thrown by the library derives from redisync::Error, itself a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::FairLock: Redisson's fair (FIFO) lock, getFairLock. Layout and semantics: wire
 // docs/wire-format.md §4 (and §2, §3, §13 for what it shares with Lock).
 #pragma once

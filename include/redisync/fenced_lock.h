@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::FencedLock: Redisson's fenced lock, getFencedLock (docs/wire-format.md §11): a reentrant lock
 // whose every acquisition also returns a fencing token. See docs/fencing.md.
 #pragma once

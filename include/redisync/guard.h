@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::Guard: a scoped hold whose destructor never throws.
 //
 // unlock() never throws, so std::lock_guard and std::unique_lock are safe too; Guard adds a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::Lock: Redisson's reentrant RLock. Layout and semantics: docs/wire-format.md, "Lock".
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Metrics hook: what the library reports about waits, holds and contention.
 //
 // Set a Metrics object on Config::metrics (a shared_ptr, so several Clients can share one

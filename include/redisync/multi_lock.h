@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::MultiLock: hold several locks (of any kinds, possibly on different servers) as one.
 // Algorithm and parameters: docs/wire-format.md §6 (client-side only; no extra keys). RedLock, the
 // majority variant, is in redisync/red_lock.h; guarantees and limits: docs/redlock.md.
@@ -174,8 +175,9 @@ class MultiLock {
 
   /// Releases what the calling thread's last acquisition took. Never throws (BasicLockable:
   /// std guards call it from a noexcept destructor): a release that did not succeed on every
-  /// member is a line on stderr naming each problem; members found lost are reported to
-  /// their Client's lost-lock handler by its watchdog. unlock_checked() / release() report.
+  /// member is a line (Config::log, else stderr) naming each problem; members found lost are
+  /// reported to their Client's lost-lock handler by its watchdog. unlock_checked() /
+  /// release() report.
   void unlock() noexcept;
   /// unlock() that raises NotOwnerError, LockLostError or ConnectionError / TimeoutError
   /// naming the member (after releasing every other member).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::NonReentrantLock and NonReentrantFairLock: Redisson's non-reentrant lock and fair
 // lock (Redisson 4.4+, docs/wire-format.md §12).
 #pragma once

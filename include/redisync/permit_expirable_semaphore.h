@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::PermitExpirableSemaphore: Redisson's RPermitExpirableSemaphore (4.x layout).
 // Layout and semantics: docs/wire-format.md §8, waiting §13.
 #pragma once

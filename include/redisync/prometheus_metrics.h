@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Metrics sink that keeps Prometheus metrics and can serve them over HTTP (/metrics).
 //
 // Part of the separate library redisync_prometheus (CMake option REDISYNC_PROMETHEUS, target

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::RateLimiter: Redisson's RRateLimiter ("at most `rate` permits per `interval`").
 // Layout and semantics: docs/wire-format.md §17.
 #pragma once

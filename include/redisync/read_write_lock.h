@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::ReadWriteLock: Redisson's read-write lock, getReadWriteLock. Layout and semantics:
 // docs/wire-format.md §5 (and §3, §13).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::RedLock: the Redlock algorithm over N independent Redis masters (docs/wire-format.md
 // §6). Read docs/redlock.md before relying on it: its safety depends on bounded process
 // pauses, bounded clock drift and servers that do not forget keys on restart; a FencedLock's

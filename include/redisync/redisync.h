@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // All of redisync's public API.
 #pragma once
 

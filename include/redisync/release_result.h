@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a release found: the outcome every lock kind's release() reports.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Redis reply, as returned by Client::execute() (RESP2 value, owning its data).
 #pragma once
 

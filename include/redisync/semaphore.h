@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::Semaphore: Redisson's RSemaphore (counting semaphore). Layout and semantics: wire
 // docs/wire-format.md §7, waiting §13.
 #pragma once

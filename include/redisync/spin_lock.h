@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::SpinLock: Redisson's spin lock, getSpinLock (docs/wire-format.md §10): the reentrant lock's
 // layout without any pub/sub; waiters sleep and retry with a backoff.
 #pragma once

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- FairLock direct handoff (redisync only, docs/wire-format.md "Direct handoff"). Not a script
 -- on its own: the fair lock's release and give-up are sent with fair_lock_dead_heads.lua
 -- (server_now), publish_check.lua (publish_refused), grant_pass_on.lua (grant_to,

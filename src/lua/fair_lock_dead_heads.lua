@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Fair lock shared sub-step "drop dead heads" (docs/wire-format.md §4.2). Not a script on its own: the
 -- fair lock's acquire, release and force-release scripts are sent with this text in front.
 -- Repeatedly: if the queue head's deadline (its score in the timeout set) is <= now, remove it

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Fair lock: give up waiting (docs/wire-format.md §4.5).
 -- KEYS[1] queue "redisson_lock_queue:TAG(N)"; KEYS[2] timeout set "redisson_lock_timeout:TAG(N)".
 -- ARGV[1] owner field O; ARGV[2] wait allowance A (ms).

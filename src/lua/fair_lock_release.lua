@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Fair lock release (docs/wire-format.md §4.6).
 -- KEYS[1] lock hash N; KEYS[2] queue; KEYS[3] timeout set;
 -- KEYS[4] channel prefix "redisson_lock__channel:TAG(N)" (the head waiter's channel is

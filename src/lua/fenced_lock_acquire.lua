@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Fenced lock acquire (docs/wire-format.md §11): the reentrant acquire of §2.2 that also increments the
 -- fencing counter on every success, re-entry included.
 -- KEYS[1] lock hash N; KEYS[2] counter "redisson_lock_token:TAG(N)".

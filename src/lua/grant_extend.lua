@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The extension of a granted hold (direct handoff, docs/wire-format.md "Direct handoff").
 -- KEYS[1] lock hash N; KEYS[2] grant mark "redisync_grant_mark:TAG(N)"; ARGV[1] the holder's
 -- lease ms; ARGV[2] owner field; ARGV[3] the acquisition's grant id.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Direct handoff (redisync only, docs/wire-format.md "Direct handoff"). Not a script on its
 -- own: the scripts of grant mode are sent with this text in front.
 --

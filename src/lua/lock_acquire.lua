@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Reentrant lock acquire (docs/wire-format.md §2.2), with redisync's starvation guard.
 -- KEYS[1] lock hash; KEYS[2] (optional) guard "redisync_lock_guard:TAG(N)";
 -- ARGV[1] lease ms; ARGV[2] owner field "<client id>:<thread id>";

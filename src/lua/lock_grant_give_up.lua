@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Lock, FencedLock, NonReentrantLock and ReadWriteLock's write side in grant mode: a registered
 -- waiter gives up (its wait ran out, it was cancelled, or an error ended it). It leaves the
 -- registrations (its own registration only: another acquisition of the same owner keeps its

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Starvation guard (redisync only, see lock_acquire.lua): a waiter that gives up (its wait ran
 -- out, or an error ended it) drops its own claim, so a free lock is not held back from the
 -- other redisync clients for the rest of the claim's expiry.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Batched watchdog renewal (docs/wire-format.md §3.2).
 -- KEYS[i] lock hash i; ARGV[1] lease ms; ARGV[1 + i] owner field for KEYS[i].
 -- Returns a list: 1 where the owner still holds KEYS[i] (its expiry was reset), else 0.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Non-reentrant lock kinds (docs/wire-format.md §12). Not a script on its own: sent in front of the
 -- acquire step of the lock (lock_acquire.lua) or the fair lock (fair_lock_acquire.lua), whose
 -- KEYS[1] is the lock hash and ARGV[2] the caller's owner field.

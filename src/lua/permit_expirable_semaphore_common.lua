@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Permit-expirable semaphore shared sub-steps (docs/wire-format.md §8). Not a script on its
 -- own: every permit-expirable semaphore script is sent with publish_check.lua and this text in
 -- front (sync/permit_expirable_semaphore.cpp).

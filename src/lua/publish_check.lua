@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Shared sub-step "may this user publish?" (docs/safety.md "ACL users"). Not a script on its
 -- own: the scripts that write and then publish are sent with this text in front
 -- (lua/with_preludes.h) and call publish_refused(command, channel) before their first write,

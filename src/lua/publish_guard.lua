@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Shared guard "may this user publish what its release will?" (issue 17 item 4, docs/safety.md
 -- "ACL users"). Not a script on its own: the acquire steps of the kinds whose release
 -- publishes are sent with publish_check.lua and this text in front (lua/with_preludes.h,

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Rate limiter set (docs/wire-format.md §17.2). KEYS[1] the configuration hash N; KEYS[2] the value key
 -- and KEYS[3] the permits key of the new type for this client. ARGV as
 -- rate_limiter_try_set_rate.lua. Overwrites the configuration and restarts the window.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Rate limiter shared sub-steps (docs/wire-format.md §17). Not a script on its own: the rate limiter's
 -- acquire, release and available scripts are sent with this text in front.
 -- Every rate limiter script gets the same keys:

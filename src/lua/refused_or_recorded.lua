@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Shared sub-step "refused, or already done?" of the recorded steps that publish (the
 -- semaphore's release, the latch's count-down). Not a script on its own: those scripts are sent
 -- with publish_check.lua and this text in front (lua/with_preludes.h, with_recorded_publish).

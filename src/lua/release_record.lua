@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Shared sub-steps of the lock release scripts (docs/wire-format.md §1.8). Not a script on its
 -- own: lock_release.lua, lock_grant_release.lua, fair_lock_release.lua and the read-write
 -- lock's releases are sent with this text in front (lua/with_preludes.h).

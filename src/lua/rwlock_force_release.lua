@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Read or write force release (docs/wire-format.md §5.6): delete the lock if it is in the given mode,
 -- whoever holds it, and wake waiters.
 -- KEYS[1] lock hash N; KEYS[2] channel "redisson_rwlock:TAG(N)";

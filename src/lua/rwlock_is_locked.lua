@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Read-write lock "is locked" queries (docs/wire-format.md §5.6), atomically.
 -- KEYS[1] lock hash N; ARGV[1] "read" or "write".
 -- read: mode = read, or mode = write with more than two fields (the writer also reads);

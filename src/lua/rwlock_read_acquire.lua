@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Read lock acquire (docs/wire-format.md §5.2).
 -- KEYS[1] lock hash N; KEYS[2] this reader's marker prefix "TAG(N):<reader field>:rwlock_timeout"
 -- ARGV[1] lease ms; ARGV[2] reader field O "<client id>:<thread id>"; ARGV[3] the same thread's

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Batched read-lock renewal (docs/wire-format.md §5.7). Only this client's reader fields are listed, so
 -- other clients' markers are never touched.
 -- KEYS[i] read-write lock hash i; ARGV[1] lease ms; then, for each hash in order: its marker

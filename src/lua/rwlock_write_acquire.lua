@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Write lock acquire (docs/wire-format.md §5.4), plus redisync's upgrade check (§5.8: Redisson would
 -- wait forever here).
 -- KEYS[1] lock hash N; ARGV[1] lease ms; ARGV[2] writer field W "<client id>:<thread id>:write";

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Write lock release (docs/wire-format.md §5.5).
 -- KEYS[1] lock hash N; KEYS[2] channel "redisson_rwlock:TAG(N)";
 -- KEYS[3] release record "redisson_unlock_latch:TAG(N):R".

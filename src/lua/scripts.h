@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Lua scripts of src/lua/*.lua, embedded at build time (cmake/EmbedLua.cmake).
 // Each atomic step of a primitive is one script, run by EVALSHA (see net/executor.h).
 #pragma once

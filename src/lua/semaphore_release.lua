@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Counting semaphore: release n permits, or add n (any sign; the count may go negative)
 -- (docs/wire-format.md §7). Anybody may release.
 -- KEYS[1] permits string N; KEYS[2] channel "redisson_sc:TAG(N)";

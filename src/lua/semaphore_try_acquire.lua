@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Counting semaphore: try to take n permits (docs/wire-format.md §7).
 -- KEYS[1] permits string N; ARGV[1] n (>= 1).
 -- Optional (this library, issue 22): KEYS[2] the acquisition's request record

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Shared sub-step of the "try set" scripts of the semaphore (docs/wire-format.md §7), the
 -- permit-expirable semaphore (§8) and the count-down latch (§9). Not a script on its own: it
 -- is sent after publish_check.lua and in front of them (lua/with_preludes.h).

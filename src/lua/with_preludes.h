@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A script sent with shared sub-steps in front: the preludes define local functions (e.g.
 // publish_check.lua's publish_refused) that the body calls, so one check lives in one file.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One request the Executor runs, with its retry budget and routing state (Attempt), and where
 // it ran (Target). Internal to the Executor's files (executor.cpp, request_delivery.cpp).
 #pragma once

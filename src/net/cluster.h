@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cluster topology: the slot map (CLUSTER SHARDS, falling back to CLUSTER SLOTS), one lazily
 // created command connection per master, the replica count of each master (INFO replication,
 // for WAIT), and rate-limited map refreshes after MOVED or a lost node.

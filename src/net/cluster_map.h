@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Redis Cluster slot map as read from CLUSTER SHARDS (Redis 7+) or CLUSTER SLOTS (older):
 // which master serves each slot, and how many replicas it has. Pure parsing, for unit tests.
 #pragma once

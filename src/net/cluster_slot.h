@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Redis Cluster key slots: CRC16 (XMODEM) of the key's hash tag, modulo 16384, and the key a
 // command is routed by.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Connection, its life: requests submitted before and after connecting, the connect (address,
 // transport, handshake), reconnection with backoff after a loss, drop and close. The traffic of
 // a connected Connection (writes, reads, replies, timeouts) is in connection_io.cpp, the byte

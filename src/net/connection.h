@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One connection to one Redis server: TCP, TLS or unix socket; pipelined; with per-request
 // timeouts and automatic reconnection.
 //

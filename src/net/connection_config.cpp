@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a Config means for the connections to one server: their options (address, credentials,
 // timeouts, reconnection delays) and the TLS context.
 #include <asio/ssl/context.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Connection, its traffic once connected: batching requests into writes, reading and
 // dispatching replies in request order, and the per-request timeouts (with giving up a
 // connection that stopped answering).

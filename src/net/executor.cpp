@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Executor, its set-up and entry points: the connections of each topology, the replica
 // count, script SHAs, and the requests it takes (execute, eval, eval_acked), made into
 // Attempts. How an Attempt is sent, resent and redirected is in request_delivery.cpp.

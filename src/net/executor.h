@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs commands and embedded Lua scripts against the deployment: picks the connection (the
 // single server, the Sentinel's current master, or in a cluster the master of the first key's
 // slot, following MOVED and ASK), calls scripts by SHA (reloading them transparently after

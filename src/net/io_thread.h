@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "I/O thread only" rule (docs/architecture.md, Threads): the state of a Client's
 // connections, subscriber, watchdog and hold table is touched by its I/O thread alone.
 #pragma once

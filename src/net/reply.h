@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RESP values: the owning reply tree (public redisync::Reply), its conversion from hiredis's
 // reply objects, and the command encoder.
 #pragma once

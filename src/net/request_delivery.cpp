@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Executor, how it delivers an Attempt: on the connection of the topology (in a cluster,
 // the slot's master, following MOVED and ASK, waiting out TRYAGAIN and CLUSTERDOWN), resent
 // after connection errors as its Retry allows, and as EVAL after NOSCRIPT.

@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "net/sentinel.h"
 
 #include <algorithm>
-#include <iostream>
 
+#include "log_line.h"
 #include "net/executor.h"  // connection_options
 #include "net/server_text.h"
 #include "redisync/errors.h"
@@ -129,7 +130,7 @@ void SentinelMonitor::on_push(const Reply& reply) {
     // payload is a sentinel's, not a secret; shown printable and cut to 200 bytes.
     std::string shown = reply.elements[2].str.substr(0, 200);
     for (char& c : shown) c = c < ' ' || c > '~' ? '?' : c;
-    std::cerr << "redisync: ignoring a malformed +switch-master message: '" << shown << "'\n";
+    detail::log_line(config_, "ignoring a malformed +switch-master message: '" + shown + "'");
     return;
   }
   if (name != config_.sentinel_master) return;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sentinel topology: finds the current master through any reachable sentinel and follows
 // failovers (+switch-master on the sentinels' pub/sub), so the executor's connections re-route
 // to the new master.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one mapping of a Redis error reply to an exception (AuthError or ServerError).
 #include <exception>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Strict readers of the numbers and fields servers send: reply values, INFO fields, Sentinel's
 // +switch-master message. One parser for all of them, so "12abc", " 1", "+1", an overflow or
 // a port of 70000 is refused everywhere the same way instead of read as something else.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The byte streams under a Connection: plain TCP, TLS over TCP, or a unix socket, each behind
 // Connection::Stream (connect, read, write, close, abort), and make_stream() to pick one.
 #include "net/stream.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The byte streams under a Connection (plain TCP, TLS over TCP, unix socket) and the factory
 // that picks one for a connection's options. Internal to src/net.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared pub/sub side of a Client: one subscription connection per server (in a cluster,
 // per master that has subscribed channels: a channel lives on the master of its slot),
 // channels reference-counted by local waiters, and the wake-up queues that waiters sleep on.

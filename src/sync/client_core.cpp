@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sync/client_core.h"
 
 #include <charconv>
 #include <condition_variable>
-#include <iostream>
 #include <mutex>
 
+#include "log_line.h"
 #include "sync/identity.h"
 #include "sync/trace_points.h"
 
@@ -215,11 +216,11 @@ void ClientCore::tell_lost(const LockLostEvent& event) {
   }
   try {
     if (event.permit_id.empty()) {
-      std::cerr << "redisync: lock '" << event.name << "' held by owner " << event.owner
-                << " was lost: " << event.reason << "\n";
+      detail::log_line(config_, "lock '" + event.name + "' held by owner " +
+                                    std::to_string(event.owner) + " was lost: " + event.reason);
     } else {
-      std::cerr << "redisync: permit " << event.permit_id << " of permit-expirable semaphore '"
-                << event.name << "' was lost: " << event.reason << "\n";
+      detail::log_line(config_, "permit " + event.permit_id + " of permit-expirable semaphore '" +
+                                    event.name + "' was lost: " + event.reason);
     }
   } catch (...) {
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The internals a Client shares with its handles: the I/O thread, the executor, the
 // watchdog, and the table of holds this process believes it has.
 #pragma once

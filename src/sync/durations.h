@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one check every lease and TTL passes before anything is written (issue 17 item 1): a
 // duration Redis cannot store must never reach a script, where a PEXPIRE refused after the
 // lock hash was written would leave a lock without expiry. Limits: redisync::max_duration.

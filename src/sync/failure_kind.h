@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a failed request failed, read once from its exception. The acquire loop (retry or not,
 // may the attempt have run) and the multi-lock (a member's outcome, undo a possible hold or
 // not) each decide from this one reading instead of catching the exception types themselves.

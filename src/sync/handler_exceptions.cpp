@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where exceptions thrown by async completion handlers on an I/O thread go (redisync/async.h).
 #include <exception>
 #include <functional>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Owner identity (docs/wire-format.md §1.2): a random UUID per Client, a process-unique id per thread,
 // and random request ids for release records.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sync/metrics_report.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library's side of the Metrics hook (redisync/metrics.h): what the acquire and release
 // flows call. Every function starts with the null check, so with no hook set an event costs
 // one branch. I/O thread.

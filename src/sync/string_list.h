@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A vector of strings built from its items without the copies an initializer list makes (its
 // elements are const, so `{a, b, c}` copies every string once more): on the hot path of every
 // acquire and release, that was half of the allocations of the script arguments.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sync/trace_points.h"
 
 #ifdef REDISYNC_TRACE_POINTS

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Timestamps on the path of a blocking call and of a handoff, for finding where their
 // microseconds go (bench/handoff_breakdown). Only in builds configured with
 // -DREDISYNC_TRACE_POINTS=ON; elsewhere REDISYNC_TRACE_POINT compiles to nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the chaos test files share: small helpers, the negative control's assertion, and the
 // shorter run length of the cases added after the first results table.
 #pragma once

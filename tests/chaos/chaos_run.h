@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One chaos run: a lock server (or several), a separate resource server holding the counter,
 // P chaos_worker processes, and the fault injectors the cases use.
 #pragma once

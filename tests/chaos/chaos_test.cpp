@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chaos suite: P worker processes contend for one lock while faults are injected; the
 // history checker (history.h) then verifies exclusion, the counter, tokens, progress and that
 // no waiter hung. Each case prints one "chaos <case>: ..." summary line with its figures.

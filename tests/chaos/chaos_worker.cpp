@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One worker process of the chaos suite (tests/chaos/chaos_test.cpp). It runs critical sections
 // under a lock for a fixed time and appends what happened to a shared history file, which the
 // checker (history.h) verifies afterwards.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chaos suite's checker: parses the history file the chaos workers append to (format in
 // chaos_worker.cpp) and verifies exclusion, the counter, fencing tokens, progress and liveness.
 #pragma once

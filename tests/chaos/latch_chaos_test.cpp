@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chaos case for CountDownLatch: half the workers (even ids) wait on a latch of count C
 // in bounded waits, the others count it down every 100 ms, and one or two counters are
 // SIGKILLed mid-way. The latch checker (latch_history.h): no awaiter released before the

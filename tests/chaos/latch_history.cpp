@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "chaos/latch_history.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chaos checker for CountDownLatch (tests/chaos/latch_chaos_test.cpp): awaiters wait on
 // a latch of count C while counters count it down (some killed mid-way); the history says
 // when each count-down began and returned and when each wait returned.

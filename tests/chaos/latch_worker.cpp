@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CountDownLatch worker of the chaos suite (tests/chaos/latch_chaos_test.cpp). Even ids
 // wait on the latch `--name` (its count was set by the test) in waits of --wait-ms until
 // released; odd ids count it down once every --think-ms, until --duration-ms ends. History

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lock kinds a chaos worker runs its sections under (chaos_worker.cpp), behind one
 // interface, including the deliberately broken locks of the negative control.
 #pragma once

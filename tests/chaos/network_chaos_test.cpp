@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Network and data-loss faults (issue 18): each worker reaches the lock server through its own
 // fault proxy (tests/support/fault_proxy.h), so one holder can be partitioned, slowed down or
 // lose a reply while the others still reach the server; the server's data can be flushed or

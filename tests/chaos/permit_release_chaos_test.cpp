@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lost release reply for the permit kinds (semaphore of 2, pes): the release runs on the
 // server, its reply never arrives (the connection is reset, or stalls). The worker retries a
 // release that reported a failure (chaos_worker.cpp), as an application would: a permit must

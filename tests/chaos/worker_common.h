@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every chaos worker process shares (chaos_worker.cpp, latch_worker.cpp): its options,
 // the history file it appends to, its clock and the names of the library's errors.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of the pure pieces of `ls`, `unlock --force` and the name rule (no Redis).
 #include <gtest/gtest.h>
 

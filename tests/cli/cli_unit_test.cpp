@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of the redisync CLI's pure pieces: JSON output, durations, status rendering and
 // the demo's statistics (lost updates, overlaps, handoff, recovery).
 #include <gtest/gtest.h>

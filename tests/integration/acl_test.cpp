@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 17 item 4: ACL users without the rights redisync needs. A user without pub/sub rights
 // (the default for a new user on Redis 7: resetchannels) had its release delete the lock and
 // then fail at PUBLISH: the error came after the write, and waiters were never woken. Now each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A server that wants a password the client did not give answers NOAUTH to every command: every
 // primitive reports that as AuthError (a configuration problem), never as a ServerError about
 // the object. One mapping of error replies (net::server_error) serves them all.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bad input, each with the decided behaviour: it works, or it fails with a clear exception from
 // include/redisync/errors.h; never a crash or a hang, and nothing acquired leaks on the error
 // path. Covers lock names (empty, 1 MB, braces, spaces, binary), durations (zero, negative),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-operation cancellation of the async waits of Semaphore, PermitExpirableSemaphore and
 // CountDownLatch (Asio cancellation slots; CancelledError) against a real server: a cancelled
 // wait ends at once, takes nothing and leaves its subscription; a semaphore waiter held back

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-operation cancellation of MultiLock's and RedLock's async waits (Asio cancellation slots;
 // CancelledError) against real servers, one Client per server: a wait blocked on a member held
 // by another owner ends at once when cancelled, and leaves nothing behind: the members it had

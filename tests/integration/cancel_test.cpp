@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-operation cancellation of async lock waits (Asio cancellation slots; CancelledError,
 // src/sync/acquire/cancel_signal.h) against a real server: a cancelled wait ends at once and
 // leaves nothing behind (no fair-queue entry, no grant registration, no hold), for every lock

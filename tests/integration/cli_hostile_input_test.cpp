@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `redisync` tool against hostile input: names and stored fields with control characters,
 // and servers that misbehave. Each test names the attack it makes.
 #include <atomic>

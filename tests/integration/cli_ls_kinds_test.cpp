@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redisync ls` rows of the kinds cli_ls_test.cpp leaves out, each created with the library
 // against a real server: the rate limiter (its available permits as the acquire step counts
 // them, its rate), the spin lock (a lock's layout: kind lock, its holder) and the count-down

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redisync ls` and `redisync top` against real servers: every kind found by SCAN in its
 // Redisson layout (user data left out), a cluster's masters all scanned, and `top` run under
 // tmux with its screen read back by capture-pane.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 17 item 6: `redisync run` left grandchildren running. The command now runs in its own
 // process group: a lost lock signals the whole group, and a SIGKILLed `run` takes the whole
 // group along (its watcher sees the pipe from `run` close).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redisync run` for every kind (--fair, --read/--write, --fenced, --semaphore N, --multi),
 // its usage errors, and the one rule for names, against a real redis-server.
 #include <set>

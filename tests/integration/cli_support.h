@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixture of the end-to-end tests of the `redisync` command-line tool (cli_*_test.cpp):
 // runs the built binary ($REDISYNC_CLI, else <dir of this test>/../tools/redisync/redisync)
 // against a private redis-server.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redisync run` at an interactive terminal (under tmux): the command has its own process group
 // (issue 17 item 6), so run hands it the terminal: it can read it, ^Z stops the job as a whole
 // (the shell gets its prompt back, the lock stays held), and fg continues it.

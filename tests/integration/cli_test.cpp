@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End-to-end tests of the `redisync` command-line tool (tools/redisync) against real
 // redis-servers. The binary is $REDISYNC_CLI, else <dir of this test>/../tools/redisync/redisync
 // (the build tree layout).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redisync top` given bad input: a bad URL or pattern, no terminal, an unreachable server,
 // a server that dies while it runs. Each ends with a clear message and a non-zero exit
 // within a bounded wait; a pattern that matches nothing still shows a screen that q quits.

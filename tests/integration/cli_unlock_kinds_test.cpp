@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 22 item 5: `redisync unlock --force NAME` deleted whatever key had that name (a
 // semaphore, a latch, a user's list) and printed "released", announcing on the plain lock
 // channel so read-write waiters were not woken. Now: only locks, each with its kind's own

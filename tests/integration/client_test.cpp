@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The connection layer through the public Client: pipelining, timeouts, reconnects, AUTH,
 // SELECT, CLIENT SETNAME, TLS, unix sockets, NOSCRIPT reload. Real redis-server processes.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 17 item 7: the fair lock's queue deadlines are absolute wall-clock times. They used to
 // come from each client's own clock, so a client whose clock was behind was dropped from the
 // queue as "dead" by everyone else and lost its turn. The scripts now read the server's TIME.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Async calls on handles that outlived their Client. The blocking forms throw
 // ClientClosedError (io_thread_test.cpp); the async forms must complete with it too. They used
 // to post their start onto the closed Client's stopped I/O context, where nothing runs any

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cluster failover: the master that owns a held lock's slot is SIGKILLed and its replica is
 // promoted (cluster-node-timeout 1000 ms, so within a few seconds). Clients created before the
 // kill must follow the slot to the promoted replica: new locks in that slot can be acquired,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 17 item 2: in a Redis Cluster a name such as "a{", "{}" or "x{y" put a primitive's keys
 // and channels in different slots: the lock was taken, and every release then failed with
 // CROSSSLOT while the watchdog kept renewing it. Such names are now refused with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cluster topology: 3 masters with one replica each (6 redis-server nodes, created with
 // redis-cli --cluster create), started once per test process. Locks are routed by slot,
 // waiters use sharded pub/sub, redirects (MOVED, ASK) are followed while a slot is resharded.

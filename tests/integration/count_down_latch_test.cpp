@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::CountDownLatch against a real redis-server: the Redisson layout (docs/wire-format.md §9,
 // including the always-braced channel), waiters in several processes released by the last
 // count_down, timed waits, try_set_count, remove, bad input, async forms.

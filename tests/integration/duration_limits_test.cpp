@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 17 item 1: durations Redis cannot store. A lease PEXPIRE refused after the lock hash
 // was written left a lock without expiry (held by nobody, forever); a wait too long to add to
 // the steady clock overflowed into "no wait at all". Every primitive refuses such a lease

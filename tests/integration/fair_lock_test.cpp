@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::FairLock against a real redis-server: Redisson's layout (§4), FIFO order, queue
 // hygiene after timeouts and crashed waiters, exclusion across processes.
 #include <gtest/gtest.h>

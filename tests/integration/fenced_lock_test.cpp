@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::FencedLock against a real redis-server: the fencing counter of §11 (every
 // acquisition, re-entry included), tokens across processes, a stale holder refused by a
 // token-checking resource, async forms.

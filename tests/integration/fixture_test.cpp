@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Self-test of the integration fixture (tests/support): real redis-server processes.
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>

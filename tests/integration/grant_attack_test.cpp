@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Adversarial tests of the direct handoff (Config::handoff = grant; docs/wire-format.md
 // "Direct handoff"): races of the grant machinery with network faults, late copies of steps
 // and stale messages, each checked against the promises of docs/safety.md (never two holders;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Grant-mode scripts on hand-built keys (docs/wire-format.md "Direct handoff"). grant_extend.lua's
 // two decisions:
 // a hash that is still exactly the grant gets the grantee's lease, shorter or longer than the

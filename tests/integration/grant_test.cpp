@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Direct handoff (Config::handoff = grant, src/sync/acquire/grant.h, docs/wire-format.md "Direct
 // handoff") against a real server: the release gives the lock to a registered waiter, whose
 // lock() returns without an attempt of its own; a grant to a dead waiter frees within the

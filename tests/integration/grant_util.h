@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the direct-handoff tests (grant_test.cpp, rw_grant_test.cpp): a grant-mode
 // client configuration, the server's clock, and two races every grant-capable kind must pass
 // (a waiter giving up as it is granted; a Client closed mid-wait).

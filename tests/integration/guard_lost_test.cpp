@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 17 item 3, the Guard and async paths: a holder must be able to learn that its lock was
 // lost before it releases. A Guard offered only release() (which reports `lost` at the end of
 // the critical section); an async holder on the Client's I/O thread (a coroutine, a completion)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 22 item 1 (semaphores): a timed acquire whose server call times out after the caller's deadline
 // must not answer "not acquired" when the script ran. The server is stopped (SIGSTOP) while
 // the attempt is sent: the client's reply timeout fires after the wait is over, and the script

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 22 item 7: an async completion handler that throws on the Client's I/O thread used to
 // end the process (std::terminate from the I/O thread). It is now caught there, passed to the
 // hook of redisync/async.h, and the Client keeps working (calls, lock acquisitions, renewals).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 22 item 6: numbers outside what the library can represent or the server's Lua can
 // compare exactly are refused before anything is written; waits too long for the clock wait
 // without limit; counts read from the server are parsed strictly.

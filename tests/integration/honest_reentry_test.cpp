@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 22 items 2 and 3 for a ReadWriteLock's two sides together: a writer's own read hold
 // must not cut its write hold's expiry, and a read hold whose own markers expired is reported
 // lost, not silently "renewed". (Item 2 for each kind alone, re-entrant holds with different

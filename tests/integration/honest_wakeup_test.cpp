@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 22 item 4: waiters that were not woken although they could proceed, and a RedLock
 // lease that can never give a positive validity. Each waiter's wait is long (20 s); the test
 // expects it to proceed well before that (bounded at 5 s), i.e. because it was woken.

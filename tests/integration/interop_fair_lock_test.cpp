@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interoperability of FairLock (wire spec §4) and NonReentrantFairLock (§12) with a
 // Redisson-layout client (tests/support/java_layout.h): exclusion both ways, one FIFO queue for
 // both sides, and each release waking the queue head on that head's own channel.

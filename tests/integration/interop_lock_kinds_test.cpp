@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interoperability of FencedLock (wire spec §11), SpinLock (§10) and NonReentrantLock (§12)
 // with a Redisson-layout client (tests/support/java_layout.h) on the same server, both ways.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interoperability of ReadWriteLock (wire spec §5) with a Redisson-layout client
 // (tests/support/java_layout.h): Java writer vs our reader, Java reader vs our writer, and the
 // reverse; readers of both sides share the lock and keep each other's per-hold markers.

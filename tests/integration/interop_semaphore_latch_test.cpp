@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interoperability of Semaphore (wire spec §7), PermitExpirableSemaphore (§8) and
 // CountDownLatch (§9) with a Redisson-layout client (tests/support/java_layout.h): each side's
 // release / count-down publishes what the other side's waiter listens for.

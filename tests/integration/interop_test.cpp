@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interoperability of redisync::Lock (Redisson RLock, wire spec §2) with a Redisson-layout
 // client on the same server: the "Java side" is tests/support/java_layout.h, written from the
 // spec, acting over a separate connection. Both directions: exclusion, and each side's release

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the interop tests (interop_*test.cpp): a redisync client for a test
 // server, a Java-layout client (tests/support/java_layout.h), and the bounds they assert.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A blocking call made on the client's own I/O thread (from an async completion handler or the
 // lost-lock handler) would wait for that thread, i.e. forever. It must fail at once instead.
 #include <gtest/gtest.h>

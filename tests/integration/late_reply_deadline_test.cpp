@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local lease deadline of a hold counts from when its acquire was sent, not from when the
 // reply came: a reply delayed (slow network, WAIT, a busy server) must not push the lost notice
 // past the end of the lease on the server. One-attempt paths (FairLock try_lock, SpinLock)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lock contract's typed-test machinery: one trait per lock kind (how to make a handle on a
 // Client, what excludes it, whether its holder may re-enter) and the fixture every contract
 // suite derives from (lock_contract_test.cpp, lock_contract_leases_test.cpp,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lock contract for every lock kind (traits in lock_contract.h), a stalled server. Issue 22
 // item 1: a timed acquire whose reply times out after the caller's deadline must not answer
 // "not acquired" while the script ran (nor "acquired" while it did not). The server is stopped

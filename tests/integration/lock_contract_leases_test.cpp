@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lock contract for every lock kind (traits in lock_contract.h), leases: a lease that ran
 // out is a lost hold, force unlock, the watchdog, and re-entrant holds with different leases
 // (issue 22 item 2, was honest_reentry_test.cpp's per-kind cases).

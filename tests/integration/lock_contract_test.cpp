@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lock contract, one typed suite run for every lock kind (Lock, FairLock, FencedLock,
 // SpinLock, both sides of a ReadWriteLock, NonReentrantLock, NonReentrantFairLock; traits in
 // lock_contract.h): reentrancy (or its refusal), ownership, exclusion, timed waits, wake-ups,

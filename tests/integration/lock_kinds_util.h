@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the lock-kind integration tests (fair, read-write, fenced, spin): client
 // config for a test server, worker processes (support/worker.h), exclusion across processes.
 #pragma once

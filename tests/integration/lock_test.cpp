@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::Lock against a real redis-server: exclusion, reentrancy, leases, watchdog,
 // lost-lock detection, push wake-ups, subscriptions, std guards, async forms.
 #include <gtest/gtest.h>

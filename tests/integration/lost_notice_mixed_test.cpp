@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A short fixed lease taken while the same Client watches a watchdog hold: its lost notice
 // must come at its own deadline. Before, the deadline timer stayed armed for the watchdog
 // hold's deadline (lease 30 s -> 27 s), so the fixed hold's holder was told ~27 s late, long

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 17 item 3: a holder whose server falls silent must be told before its lease can end on
 // the server, not a renewal timeout after it. Each hold keeps a local deadline (send time of the
 // last acknowledged renewal or acquire + lease - a tenth of the lease); when it passes, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A release whose reply is lost (the server ran it; the connection is then reset or stalls)
 // must not give back its permits twice, nor count a latch down twice: the call either reports
 // success (the step ran exactly once) or, when it cannot know, an error saying the step may

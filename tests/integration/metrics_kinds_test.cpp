@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Metrics hook (redisync/metrics.h) for the primitives besides the lock kinds, against
 // real redis-servers: semaphore, permit-expirable semaphore, count-down latch, rate limiter,
 // spin lock, MultiLock and RedLock each report under their own kind. Waits that must be

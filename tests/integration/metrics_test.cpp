@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Metrics hook (redisync/metrics.h) against a real redis-server: what an acquisition, a
 // wait, a handoff, a timeout, a hold, the watchdog and the subscriber report.
 #include <gtest/gtest.h>

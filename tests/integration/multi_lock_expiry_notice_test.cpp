@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MultiLock members are taken with 2 x wait while walking and then set to the caller's lease
 // (docs/wire-format.md §6 step 5, MultiLockMember::set_expiry). The set updated Hold::lease but
 // neither the hold's per-acquisition lease (Hold::leases) nor the watchdog's local deadline,

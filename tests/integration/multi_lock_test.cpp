@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::MultiLock against real, independent redis-servers (one Client each): exclusion,
 // waiting, mixed kinds, all-or-nothing on failure, leases, reentrancy, async forms, errors.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::NonReentrantLock and NonReentrantFairLock (docs/wire-format.md §12) against a real
 // redis-server: a second acquire by the holder is a ReentryError (no re-entry, no deadlock, no
 // state change), the variants exclude each other, the reentrant kinds and a "Java-layout"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::PermitExpirableSemaphore against a real redis-server: the Redisson 4.x layout
 // (docs/wire-format.md §8: raw 16-byte ids in "{N}:timeout", epoch-ms scores, the no-expiry constant),
 // leases and reclaim, a SIGKILLed holder's permit coming back to a blocked acquirer, releases

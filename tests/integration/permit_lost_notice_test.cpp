@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 17 item 3 for PermitExpirableSemaphore permits with leases: a permit's lease is a
 // promise like a lock's, and its holder used to learn that it had run out only when a later
 // release failed (if ever). Each permit taken with a lease now has a local deadline (send time

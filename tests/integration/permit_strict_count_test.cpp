@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 17 item 8 (review): the permit-expirable semaphore's scripts read the count N with
 // Lua's tonumber, which takes "0x10", " 5" and "1e3" for numbers, so a step went on and wrote
 // (reclaimed an expired permit, i.e. removed it from the set) before Redis's INCRBY refused

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::RateLimiter's edges against a real redis-server: waits too long to add to a clock
 // (a wait without limit, never an overflow that gives up at once), a release() waking the same
 // Client's sleepers at once, a reply that timed out (the grant may have been taken: never

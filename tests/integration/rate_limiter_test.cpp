@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::RateLimiter against a real redis-server: Redisson's layout (docs/wire-format.md §17), each
 // call, each bad input, waiting by the script's delay, accuracy across processes and threads
 // (grants counted by their server-time scores), and a "Java-layout" client (our own Lua, written

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::ReadWriteLock against a real redis-server: Redisson's layout (§5), shared and
 // exclusive holds, per-hold lease markers, wake-ups, downgrade, the upgrade error, watchdog
 // renewal of both sides, exclusion across processes.

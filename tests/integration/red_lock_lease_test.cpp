@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RedLock leases that leave no validity (below MultiLock::kMinValidityLease, or a tiny
 // Config::lock_watchdog_timeout) are refused by every entry point, async ones included: an
 // attempt could never succeed, and the lock would retry forever (issue: ~13,000 scripts/s per

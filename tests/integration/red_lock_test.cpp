@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::RedLock against 3 and 5 independent redis-servers (one Client each): majority with
 // servers killed or paused, failures named per server, nothing left behind, validity time,
 // mutual exclusion across processes while a server is killed and restarted.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replica acknowledgement (docs/wire-format.md §1.7): with a replica, each acquire is followed by WAIT; an
 // acquire no replica acknowledged is rolled back and retried, then fails cleanly.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Direct handoff for ReadWriteLock's write side (Config::handoff = grant, issue #19,
 // docs/wire-format.md "Direct handoff") against a real server: a waiting writer registers in
 // "redisync_rwlock_grant:TAG(N)"; a write release that frees the lock, or the release of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::Semaphore against a real redis-server: the Redisson layout (docs/wire-format.md §7),
 // bounded concurrency across processes, counts, negative permits, push wake-ups, local
 // FIFO fairness, bad input, async forms.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sentinel topology: 1 master, 1 replica, 3 sentinels on loopback. The master is killed and
 // the Client must follow the failover.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::SpinLock against a real redis-server: Lock's layout without pub/sub (§10),
 // backoff waiting, exclusion across threads and processes.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Lock's starvation guard (Config::starvation_guard, src/lua/lock_acquire.lua): a waiter
 // that has waited too long claims the next turn, other redisync clients leave a free lock to
 // it, re-entry still works, and a claim left by a dead waiter only delays others until it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 17 item 5: std::lock_guard / std::unique_lock / std::shared_lock call unlock() from a
 // noexcept destructor, so an unlock() that throws there ends the program (std::terminate).
 // These tests run a worker process that loses its lock (or its server) inside a std guard and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A waiter whose subscription fails polls instead of giving up (AcquireFsm: a subscription
 // failure leads to polling). Before, a user allowed to PUBLISH but not to SUBSCRIBE got the
 // NOPERM error of its subscription from lock() although the lock was about to be free.

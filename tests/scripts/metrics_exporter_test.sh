@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `redisync run --metrics-port P`: while the command runs, http://127.0.0.1:P/metrics serves
 # the Client's metrics; the command itself fetches them here (the lock is held by then). The
 # exposition must pass Prometheus' own checker (`promtool check metrics`) and show the

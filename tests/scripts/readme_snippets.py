@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The README's code snippets are taken from examples/ (which CI compiles and runs): every
 block announced by `<!-- snippet: examples/FILE.cpp#TAG -->` must equal the lines between
 `// [TAG]` and `// [end]` in that file (dedented).

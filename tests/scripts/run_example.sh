@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs one example program (examples/) against private redis-servers; fails if it fails.
 #   run_example.sh EXAMPLE_BINARY [SERVERS]   (SERVERS: how many, default 1; one URL each)
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Steps that drive AcquireFsm (src/sync/acquire/acquire_fsm.h) in unit tests, on a fake clock and
 // scripted replies, without a server.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks that a call throws a given exception type whose message names what went wrong, and
 // names what an async completion's error was.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fault-injecting TCP proxy for tests: listens on a free loopback port and forwards every
 // connection to a redis-server, while the test switches network faults on and off as the run
 // goes on (all methods are thread-safe; the proxy runs on its own I/O thread).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A misbehaving Redis for tests: a TCP server on 127.0.0.1 that speaks RESP but answers every
 // command with one fixed reply (a server or proxy that returns what no script ever returns).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A "Java side" for interoperability tests: a client that acts on the server exactly as the
 // Redisson layout of /work/shared/spec/wire-format.md describes Redisson acting (keys, owner
 // fields, channels, messages, expiry), written from that prose, with no redisync code. Each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Lua of the Redisson-layout test client (java_layout.cpp): one script per atomic step,
 // written from the prose of /work/shared/spec/wire-format.md (sections named beside each).
 // Test support only; redisync's own scripts are src/lua/*.lua.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every lost-lock notice of a Client (Client::on_lock_lost), for the test thread to wait on.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixture of the tests of the Metrics hook (redisync/metrics.h): a redis-server, and a
 // hook that records what every Client configured by config() reports.
 #pragma once

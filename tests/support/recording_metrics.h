@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Metrics hook for tests: records every event, per (kind, name, counter/histogram).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "support/redis_cluster.h"
 
 #include <netinet/in.h>

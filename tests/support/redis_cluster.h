@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A real Redis Cluster for integration tests: 2N redis-server nodes (--cluster-enabled yes) on
 // free loopback ports, joined with `redis-cli --cluster create --cluster-replicas 1`, N masters
 // each with one replica. Plus the operations topology tests need: which master serves a slot,

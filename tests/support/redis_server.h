@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A real redis-server child process for integration tests: free loopback ports, a private temp
 // dir, optional password / ACL user / TLS / unix socket / AOF persistence, and the lifecycle
 // operations failure tests need (kill, pause, resume, stop, restart on the same ports).

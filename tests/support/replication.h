@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Waiting for a replica that really replicates, before a test relies on it.
 #pragma once
 

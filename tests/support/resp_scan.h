@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Just enough RESP2 to split a byte stream into frames (the fault proxy matches requests to
 // their replies; see fault_proxy.h). Not a general client-side parser.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running a call while a test server is stopped (SIGSTOP) for a while: what was sent waits in
 // the socket and runs when the server resumes.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a test server says about the traffic it saw: command counts and pub/sub channels.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The gtest fixture base of the cluster suites (cluster_test.cpp, cluster_failover_test.cpp): one
 // RedisCluster per suite, started before its first test, and a client config for it; and what
 // both suites ask the nodes about a lock's channel.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Client configurations the integration tests share.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small helpers for tests: bounded polling, unique names, per-process temp files and
 // running short-lived helper processes (openssl, redis-cli) with a time limit.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The test worker process (tests/worker/test_worker.cpp) as the integration tests run it:
 // start it, read what it prints, wait for it or kill it. REDISYNC_TEST_WORKER is the worker's
 // path (a compile definition of integration_tests).

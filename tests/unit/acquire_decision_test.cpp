@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The acquire loop's decisions (wait docs/wire-format.md §13) with a fake clock: no Redis needed.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The acquire loop's state machine (src/sync/acquire/acquire_fsm.h) driven by a fake clock and
 // scripted replies: each decision of the wait, without a Redis server.
 #include <gtest/gtest.h>

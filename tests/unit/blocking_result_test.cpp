@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sync::BlockingResult and copy_for_caller: the caller of a blocking call gets the value, or
 // an error of the same type and content in an exception object of its own.
 #include "sync/acquire/blocking_result.h"

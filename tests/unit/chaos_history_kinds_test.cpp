@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chaos checkers for the other kinds on hand-written histories: readers of a read-write
 // lock (shared holds), semaphores (N permits) and CountDownLatch. Each must fail on the
 // violation it exists to catch and pass the legal history next to it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chaos checker (tests/chaos/history.h) on hand-written histories: it must catch what it
 // exists to catch (overlaps, lost updates, token regressions, idle workers, hangs) and accept
 // the losses the safety model predicts when the holder was told.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 17 item 2: which names keep every key and channel of a primitive in one cluster slot.
 // Checked against the slot function itself for each key shape the layout builds.
 #include <gtest/gtest.h>

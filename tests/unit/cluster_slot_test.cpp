@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cluster key slots (CRC16 XMODEM + hash tags), routing keys, slot-map and redirect parsing,
 // and the watchdog's per-slot grouping. Expected slots were taken from CLUSTER KEYSLOT of a
 // redis-server 7.0.

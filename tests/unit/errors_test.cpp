@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "redisync/errors.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fault-injecting proxy (tests/support/fault_proxy.h) against a real redis-server: it
 // forwards, and each fault does what the chaos suite relies on. The client side is a raw
 // socket, so the test sees exactly which bytes arrive.

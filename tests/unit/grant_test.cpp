@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Direct handoff (src/sync/acquire/grant.h): what a grant message means for a waiting acquisition
 // (AcquireFsm::grant_heard) and how the registry routes it (route_grant, GrantRegistry), on a
 // fake clock, without a server.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure decisions of the lock kinds: the spin lock's backoff sequence (§10), the fair lock's
 // re-poll bound (§4.8), the read-lock renewal batches (§5.7).
 #include <gtest/gtest.h>

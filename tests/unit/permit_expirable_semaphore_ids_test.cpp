@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure helpers of the permit-expirable semaphore: hex <-> raw permit ids, random ids, the
 // acquire step's reply, and the semaphore channel's wake-up count.
 #include <gtest/gtest.h>

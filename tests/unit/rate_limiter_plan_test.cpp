@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure logic of the rate limiter (src/sync/rate_limiter/rate_limiter_plan.h): key names of docs/wire-format.md §17.1,
 // input limits, the next sleep after a refusal, and how script errors become exceptions.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The watchdog's table of holds (src/sync/hold/renewal_table.h) on a fake clock: what a round
 // renews, what a renewal's answer means, and when an unconfirmed hold is reported lost.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local gate of semaphores (src/sync/counters/semaphore_gate.h), driven by a plain io_context and
 // fake acquisitions: a waiter for n holds back later waiters for fewer, equal counts run side
 // by side, no barging, held-back timeouts, independence of keys.

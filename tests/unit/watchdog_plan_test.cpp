@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The watchdog's pure decisions: batching and lease expiry with a fake clock.
 #include <gtest/gtest.h>
 

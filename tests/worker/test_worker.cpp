@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A worker process for multi-process integration tests (mutual exclusion across processes,
 // SIGKILL of a holder). Usage:
 //   test_worker counter URL NAME COUNTER_KEY ITERATIONS [WATCHDOG_MS]

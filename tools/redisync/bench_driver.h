@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redisync bench driver ...`: one worker process of the multi-process contention benchmark.
 // The harness starts several, each with the same --key, --start-at-ns and --deadline-ns, and
 // merges their event files. Contract: every flag is "--name value"; stdout is exactly one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "bench_latch_ring.h"
 
 #include "cli_error.h"

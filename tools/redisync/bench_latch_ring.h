@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redisync bench driver --kind latch-ring`: the floor of a handoff by notification, for
 // bench/run to set beside the locks' handoffs in the same run.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cli_error.h"
 
 #include <iostream>
@@ -37,6 +38,9 @@ int report_current_exception() noexcept {
   } catch (const InvalidArgument& e) {
     print_diagnostic(strip_prefix(e.what()));
     return kExitUsage;
+  } catch (const AuthError& e) {  // before ConnectionError, its base: reachable, but refused
+    print_diagnostic("Redis refused the credentials: " + strip_prefix(e.what()));
+    return kExitAuthFailed;
   } catch (const ConnectionError& e) {
     print_diagnostic("cannot reach Redis: " + strip_prefix(e.what()));
     return kExitUnavailable;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exit codes of the redisync CLI and the exception that carries one to main().
 #pragma once
 
@@ -14,6 +15,7 @@ inline constexpr int kExitUnavailable = 69;  // EX_UNAVAILABLE: Redis (or redis-
 inline constexpr int kExitOsError = 71;      // EX_OSERR: fork, pipe, signalfd failed
 inline constexpr int kExitNotAcquired = 75;  // EX_TEMPFAIL: lock not acquired within --wait
 inline constexpr int kExitLockLost = 76;     // EX_PROTOCOL: the lock was lost while held
+inline constexpr int kExitAuthFailed = 77;   // EX_NOPERM: Redis refused the credentials
 inline constexpr int kExitCannotExecute = 126;
 inline constexpr int kExitNotFound = 127;
 
@@ -37,8 +39,8 @@ class UsageError : public CliError {
 
 /// Call inside a catch block: prints the in-flight exception as "redisync: <message>" on
 /// stderr and returns the exit code it maps to (CliError: its own; ConfigError and
-/// InvalidArgument (a name or value the library refuses): 64;
-/// ConnectionError / TimeoutError: 69; anything else: 1).
+/// InvalidArgument (a name or value the library refuses): 64; AuthError (wrong or missing
+/// password or user): 77; ConnectionError / TimeoutError: 69; anything else: 1).
 int report_current_exception() noexcept;
 
 /// Prints "redisync: <message>" on stderr.

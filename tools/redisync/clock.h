@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CLOCK_MONOTONIC in nanoseconds: the time base of event files, shared by all processes of
 // one machine (std::chrono::steady_clock is the same clock on Linux).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redisync demo`: several processes contend for one lock on a non-atomic counter; one of
 // them is SIGKILLed inside its critical section; the watchdog lease frees the lock; the
 // summary shows no update was lost.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The numbers `redisync demo` reports, computed from the workers' event files and the counter.
 // Pure functions, no I/O.
 #pragma once

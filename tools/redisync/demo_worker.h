@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hidden `redisync demo-worker` subcommand: one contending process of `redisync demo`.
 // In a loop until --deadline-ns it takes the demo lock (watchdog mode), runs a non-atomic
 // read-modify-write of the demo counter, releases, and appends the section's times to its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Durations on the command line: "250ms", "30s", "5m", "1h"; a bare integer means milliseconds.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A private redis-server for `redisync demo`: started on a free loopback port, killed at the end.
 #pragma once
 

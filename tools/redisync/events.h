@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Event files of the contention benchmark and the demo: one line per completed critical
 // section, "t0 t1 t2 t3" in CLOCK_MONOTONIC ns: acquire called, acquire returned, release
 // called, release returned.

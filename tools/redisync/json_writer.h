@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A minimal streaming JSON writer: objects, arrays, strings (escaped), integers, booleans.
 #pragma once
 

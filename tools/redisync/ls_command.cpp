@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ls_command.h"
 
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redisync ls [PATTERN] [--json]` and `redisync top [PATTERN]`: list / watch the locks and
 // synchronizers in Redis (see ls_scan.h for how they are found).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redisync ls` / `top`: find locks and synchronizers in Redisson's layout by SCAN (cursor
 // based, COUNT-bounded batches: the server never blocks on a full keyspace walk), on every
 // master of a cluster, and describe each in one line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync: command-line tool for Redisson-compatible locks on Redis.
 //   run      run a command while holding a lock
 //   status   show a lock's (or synchronizer's) state
@@ -55,7 +56,8 @@ int run_main(int argc, char** argv) {
   CLI::App app(
       "redisync: Redisson-compatible distributed locks on Redis.\n"
       "Exit codes: 64 usage error (also a --redis database the server does not have),\n"
-      "69 Redis unreachable, 75 lock not acquired, 76 lock lost, 1 other errors;\n"
+      "69 Redis unreachable, 77 Redis refused the credentials, 75 lock not acquired,\n"
+      "76 lock lost, 1 other errors;\n"
       "`run` otherwise passes on the command's status.",
       "redisync");
   app.set_version_flag("--version", REDISYNC_VERSION);

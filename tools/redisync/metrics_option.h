@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `--metrics-port [HOST:]PORT` for commands that hold locks (redisync run): serves the
 // Client's metrics in Prometheus' format at http://HOST:PORT/metrics while the command runs.
 // Needs a build with -DREDISYNC_PROMETHEUS=ON; otherwise the option is refused (exit 64).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one rule every subcommand applies to the names (and patterns) it is given.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Child processes: fork+exec that is safe in a multi-threaded parent (the Client's I/O thread
 // runs while we fork), PATH lookup, exit statuses.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process group `redisync run` puts its command in, so that signals reach the command's own
 // children too (a shell script's workers), and a watcher that takes the whole group down when
 // `run` dies, even by SIGKILL.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Live progress of `redisync demo` on stderr: a redrawn bar on a terminal (~5 times a second),
 // one plain line per second otherwise (logs, CI).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "redis_option.h"
 
 #include "cli_error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The --redis URL option shared by the subcommands that talk to Redis.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redisync run [KIND] NAME -- CMD ARGS...`: run a command while holding a distributed lock of
 // any kind, several locks (--multi), or one permit of a semaphore (--semaphore N).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `redisync run` holds while its command runs, one class per kind of hold: a lock of any
 // kind (--fair, --read, --write, --fenced, default plain lock), several at once (--multi), or
 // one permit of a semaphore (--semaphore N). The Runner (run_command.cpp) only talks to this

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redisync run`'s options, checked and converted (run_options.cpp); used by run_command.cpp.
 #pragma once
 

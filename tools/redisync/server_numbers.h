@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Strict readers of the numbers (a counter, a permit count, a sorted-set score) and key types
 // the CLI reads back from Redis. The library's rules (src/net/server_text.h): the whole text a
 // decimal integer, no spaces, no '+', no overflow. std::stoll read " 5" as 5 and "12abc" as 12, and

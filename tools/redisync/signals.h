@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Signals and cross-thread wake-ups as file descriptors, so the main thread can wait for
 // "signal arrived", "child exited" and "the I/O thread has news" in one poll() and nothing
 // unsafe ever runs in a signal handler.

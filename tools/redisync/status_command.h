@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redisync status NAME [--json]`: what Redis holds under a lock or synchronizer name.
 #pragma once
 

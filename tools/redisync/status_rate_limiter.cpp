@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "status_rate_limiter.h"
 
 #include <algorithm>

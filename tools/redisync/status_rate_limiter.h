@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redisync status` for a rate limiter (docs/wire-format.md §17): its configuration, and per window the
 // permits available now and the grants made in the current interval. Read-only: it computes
 // what the next acquire would see without removing expired grants.

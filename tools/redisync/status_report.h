@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `redisync status NAME` found under a name, and its two renderings (aligned text, JSON).
 #pragma once
 

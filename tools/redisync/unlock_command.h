@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redisync unlock --force NAME`: delete a lock whoever holds it.
 #pragma once
 

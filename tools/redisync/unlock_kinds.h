@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which kind of lock a name holds, read from its keys (docs/wire-format.md §2, §4, §5, §10, §11), for
 // `redisync unlock --force` (release it with its own kind's force-unlock) and `redisync ls`.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The decisions of one acquisition's wait (docs/wire-format.md §13) as a state machine without
 // I/O: events in (an attempt's reply or error, a subscription confirmed or failed, a message,
 // a timer), the next action out. `AcquireLoop` (acquire_loop.h) performs the actions on the

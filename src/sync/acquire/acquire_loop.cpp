@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sync/acquire/acquire_loop.h"
 
 #include <algorithm>
 #include <atomic>
-#include <iostream>
 
+#include "log_line.h"
 #include "redisync/errors.h"
 #include "sync/acquire/cancel_signal.h"
 #include "sync/trace_points.h"
@@ -53,12 +54,14 @@ AcquireFsm::Settings settings_of(const AcquireLoop::Params& p, net::Executor& ex
   return s;
 }
 
-void warn_polling_once(const std::string& channel, std::exception_ptr error) {
+void warn_polling_once(const Config& config, const std::string& channel,
+                       std::exception_ptr error) {
   static std::atomic<bool> warned{false};
   if (warned.exchange(true)) return;
-  std::cerr << "redisync: could not subscribe to " << channel << " (" << failure_text(error)
-            << "); waiters poll every " << kPollWithoutSubscription.count()
-            << " ms instead (said once per process)\n";
+  detail::log_line(config, "could not subscribe to " + channel + " (" + failure_text(error) +
+                               "); waiters poll every " +
+                               std::to_string(kPollWithoutSubscription.count()) +
+                               " ms instead (said once per process)");
 }
 
 }  // namespace
@@ -174,7 +177,7 @@ void AcquireLoop::subscribe(Duration limit) {
     self->subscribing_ = false;
     auto action = self->fsm_.subscription_done(Clock::now(), !sub_error);
     if (self->fsm_.polling()) {
-      warn_polling_once(self->params_.channel, sub_error);
+      warn_polling_once(self->executor_.config(), self->params_.channel, sub_error);
       self->leave_channel();
     }
     self->apply(action);

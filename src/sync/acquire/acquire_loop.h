@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The push-based waiting protocol shared by every pub/sub lock kind (docs/wire-format.md §13):
 //   attempt -> (held) subscribe -> attempt again once subscribed -> sleep until a release
 //   message or the holder's remaining lease -> attempt -> ...

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sync/acquire/acquire_record.h"
 
 #include "sync/client_core.h"

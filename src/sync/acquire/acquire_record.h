@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The acquire record of the semaphores' acquire scripts (docs/wire-format.md §7, §8): each
 // attempt carries a record key that its script sets to "1" when it took permits. After an
 // attempt whose reply was lost, the record tells whether it ran; before giving up, writing "0"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a blocking call meets its I/O thread: the I/O thread completes it once, the calling
 // thread waits for that and takes the value, or rethrows the error.
 #pragma once

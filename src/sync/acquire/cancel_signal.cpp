@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sync/acquire/cancel_signal.h"
 
 #include <asio/post.hpp>

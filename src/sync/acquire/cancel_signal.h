@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-operation cancellation of an async wait (Asio cancellation slots): the bridge between
 // the thread that emits a cancellation and the wait on the Client's I/O thread.
 // The slot's handler (include/redisync/async.h, connect_cancellation) calls request() on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fair lock's re-poll bound (docs/wire-format.md §4.8). Pure, for unit tests.
 #pragma once
 

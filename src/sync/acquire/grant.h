@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Direct handoff ("grant", Config::handoff = grant; docs/wire-format.md "Direct handoff").
 //
 // A waiting acquisition that is subscribed to the lock's grant channel registers, inside each

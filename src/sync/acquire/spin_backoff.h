@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The spin lock's retry schedule (docs/wire-format.md §10) and its sleep-and-retry loop.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::CountDownLatch: Redisson's RCountDownLatch (docs/wire-format.md §9, §13).
 #include "redisync/count_down_latch.h"
 

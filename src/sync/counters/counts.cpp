@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Strict parsing of counts read back from Redis (see counts.h).
 #include "sync/counters/counts.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counts read back from Redis (semaphore permits, latch counts): parsed strictly, the whole
 // value an integer ("12abc" and "1e3" are not counts), shared by every primitive that reads one.
 #pragma once

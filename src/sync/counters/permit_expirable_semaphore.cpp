@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::PermitExpirableSemaphore: Redisson's RPermitExpirableSemaphore (docs/wire-format.md §8, §13).
 #include "redisync/permit_expirable_semaphore.h"
 

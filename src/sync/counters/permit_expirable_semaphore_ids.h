@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure helpers of the permit-expirable semaphore (docs/wire-format.md §8): permit ids (16 raw bytes on
 // the wire, 32 lowercase hex chars for users), deadline scores, and the acquire step's reply.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sync/counters/permit_expirable_semaphore_script.h"
 
 #include "redisync/errors.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How PermitExpirableSemaphore calls its scripts (docs/wire-format.md §8): their common KEYS
 // and ARGV, the preludes in front of each, the lease argument, and the argument checks.
 #pragma once

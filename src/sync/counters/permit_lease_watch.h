@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lost notice of PermitExpirableSemaphore's permits (issue 17 item 3, docs/safety.md "The
 // lost notice"), and the errors of a release that finds a permit gone.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::Semaphore: Redisson's RSemaphore (docs/wire-format.md §7, §13).
 #include "redisync/semaphore.h"
 

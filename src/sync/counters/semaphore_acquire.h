@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The waiting part of a semaphore acquire, shared by Semaphore and PermitExpirableSemaphore
 // (docs/wire-format.md §7, §8, §13): a turn at the process-local gate, then an AcquireLoop on
 // the semaphore's channel whose every attempt carries one request record.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sync/counters/semaphore_gate.h"
 
 #include <algorithm>

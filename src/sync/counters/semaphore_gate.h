@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pieces shared by Semaphore and PermitExpirableSemaphore (docs/wire-format.md §7, §8, §13):
 //   * the message policy of "redisson_sc:TAG(N)": a message carrying the new count v wakes up
 //     to min(v, local waiters) waiters;

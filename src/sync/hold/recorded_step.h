@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a non-idempotent write step (a semaphore release, a latch count-down) so that a lost
 // reply neither applies it twice nor reports a failure for a step that ran.
 //

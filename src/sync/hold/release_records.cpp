@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sync/hold/release_records.h"
 
 #include "net/cluster_slot.h"

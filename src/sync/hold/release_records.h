@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deletes release records (docs/wire-format.md §1.8) in batches once their releases have completed.
 //
 // Why batched: a record only matters while its release might still be resent; afterwards

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The watchdog's decisions without I/O (docs/wire-format.md §3): which holds a renewal round
 // renews, what a renewal's answer means, and when a hold whose renewals were not confirmed
 // must be reported lost (its local deadline). `Watchdog` (watchdog.h) sends the rounds and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lease renewal ("watchdog", docs/wire-format.md §3): one scheduler per Client renews every lock held in
 // watchdog mode every lease/3, in batches of up to Config::renewal_batch_size keys per script
 // call, all batches of one round pipelined (one round trip per server per period). In a

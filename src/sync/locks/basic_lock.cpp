@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::BasicLock: the blocking API over the shared flows of sync/locks/lock_kind.h.
 #include "redisync/basic_lock.h"
 
@@ -94,9 +95,9 @@ void BasicLock::unlock() noexcept {
       detail::quiet_unlock(core, kind, name, owner, [done] { done(nullptr, true); });
     });
   } catch (const std::exception& e) {
-    detail::log_quiet_unlock(describe_or_name(), e.what());
+    detail::log_quiet_unlock(*core_, describe_or_name(), e.what());
   } catch (...) {
-    detail::log_quiet_unlock(describe_or_name(), "unknown error");
+    detail::log_quiet_unlock(*core_, describe_or_name(), "unknown error");
   }
 }
 

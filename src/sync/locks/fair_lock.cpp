@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::FairLock: Redisson's fair lock (docs/wire-format.md §4).
 #include "redisync/fair_lock.h"
 

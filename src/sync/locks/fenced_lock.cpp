@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::FencedLock: Redisson's fenced lock (docs/wire-format.md §11).
 #include "redisync/fenced_lock.h"
 

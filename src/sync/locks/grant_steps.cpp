@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lock-side steps of the direct handoff (docs/wire-format.md §18): the grant link of
 // an acquisition, its give-up step, the grant-mode release and taking a grant.
 #include "sync/locks/lock_kind.h"

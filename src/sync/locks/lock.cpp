@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::Lock: Redisson's reentrant RLock (docs/wire-format.md, "Lock"), as one lock kind on
 // the shared flows of sync/locks/lock_kind.h. What only this kind has is its acquire step with the
 // starvation guard.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sync/locks/lock_kind.h"
 
 #include <asio/post.hpp>

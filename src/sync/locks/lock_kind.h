@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What distinguishes one lock kind from another (its atomic steps, its waiting strategy, how
 // its release reply reads), and the flows every kind shares: acquire -> hold bookkeeping ->
 // watchdog registration, release -> outcome, force release, queries.
@@ -142,13 +143,16 @@ void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
 /// the release did not do:
 /// - lost: the lost-lock handler is told, unless the watchdog already told it;
 /// - failed (server unreachable): one local hold is dropped and, with the last one, its
-///   renewals stop, so the lock frees when its lease ends; a line on stderr says so;
-/// - not_held: a line on stderr.
+///   renewals stop, so the lock frees when its lease ends; a line (Config::log, else stderr)
+///   says so;
+/// - not_held: a line (Config::log, else stderr).
 /// Then `finished` runs.
 void quiet_unlock(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                   const std::string& name, std::int64_t owner, std::function<void()> finished);
-/// A line on stderr for an unlock() that could not even start (client closed...). Never throws.
-void log_quiet_unlock(const std::string& what, const std::string& why) noexcept;
+/// The line (Config::log, else stderr) for an unlock() that did not succeed, or could not even
+/// start (client closed...). Never throws.
+void log_quiet_unlock(const ClientCore& core, const std::string& what,
+                      const std::string& why) noexcept;
 /// Force release on the I/O thread; on success forgets every local hold it ended.
 void run_force_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                        const std::string& name, BoolDone done);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The non-reentrant lock kinds (docs/wire-format.md §12): what they add to the kinds they vary.
 #pragma once
 

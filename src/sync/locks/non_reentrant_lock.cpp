@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::NonReentrantLock and NonReentrantFairLock (docs/wire-format.md §12).
 #include "redisync/non_reentrant_lock.h"
 

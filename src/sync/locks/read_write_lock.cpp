@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::ReadWriteLock: Redisson's read-write lock (docs/wire-format.md §5).
 #include "redisync/read_write_lock.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The release side of the shared lock flows (docs/architecture.md "shared flows"): the
 // release step with its record (sent again safely after a lost reply), the outcome and the
 // hold bookkeeping, partial releases, quiet unlock and force release.
@@ -7,10 +8,10 @@
 #include <asio/steady_timer.hpp>
 #include <algorithm>
 #include <charconv>
-#include <iostream>
 #include <optional>
 #include <utility>
 
+#include "log_line.h"
 #include "lua/scripts.h"
 #include "lua/with_preludes.h"
 #include "net/server_text.h"
@@ -272,9 +273,10 @@ void run_release(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
       [core, kind, name, owner](auto done) mutable { release_now(core, kind, name, owner, done); });
 }
 
-void log_quiet_unlock(const std::string& what, const std::string& why) noexcept {
+void log_quiet_unlock(const ClientCore& core, const std::string& what,
+                      const std::string& why) noexcept {
   try {
-    std::cerr << "redisync: unlock of " << what << ": " << why << "\n";
+    log_line(core.config(), "unlock of " + what + ": " + why);
   } catch (...) {
   }
 }
@@ -310,11 +312,12 @@ void quiet_unlock(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
           why = e.what();
         } catch (...) {
         }
-        log_quiet_unlock(what(), "the release did not complete (" + why +
-                                     "); the hold is no longer renewed and the lock frees when "
-                                     "its lease ends");
+        log_quiet_unlock(*core, what(),
+                         "the release did not complete (" + why +
+                             "); the hold is no longer renewed and the lock frees when its "
+                             "lease ends");
       } else if (outcome == ReleaseOutcome::not_held) {
-        log_quiet_unlock(what(), "not held by owner " + std::to_string(owner));
+        log_quiet_unlock(*core, what(), "not held by owner " + std::to_string(owner));
       }
     } catch (...) {
       // Never let a report take down the I/O thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::SpinLock: Redisson's spin lock (docs/wire-format.md §10).
 #include "redisync/spin_lock.h"
 

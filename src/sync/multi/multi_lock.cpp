@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::MultiLock: the blocking API over the state machine of sync/multi/multi_lock_attempt.h.
 #include "redisync/multi_lock.h"
 
-#include <iostream>
 #include <set>
 
+#include "log_line.h"
 #include "sync/acquire/blocking_result.h"
 #include "sync/client_core.h"
 #include "sync/durations.h"
@@ -254,8 +255,13 @@ void MultiLock::unlock() noexcept {
   const ReleaseResult r = release();
   if (r) return;
   try {
-    std::cerr << "redisync: unlock of " << name() << " did not succeed: "
-              << (r.error.empty() ? "not held" : r.error) << "\n";
+    const std::string line =
+        "unlock of " + name() + " did not succeed: " + (r.error.empty() ? "not held" : r.error);
+    if (state_->members.empty()) {
+      detail::log_line(Config{}, line);
+    } else {
+      detail::log_line(state_->members.front()->core()->config(), line);
+    }
   } catch (...) {
   }
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The MultiLock / RedLock acquisition as one asynchronous state machine (docs/wire-format.md §6):
 // walk the members in order, each with its own wait and a timer bounding how long its answer
 // is awaited; tolerate the policy's failures; release what was taken when a walk fails;

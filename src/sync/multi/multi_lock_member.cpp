@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MultiLock members over the lock kinds (docs/wire-format.md §6).
 #include "sync/multi/multi_lock_member.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One member of a MultiLock / RedLock: the steps the multi-lock state machine needs from any
 // lock kind (acquire, release, probe, expiry, undo of a possible hold), over the kind's own
 // flows so hold counting and watchdog registration stay exactly as for a direct acquire.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How one member's failed try reads: in the attempt's report (its outcome and detail), and
 // for the attempt itself (must a possible hold be undone?).
 #pragma once

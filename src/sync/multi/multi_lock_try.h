@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One walk-and-retry "try lock" of the multi-lock (docs/wire-format.md §6), without the
 // Metrics hook: start_multi_try (multi_lock_attempt.h) meters it, start_multi_lock repeats it.
 #pragma once

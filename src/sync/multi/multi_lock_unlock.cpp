@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unlock and is_held of the multi-lock: each asks every member (the held subset for unlock)
 // at once and decides on the gathered answers.
 #include <optional>

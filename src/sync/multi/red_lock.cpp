@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::RedLock: MultiLock with the Redlock parameters of docs/wire-format.md §6.
 #include "redisync/red_lock.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A one-shot timer on some Client's I/O thread that any thread may cancel: the multi-lock's
 // members live on different Clients, so its attempt arms timers from whichever thread
 // answered last. The timer object itself is only touched on that thread; it lives as long

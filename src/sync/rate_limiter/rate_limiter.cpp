@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redisync::RateLimiter: Redisson's RRateLimiter (docs/wire-format.md §17).
 #include "redisync/rate_limiter.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sync/rate_limiter/rate_limiter_plan.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure helpers of the rate limiter (docs/wire-format.md §17): its key names, input checks, what a refused
 // attempt does next, and how the scripts' error replies read. No I/O; unit-tested.
 #pragma once
