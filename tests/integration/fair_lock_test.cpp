@@ -127,9 +127,14 @@ TEST(FairLockTest, KilledQueuedWaiterBlocksTheQueueOnlyForItsAllowance) {
   RedisServer server;
   redisync::Client holder(config_for(server)), next(config_for(server));
   const auto name = unique_name("fair:");
-  holder.fair_lock(name).lock(1500ms);  // never released: its lease runs out
+  // Held (watchdog) until the worker has queued behind it and died there, however long the
+  // worker takes to start: a lease of its own (1.5 s, once) could end first under a loaded
+  // ThreadSanitizer run, and the worker then took the free lock instead of queuing.
+  auto held = holder.fair_lock(name);
+  held.lock();
   // The worker queues with a 2 s wait and dies there.
   ASSERT_NO_FATAL_FAILURE(kill_a_queued_waiter(server, name, "2000"));
+  held.unlock();
   // The dead head is dropped once its deadline (its allowance after its last poll, 5 s)
   // passes; the next waiter then gets the lock well within its own 20 s.
   auto lock = next.fair_lock(name);
