@@ -23,7 +23,7 @@ class ScriptLoads {
   enum class Send {
     evalsha,            ///< loaded (or a load is on its way ahead of this call)
     load_then_evalsha,  ///< send SCRIPT LOAD first, then EVALSHA behind it
-    eval,               ///< this server refuses SCRIPT LOAD (ACL): send the source with EVAL
+    eval,  ///< SCRIPT LOAD is refused here (ACL): send the source with EVAL, which loads it
   };
   struct Plan {
     Send send;
@@ -39,19 +39,20 @@ class ScriptLoads {
   /// (SCRIPT FLUSH); the next call loads it again (once, however many calls heard NOSCRIPT).
   void missing(const std::string& sha, std::uint64_t load);
   /// SCRIPT LOAD `load` was answered with an error. `for_good` (NOPERM: the user may not
-  /// load scripts): calls send EVAL until the connection is made again; else the next call
-  /// tries a load again.
+  /// load scripts): until the connection is made again, a script is loaded by sending its
+  /// next call as EVAL (the server caches it as a load does); else the next call tries a
+  /// SCRIPT LOAD again.
   void refused(const std::string& sha, std::uint64_t load, bool for_good);
   /// Forgets everything (a new socket, maybe to another server).
   void clear() { known_.clear(); }
 
-  /// SCRIPT LOADs planned so far (for tests).
+  /// Loads planned so far, by SCRIPT LOAD or by EVAL (for tests).
   std::uint64_t loads() const { return loads_; }
 
  private:
   struct State {
-    std::uint64_t load = 0;
-    bool eval_only = false;
+    std::uint64_t load = 0;  ///< the load calls rely on; 0: none (send the next as EVAL)
+    bool eval_only = false;  ///< SCRIPT LOAD refused (NOPERM): loaded by an EVAL instead
   };
   std::unordered_map<std::string, State> known_;
   std::uint64_t loads_ = 0;  // also numbers the loads: never reset

@@ -88,3 +88,25 @@ TEST(ScriptLoad, AfterScriptFlushEachScriptIsLoadedOnceMoreNotOncePerCall) {
   EXPECT_LE(script_sends(server), kScriptsOfALock);
   EXPECT_LE(noscript_errors(server), 2 * n);
 }
+
+TEST(ScriptLoad, AUserWhoMayNotLoadScriptsLoadsThemWithOneEvalEach) {
+  RedisServer server;
+  ASSERT_EQ(server
+                .command({"ACL", "SETUSER", "noload", "reset", "on", ">pw", "~*", "&*", "+@all",
+                          "-script"})
+                .as_string(),
+            "OK");
+  redisync::Client client(redisync::Config::from_url(
+      "redis://noload:pw@127.0.0.1:" + std::to_string(server.port())));
+  auto lock = client.lock(unique_name("noload"));
+  for (int i = 0; i < 20; ++i) {
+    lock.lock();
+    lock.unlock();
+  }
+  EXPECT_FALSE(lock.is_locked());
+  // Per script: its SCRIPT LOAD refused, the call behind it answered NOSCRIPT, then one EVAL
+  // (which caches it) and EVALSHA from then on.
+  EXPECT_LE(noscript_errors(server), kScriptsOfALock);
+  EXPECT_LE(command_calls(server, "eval"), kScriptsOfALock);
+  EXPECT_GE(redisync::test::evalsha_calls(server), 40 - kScriptsOfALock);
+}

@@ -1,6 +1,6 @@
 // The per-connection record of loaded scripts (src/net/script_loads.h): one SCRIPT LOAD per
 // script however many calls go out, one more after the server lost its scripts however many
-// calls heard NOSCRIPT, and EVAL where the user may not load scripts.
+// calls heard NOSCRIPT, and one EVAL instead where the user may not load scripts.
 #include <gtest/gtest.h>
 
 #include "net/script_loads.h"
@@ -44,13 +44,19 @@ TEST(ScriptLoads, ManyNoscriptRepliesAfterAFlushLoadTheScriptOnceMore) {
   EXPECT_EQ(loads.plan(kSha).send, Send::load_then_evalsha);
 }
 
-TEST(ScriptLoads, AUserWhoMayNotLoadScriptsSendsEvalUntilTheNextConnection) {
+TEST(ScriptLoads, AUserWhoMayNotLoadScriptsLoadsThemWithOneEval) {
   ScriptLoads loads;
   const auto first = loads.plan(kSha);
   loads.refused(kSha, first.load, /*for_good=*/true);
-  EXPECT_EQ(loads.plan(kSha).send, Send::eval);
   loads.missing(kSha, first.load);  // the NOSCRIPT of the call behind the refused load
+  // The next call goes as EVAL, which caches the script; the calls behind it rely on it.
+  const auto by_eval = loads.plan(kSha);
+  EXPECT_EQ(by_eval.send, Send::eval);
+  EXPECT_EQ(loads.plan(kSha).send, Send::evalsha);
+  // Flushed: loaded again with an EVAL, not a SCRIPT LOAD.
+  loads.missing(kSha, by_eval.load);
   EXPECT_EQ(loads.plan(kSha).send, Send::eval);
+  EXPECT_EQ(loads.plan(kSha).send, Send::evalsha);
   loads.clear();  // a new socket: maybe rights now
   EXPECT_EQ(loads.plan(kSha).send, Send::load_then_evalsha);
 }
