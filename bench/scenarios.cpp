@@ -3,8 +3,9 @@
 //   bench_scenarios throughput URL [--workers 64] [--seconds 5]
 //       one Client, N async owners on N distinct lock names, lock+unlock pairs/s
 //   bench_scenarios watchdog URL [--locks 10000] [--periods 3]
-//       N watchdog-mode locks held by one Client: script calls, bytes and client CPU per
-//       renewal period; checks that no lock was lost
+//       N watchdog-mode locks taken at once by one Client (the time to hold them all, losses
+//       meanwhile), then held: script calls, bytes and client CPU per renewal period; checks
+//       that no lock was lost
 //   bench_scenarios waiters URL [--waiters 2000] [--locks 100]
 //       N async waiters on M held locks: memory per waiter, pub/sub connections, wake-up gaps
 //   bench_scenarios metrics_overhead URL [--pairs 2000] [--rounds 10]
@@ -134,6 +135,7 @@ int watchdog(const std::string& url, int count, int periods) {
   }
   std::atomic<int> pending{count};
   std::promise<void> taken;
+  const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < count; ++i) {
     locks[static_cast<std::size_t>(i)].async_lock(owners[static_cast<std::size_t>(i)],
                                                   [&](std::exception_ptr) {
@@ -144,6 +146,9 @@ int watchdog(const std::string& url, int count, int periods) {
     std::cerr << "watchdog: could not take the locks in 60 s\n";
     return 1;
   }
+  const double take_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const int lost_while_taking = lost.load();
   const long long calls0 = info_field(observer, "commandstats", "cmdstat_evalsha");
   const long long in0 = info_field(observer, "stats", "total_net_input_bytes");
   const long long out0 = info_field(observer, "stats", "total_net_output_bytes");
@@ -161,9 +166,10 @@ int watchdog(const std::string& url, int count, int periods) {
   std::printf(
       "{\"scenario\":\"watchdog\",\"locks\":%d,\"periods\":%d,\"script_calls_per_period\":%.1f,"
       "\"bytes_per_period\":%.0f,\"client_cpu_ms_per_period\":%.2f,\"locks_alive\":%lld,"
-      "\"lost\":%d}\n",
+      "\"lost\":%d,\"take_seconds\":%.2f,\"lost_while_taking\":%d}\n",
       count, periods, static_cast<double>(calls) / periods,
-      static_cast<double>(in + out) / periods, cpu * 1000 / periods, alive, lost.load());
+      static_cast<double>(in + out) / periods, cpu * 1000 / periods, alive, lost.load(),
+      take_seconds, lost_while_taking);
   std::atomic<int> releasing{count};
   std::promise<void> released;
   for (int i = 0; i < count; ++i) {

@@ -3,6 +3,7 @@
 // it ran (Target). Internal to the Executor's files (executor.cpp, request_delivery.cpp).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -28,8 +29,9 @@ struct Attempt {
   RoutedHandler handler;
   Retry retry;
   int retries_left;
-  std::string_view eval_source;  // set for EVALSHA: the script text to send after NOSCRIPT
-  bool reloaded = false;
+  std::string_view eval_source;   // set for EVALSHA: the script text (SCRIPT LOAD, EVAL)
+  std::uint64_t script_load = 0;  // the SCRIPT LOAD its EVALSHA relies on (ScriptLoads::Plan)
+  bool reloaded = false;          // sent again after a NOSCRIPT already
   // Cluster topology:
   int slot = -1;                      // the routing key's slot; -1: keyless (any master)
   std::shared_ptr<ClusterNode> ask;   // ASK target: send ASKING + the request there next

@@ -278,6 +278,7 @@ void Connection::flush_waiting() {
 void Connection::fail_connect(std::exception_ptr error) {
   if (stream_) stream_->close();
   ++generation_;
+  scripts_.clear();
   connect_timer_.cancel();
   handshake_replies_ = 0;
   write_buffer_.clear();
@@ -301,6 +302,7 @@ void Connection::lost(std::exception_ptr error, bool abort) {
     }
   }
   ++generation_;
+  scripts_.clear();
   write_buffer_.clear();
   write_in_progress_ = false;
   fail_all(inflight_, error);

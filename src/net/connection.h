@@ -20,6 +20,7 @@
 #include <asio/steady_timer.hpp>
 
 #include "net/reply.h"
+#include "net/script_loads.h"
 #include "redisync/config.h"
 
 struct redisReader;
@@ -103,6 +104,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string address() const { return options_.describe(); }
   /// Requests sent and not yet answered or timed out (for tests and benchmarks).
   std::size_t in_flight() const { return inflight_.size(); }
+  /// The scripts loaded on the server of the current socket (the Executor's bookkeeping;
+  /// emptied whenever the socket is lost: the next one may reach a server without them).
+  ScriptLoads& scripts() { return scripts_; }
 
  /// The byte stream under a connection (TCP, TLS or unix socket); defined in net/stream.h.
   class Stream;
@@ -179,6 +183,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   std::function<void(Reply)> push_handler_;
   std::function<void(bool)> state_handler_;
+  ScriptLoads scripts_;
 };
 
 }  // namespace redisync::net

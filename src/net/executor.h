@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runs commands and embedded Lua scripts against the deployment: picks the connection (the
 // single server, the Sentinel's current master, or in a cluster the master of the first key's
-// slot, following MOVED and ASK), calls scripts by SHA (reloading them transparently after
-// NOSCRIPT, per server), and resends requests after connection errors following
-// Config::retry_attempts / retry_interval.
+// slot, following MOVED and ASK), calls scripts by SHA (loading each once per connection,
+// again after NOSCRIPT: net/script_loads.h), and resends requests after connection errors
+// following Config::retry_attempts / retry_interval.
 //
 // Threading: io thread only, like Connection.
 #pragma once
@@ -53,7 +53,8 @@ class Executor {
   void execute(std::vector<std::string> args, ReplyHandler handler, Retry retry = Retry::if_unsent,
                const std::string& key = {});
 
-  /// Runs an embedded script with EVALSHA, falling back to EVAL after NOSCRIPT.
+  /// Runs an embedded script with EVALSHA, behind a SCRIPT LOAD the first time on a
+  /// connection; after NOSCRIPT it loads it again, and falls back to EVAL if that fails.
   void eval(const lua::Script& script, std::vector<std::string> keys,
             std::vector<std::string> args, ReplyHandler handler, Retry retry = Retry::if_unsent);
 
@@ -107,6 +108,9 @@ class Executor {
   /// Sends the attempt's request on `connection` (resent_on_timeout for the recorded kinds).
   void send_on(Connection& connection, const std::shared_ptr<struct Attempt>& attempt,
                ReplyHandler handler);
+  /// A script call about to go on `connection`: a SCRIPT LOAD ahead of it when the server
+  /// behind it has not been sent the script yet, or EVAL where loading is refused.
+  void prepare_script(Connection& connection, struct Attempt& attempt);
   void run_cluster(std::shared_ptr<struct Attempt> attempt);
   bool handle_cluster_reply(const std::shared_ptr<struct Attempt>& attempt, const Reply& reply,
                             const std::string& node_host);

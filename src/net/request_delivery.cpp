@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Executor, how it delivers an Attempt: on the connection of the topology (in a cluster,
 // the slot's master, following MOVED and ASK, waiting out TRYAGAIN and CLUSTERDOWN), resent
-// after connection errors as its Retry allows, and as EVAL after NOSCRIPT.
+// after connection errors as its Retry allows, and scripts loaded once per connection
+// (net/script_loads.h), sent again after NOSCRIPT.
 #include <algorithm>
 #include <asio/steady_timer.hpp>
 
@@ -16,20 +17,51 @@ namespace {
 
 constexpr int kMaxRedirects = 5;  // MOVED/ASK per request before giving up
 
-// The server lost its script cache (restart, failover, SCRIPT FLUSH): an EVALSHA that got
-// NOSCRIPT becomes an EVAL of the source, once. True when it did (the caller runs it again).
-bool to_eval_after_noscript(Attempt& a, const Reply& reply) {
-  if (!reply.is_error() || a.eval_source.empty() || a.reloaded ||
-      reply.str.rfind("NOSCRIPT", 0) != 0) {
-    return false;
-  }
-  a.reloaded = true;
+bool is_noscript(const Attempt& a, const Reply& reply) {
+  return reply.is_error() && !a.eval_source.empty() && a.args[0] == "EVALSHA" &&
+         reply.str.rfind("NOSCRIPT", 0) == 0;
+}
+
+// Sends the script's source instead of its SHA.
+void to_eval(Attempt& a) {
   a.args[0] = "EVAL";
   a.args[1] = std::string(a.eval_source);
+}
+
+// The server lost its script cache (restart, failover, SCRIPT FLUSH) before an EVALSHA sent
+// on `connection` ran, so it did not run: it is sent again, behind one SCRIPT LOAD on that
+// connection (prepare_script), and as an EVAL of the source if that finds no script either. True
+// when the caller is to run it again.
+bool retry_after_noscript(Connection& connection, Attempt& a, const Reply& reply) {
+  if (!is_noscript(a, reply)) return false;
+  connection.scripts().missing(a.args[1], a.script_load);
+  if (a.reloaded) {
+    to_eval(a);
+  } else {
+    a.reloaded = true;
+  }
   return true;
 }
 
 }  // namespace
+
+void Executor::prepare_script(Connection& connection, Attempt& a) {
+  if (a.eval_source.empty() || a.args[0] != "EVALSHA") return;
+  auto& loads = connection.scripts();
+  const auto plan = loads.plan(a.args[1]);
+  a.script_load = plan.load;
+  if (plan.send == ScriptLoads::Send::eval) return to_eval(a);
+  if (plan.send != ScriptLoads::Send::load_then_evalsha) return;
+  // Ahead of the call on the same connection: the server runs them in order.
+  std::weak_ptr<Connection> weak = connection.shared_from_this();
+  connection.execute(
+      {"SCRIPT", "LOAD", std::string(a.eval_source)},
+      [weak, sha = a.args[1], load = plan.load](std::exception_ptr error, Reply reply) {
+        auto c = weak.lock();
+        if (!c || error || !reply.is_error()) return;
+        c->scripts().refused(sha, load, reply.str.rfind("NOPERM", 0) == 0);
+      });
+}
 
 bool Executor::retry_after_error(const std::shared_ptr<Attempt>& a, std::exception_ptr error) {
   bool retryable = false;
@@ -79,12 +111,13 @@ void Executor::send_on(Connection& connection, const std::shared_ptr<Attempt>& a
 
 void Executor::run(std::shared_ptr<Attempt> a) {
   if (router_) return run_cluster(std::move(a));
+  prepare_script(*connection_, *a);
   send_on(*connection_, a, [this, a](std::exception_ptr error, Reply reply) {
     if (error) {
       if (retry_after_error(a, error)) return;
       return a->handler(error, {}, {});
     }
-    if (to_eval_after_noscript(*a, reply)) return run(a);
+    if (retry_after_noscript(*connection_, *a, reply)) return run(a);
     a->handler(nullptr, std::move(reply), Target{connection_, replicas_});
   });
 }
@@ -97,6 +130,7 @@ void Executor::run_cluster(std::shared_ptr<Attempt> a) {
                       {}, {});
   }
   Connection& connection = router_->commands(*node);
+  prepare_script(connection, *a);  // a SCRIPT LOAD goes before ASKING, not between
   // ASKING and the request go out back to back on one connection (pipelined).
   if (a->ask) connection.execute({"ASKING"}, nullptr);
   send_on(connection, a, [this, a, node](std::exception_ptr error, Reply reply) {
@@ -106,7 +140,7 @@ void Executor::run_cluster(std::shared_ptr<Attempt> a) {
     }
     if (reply.is_error() && handle_cluster_reply(a, reply, node->host)) return;
     // To the same node (an ASK target stays the target).
-    if (to_eval_after_noscript(*a, reply)) return run(a);
+    if (retry_after_noscript(*node->commands, *a, reply)) return run(a);
     a->handler(nullptr, std::move(reply), Target{node->commands, node->replicas});
   });
 }

@@ -127,6 +127,10 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
     std::chrono::steady_clock::time_point since, ends;
   };
   std::unordered_map<std::string, MeteredPermit> metered_permits;
+  /// Entries of metered_permits past which the next taking sweeps out the ended leases: at
+  /// least kMeteredPermitsSweepAbove, and twice what a sweep left.
+  static constexpr std::size_t kMeteredPermitsSweepAbove = 4096;
+  std::size_t metered_permits_sweep_above = kMeteredPermitsSweepAbove;
   /// "PUBLISH" or "SPUBLISH" (sharded cluster), for scripts that publish.
   const std::string& publish_command() const { return publish_command_; }
   /// Milliseconds a release record lives (docs/wire-format.md §1.8).

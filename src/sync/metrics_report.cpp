@@ -53,7 +53,6 @@ void report_lost(Metrics& sink, std::string_view kind, const std::string& name) 
 namespace {
 
 constexpr std::string_view kPermitKind = "permit_expirable_semaphore";
-constexpr std::size_t kSweepAbove = 4096;  // remembered permits before a sweep of ended leases
 
 std::string permit_key(const std::string& name, const std::string& raw_id) {
   std::string key = name;
@@ -74,8 +73,12 @@ void metered_permits_taken(ClientCore& core, const std::string& name,
   if (!core.config().metrics) return;
   auto& permits = core.metered_permits;
   const auto now = sync::Clock::now();
-  if (permits.size() > kSweepAbove) {
+  if (permits.size() > core.metered_permits_sweep_above) {
     std::erase_if(permits, [now](const auto& entry) { return entry.second.ends < now; });
+    // The next sweep waits until as many again are remembered: with many permits still
+    // leased, sweeping costs O(1) per permit taken, not a walk of them all each time.
+    core.metered_permits_sweep_above =
+        std::max(ClientCore::kMeteredPermitsSweepAbove, 2 * permits.size());
   }
   for (const auto& raw : raw_ids) {
     permits[permit_key(name, raw)] = ClientCore::MeteredPermit{now, lease_end(now, lease)};

@@ -15,8 +15,30 @@ bool lease_ran_out(Clock::time_point last_renewed, Clock::time_point now, Durati
   return now >= local_deadline(last_renewed, lease);
 }
 
+RenewalTable::RenewalTable(Duration watchdog_lease)
+    : lease_(watchdog_lease),
+      entries_(CountingKeyLess{&steps_}),
+      deadlines_(CountingDeadlineLess{&steps_}) {}
+
+void RenewalTable::reindex(Entries::iterator it) {
+  Entry& e = it->second;
+  const DeadlineSlot slot{local_deadline(e.last_renewed, e.lease), &it->first};
+  if (e.slot != deadlines_.end()) {
+    if (*e.slot == slot) return;
+    deadlines_.erase(e.slot);
+  }
+  e.slot = deadlines_.insert(slot).first;
+}
+
+RenewalTable::Entries::iterator RenewalTable::erase(Entries::iterator it) {
+  if (it->second.slot != deadlines_.end()) deadlines_.erase(it->second.slot);
+  return entries_.erase(it);
+}
+
 void RenewalTable::add(const RenewalKey& reg, RenewalKey report, Clock::time_point sent) {
-  auto& e = entries_[reg];
+  const auto it = entries_.try_emplace(reg).first;
+  auto& e = it->second;
+  if (e.count == 0) e.slot = deadlines_.end();
   if (e.count++ == 0 || !e.renew) {
     // New, or a fixed-lease hold now re-entered in watchdog mode: renewed from now on.
     if (e.count == 1 || sent > e.last_renewed) e.last_renewed = sent;
@@ -24,12 +46,15 @@ void RenewalTable::add(const RenewalKey& reg, RenewalKey report, Clock::time_poi
   }
   e.lease = lease_;
   e.report = std::move(report);
+  reindex(it);
 }
 
 void RenewalTable::watch(const RenewalKey& reg, RenewalKey report, Duration lease,
                          Clock::time_point sent) {
-  auto& e = entries_[reg];
+  const auto it = entries_.try_emplace(reg).first;
+  auto& e = it->second;
   if (e.count++ == 0) {
+    e.slot = deadlines_.end();
     e.renew = false;
     e.lease = lease;
     e.last_renewed = sent;
@@ -39,6 +64,7 @@ void RenewalTable::watch(const RenewalKey& reg, RenewalKey report, Duration leas
     e.lease = lease;
     e.last_renewed = sent;
   }
+  reindex(it);
 }
 
 void RenewalTable::fix(const RenewalKey& reg, Duration lease, Clock::time_point sent) {
@@ -47,34 +73,42 @@ void RenewalTable::fix(const RenewalKey& reg, Duration lease, Clock::time_point 
   it->second.renew = false;
   it->second.lease = lease;
   it->second.last_renewed = sent;
+  reindex(it);
 }
 
 void RenewalTable::remove(const RenewalKey& reg) {
   auto it = entries_.find(reg);
   if (it == entries_.end()) return;
-  if (--it->second.count <= 0) entries_.erase(it);
+  if (--it->second.count <= 0) erase(it);
 }
 
-void RenewalTable::forget(const RenewalKey& reg) { entries_.erase(reg); }
+void RenewalTable::forget(const RenewalKey& reg) {
+  auto it = entries_.find(reg);
+  if (it != entries_.end()) erase(it);
+}
 
 void RenewalTable::remove_all(const std::string& key) {
   auto it = entries_.lower_bound(RenewalKey{key, ""});
-  while (it != entries_.end() && it->first.key == key) it = entries_.erase(it);
+  while (it != entries_.end() && it->first.key == key) {
+    ++steps_;
+    it = erase(it);
+  }
 }
 
 std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> RenewalTable::due_for_renewal()
     const {
   std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> due;
   for (const auto& [k, e] : entries_) {
+    ++steps_;
     if (!e.renew) continue;  // fixed leases: only their deadline is watched
     (k.kind == RenewalKind::rwlock_read ? due.second : due.first).push_back(k);
   }
   return due;  // the map's order keeps each hash's reader fields together
 }
 
-LostHold RenewalTable::take(std::map<RenewalKey, Entry>::iterator it, std::string reason) {
+LostHold RenewalTable::take(Entries::iterator it, std::string reason) {
   LostHold lost{it->second.report, std::move(reason)};
-  entries_.erase(it);
+  erase(it);
   return lost;
 }
 
@@ -84,7 +118,10 @@ std::optional<LostHold> RenewalTable::renewal_answered(const RenewalKey& reg,
   if (it == entries_.end()) return std::nullopt;  // released meanwhile
   if (renewed) {
     // The server reset the lease no earlier than the renewal was sent.
-    if (it->second.renew && sent > it->second.last_renewed) it->second.last_renewed = sent;
+    if (it->second.renew && sent > it->second.last_renewed) {
+      it->second.last_renewed = sent;
+      reindex(it);
+    }
     return std::nullopt;
   }
   return take(it, "the lock key or its owner field is gone (expired or deleted)");
@@ -101,13 +138,20 @@ std::optional<LostHold> RenewalTable::renewal_failed(const RenewalKey& reg,
 }
 
 std::vector<LostHold> RenewalTable::take_overdue(Clock::time_point now) {
+  // The overdue holds are the head of the deadline index (lease_ran_out: now >= deadline).
+  std::vector<Entries::iterator> overdue;
+  for (auto slot = deadlines_.begin(); slot != deadlines_.end() && slot->first <= now; ++slot) {
+    ++steps_;
+    overdue.push_back(entries_.find(*slot->second));
+  }
+  // Reported in registration order, as a walk of entries_ would.
+  std::sort(overdue.begin(), overdue.end(), [this](Entries::iterator a, Entries::iterator b) {
+    return entries_.key_comp()(a->first, b->first);
+  });
   std::vector<LostHold> lost;
-  for (auto it = entries_.begin(); it != entries_.end();) {
+  lost.reserve(overdue.size());
+  for (auto it : overdue) {
     const Entry& e = it->second;
-    if (!lease_ran_out(e.last_renewed, now, e.lease)) {
-      ++it;
-      continue;
-    }
     const auto lease = std::to_string(e.lease.count());
     const auto margin = std::to_string(loss_margin(e.lease).count());
     std::string reason =
@@ -116,18 +160,14 @@ std::vector<LostHold> RenewalTable::take_overdue(Clock::time_point now) {
                 : "its fixed lease (" + lease + " ms) is ending on the server (within " +
                       margin + " ms)";
     lost.push_back(LostHold{e.report, std::move(reason)});
-    it = entries_.erase(it);
+    erase(it);
   }
   return lost;
 }
 
 std::optional<Clock::time_point> RenewalTable::next_deadline() const {
-  std::optional<Clock::time_point> earliest;
-  for (const auto& [k, e] : entries_) {
-    const auto d = local_deadline(e.last_renewed, e.lease);
-    if (!earliest || d < *earliest) earliest = d;
-  }
-  return earliest;
+  if (deadlines_.empty()) return std::nullopt;
+  return deadlines_.begin()->first;
 }
 
 }  // namespace redisync::sync

@@ -4,12 +4,20 @@
 // must be reported lost (its local deadline). `Watchdog` (watchdog.h) sends the rounds and
 // arms the timers; the unit tests drive this table with a fake clock.
 //
+// Cost (issue 34): every per-hold event (add, watch, fix, remove, forget, a renewal's answer)
+// is O(log n) in the holds of the Client; next_deadline() is O(1); take_overdue() is
+// O(k log n) for k holds overdue. Only due_for_renewal(), once per renewal period, visits
+// every hold. The entries are kept twice: by registration, and by local deadline.
+//
 // Threading: io thread only (no locking of its own).
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -61,7 +69,10 @@ struct LostHold {
 class RenewalTable {
  public:
   /// `watchdog_lease`: the lease every renewal sets (Config::lock_watchdog_timeout).
-  explicit RenewalTable(Duration watchdog_lease) : lease_(watchdog_lease) {}
+  explicit RenewalTable(Duration watchdog_lease);
+  // The indexes' comparators point at steps_: the table stays where it was built.
+  RenewalTable(const RenewalTable&) = delete;
+  RenewalTable& operator=(const RenewalTable&) = delete;
 
   /// +1 hold of `reg` in watchdog mode (renewed); `sent`: when its acquire was sent. A
   /// fixed-lease registration re-entered this way is renewed from then on.
@@ -98,18 +109,51 @@ class RenewalTable {
   std::size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
 
+  /// The work done so far: key and deadline comparisons in the indexes, plus entries visited
+  /// by a walk. Only the unit test that proves the cost grows as n log n reads it.
+  std::uint64_t steps() const { return steps_; }
+
  private:
+  /// Less-than that counts its calls in `*steps`.
+  struct CountingKeyLess {
+    std::uint64_t* steps;
+    bool operator()(const RenewalKey& a, const RenewalKey& b) const {
+      ++*steps;
+      return a < b;
+    }
+  };
+  /// The deadline index: (local deadline, the entry's key in entries_), earliest first.
+  using DeadlineSlot = std::pair<Clock::time_point, const RenewalKey*>;
+  struct CountingDeadlineLess {
+    std::uint64_t* steps;
+    bool operator()(const DeadlineSlot& a, const DeadlineSlot& b) const {
+      ++*steps;
+      if (a.first != b.first) return a.first < b.first;
+      return std::less<const RenewalKey*>()(a.second, b.second);
+    }
+  };
+  using DeadlineIndex = std::set<DeadlineSlot, CountingDeadlineLess>;
+
   struct Entry {
     int count = 0;
     Clock::time_point last_renewed;  ///< send time of the last acknowledged renewal/acquire
     RenewalKey report;               ///< what the LostHandler is told
     bool renew = true;               ///< false: a fixed lease, only its deadline is watched
     Duration lease{0};               ///< the lease its deadline counts
+    DeadlineIndex::iterator slot;    ///< its place in deadlines_ (end(): not placed yet)
   };
-  LostHold take(std::map<RenewalKey, Entry>::iterator it, std::string reason);
+  using Entries = std::map<RenewalKey, Entry, CountingKeyLess>;
+
+  /// Places the entry in deadlines_ again after last_renewed or lease changed.
+  void reindex(Entries::iterator it);
+  /// Removes the entry from both indexes; returns the next one.
+  Entries::iterator erase(Entries::iterator it);
+  LostHold take(Entries::iterator it, std::string reason);
 
   Duration lease_;
-  std::map<RenewalKey, Entry> entries_;
+  mutable std::uint64_t steps_ = 0;  // counted by const walks too
+  Entries entries_;
+  DeadlineIndex deadlines_;
 };
 
 }  // namespace redisync::sync

@@ -8,6 +8,7 @@
 #include <asio/steady_timer.hpp>
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -339,10 +340,10 @@ void run_force_release(const std::shared_ptr<ClientCore>& core, const KindPtr& k
               if (reply.integer == 1) {
                 core->watchdog().remove_all(name);
                 for (const auto& key : kind->force_hold_keys(name)) {
+                  // Every owner's hold of `key`: one range of the table, not a walk of it.
                   auto& holds = core->holds();
-                  for (auto it = holds.begin(); it != holds.end();) {
-                    it = it->first.first == key ? holds.erase(it) : std::next(it);
-                  }
+                  auto it = holds.lower_bound({key, std::numeric_limits<std::int64_t>::min()});
+                  while (it != holds.end() && it->first.first == key) it = holds.erase(it);
                 }
               }
               done(nullptr, reply.integer == 1);
