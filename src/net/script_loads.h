@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which embedded scripts the server behind one connection has been sent (issue 34): the first
 // EVALSHA of a script on a connection goes out right behind a SCRIPT LOAD of it, pipelined, so
 // a fresh server (or one that restarted, failed over or was SCRIPT FLUSHed) loads each script

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scripts are loaded once per connection, not once per call (issue 34): thousands of acquires
 // started at once on a fresh server, or right after SCRIPT FLUSH, send each script once
 // (SCRIPT LOAD) instead of answering NOSCRIPT to every call and resending each as an EVAL.

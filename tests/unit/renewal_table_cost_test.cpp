@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the watchdog's table costs per hold as the holds of one Client grow (issue 34): the
 // table counts its own work (comparisons in its indexes, entries visited by a walk), and a
 // day in the life of n holds on a fake clock must take O(n log n) of it, for n from 10^3 to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-connection record of loaded scripts (src/net/script_loads.h): one SCRIPT LOAD per
 // script however many calls go out, one more after the server lost its scripts however many
 // calls heard NOSCRIPT, and one EVAL instead where the user may not load scripts.
