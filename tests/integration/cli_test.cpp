@@ -384,6 +384,16 @@ TEST_F(CliTest, BareDurationIsRefusedWithAHint) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
+// Issue 37: `run NAME cmd --opt` without "--": CLI11's error, then how to write it.
+TEST_F(CliTest, CommandOptionsWithoutSeparatorGetAHint) {
+  const std::string name = unique_name("cli:sep:");
+  const auto r = cli({"run", "--redis", server_.url(), name, "ls", "--all"});
+  EXPECT_EQ(r.exit_code, 64) << r.output;
+  EXPECT_NE(r.output.find("--all"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the command's own options must follow '--'"), std::string::npos)
+      << r.output;
+}
+
 TEST_F(CliTest, StatusShowsARateLimitersConfigurationAndWindow) {
   using redisync::RateType;
   const std::string name = unique_name("cli:rl:");
