@@ -56,7 +56,7 @@ TEST(CliDurationTest, ParsesUnitsAndRejectsJunk) {
   EXPECT_EQ(parse_duration_flag("250ms", "--wait"), Duration{250});
   EXPECT_EQ(parse_duration_flag("30s", "--wait"), Duration{30000});
   EXPECT_EQ(parse_duration_flag("5m", "--wait"), Duration{300000});
-  EXPECT_EQ(parse_duration_flag("1500", "--wait"), Duration{1500});
+  EXPECT_THROW(parse_duration_flag("1500", "--wait"), UsageError);  // a bare number needs a unit
   EXPECT_EQ(parse_duration_flag("0", "--wait"), Duration{0});
   try {
     parse_duration_flag("5x", "--lease");

@@ -372,6 +372,28 @@ TEST_F(CliTest, UsageErrorsExit64) {
   EXPECT_NE(r.output.find("--wait"), std::string::npos);
 }
 
+// Issue 37: a bare number is ambiguous (flock(1) and timeout(1) read seconds, the CLI once read
+// milliseconds): a usage error with a hint; units, decimals and compound forms are taken.
+TEST_F(CliTest, BareDurationIsRefusedWithAHint) {
+  const std::string name = unique_name("cli:dur:");
+  auto r = cli({"run", "--redis", server_.url(), "--wait", "10", name, "--", "true"});
+  EXPECT_EQ(r.exit_code, 64) << r.output;
+  EXPECT_NE(r.output.find("--wait 10: give a unit, e.g. 10s or 10ms"), std::string::npos)
+      << r.output;
+  r = cli({"run", "--redis", server_.url(), "--wait", "1m30.5s", name, "--", "true"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// Issue 37: `run NAME cmd --opt` without "--": CLI11's error, then how to write it.
+TEST_F(CliTest, CommandOptionsWithoutSeparatorGetAHint) {
+  const std::string name = unique_name("cli:sep:");
+  const auto r = cli({"run", "--redis", server_.url(), name, "ls", "--all"});
+  EXPECT_EQ(r.exit_code, 64) << r.output;
+  EXPECT_NE(r.output.find("--all"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the command's own options must follow '--'"), std::string::npos)
+      << r.output;
+}
+
 TEST_F(CliTest, StatusShowsARateLimitersConfigurationAndWindow) {
   using redisync::RateType;
   const std::string name = unique_name("cli:rl:");

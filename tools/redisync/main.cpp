@@ -18,6 +18,7 @@
 #include "demo_worker.h"
 #include "ls_command.h"
 #include "run_command.h"
+#include "run_separator_hint.h"
 #include "status_command.h"
 #include "unlock_command.h"
 
@@ -86,7 +87,11 @@ int run_main(int argc, char** argv) {
     app.parse(args.ours);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help (exit 0) or the error message
-    return code == 0 ? kExitOk : kExitUsage;
+    if (code == 0) return kExitOk;
+    const std::vector<std::string> words(argv + 1, argv + argc);
+    const std::string hint = run_separator_hint(words, e);
+    if (!hint.empty()) print_diagnostic(hint);
+    return kExitUsage;
   }
 
   try {

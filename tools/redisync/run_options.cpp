@@ -133,7 +133,7 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   add_redis_option(*run, o.redis_url);
   run->add_option("--wait", o.wait,
                   "How long to wait for the lock: 0 = one try; default: forever. "
-                  "Durations: 250ms, 30s, 5m, bare number = ms")
+                  "Durations need a unit: 250ms, 1.5s, 2m, 1h, 1m30s")
       ->check(non_empty());
   run->add_option("--lease", o.lease,
                   "Fixed lease, never renewed (default: watchdog lease, renewed while CMD runs). "
