@@ -10,7 +10,8 @@
 #   SANITIZERS=0                    skip the sanitizer builds (quick local runs)
 #   REDISYNC_SANITIZERS_STRICT=0    a failing sanitizer suite is reported but does not fail
 #                                   the run (default 1: it fails the run)
-#   REDISYNC_TEST_SLOTS_PER_CORE=N  ctest slots per core (default 3; a chaos case takes 2)
+#   REDISYNC_TEST_SLOTS_PER_CORE=N  ctest slots per core (default 3; a chaos case takes 2);
+#                                   *_SANITIZED for the sanitizer builds (default 2)
 #   BUILD_DIR=DIR                   the plain build's directory (default build; the sanitizer
 #                                   builds use DIR-tsan and DIR-asan)
 #   CONFIGURE_ONLY=1                configure each build and check it registers tests, without
@@ -63,8 +64,14 @@ run_suite() {  # build dir, cmake args...
   echo "=== test $dir" >&2
   local rc=0
   # Most tests wait on leases and servers, not the CPU (the plain suite used a quarter of a
-  # core at -j2): 3 ctest slots per core. A chaos case takes 2 (tests/CMakeLists.txt).
-  local slots=$(( $(nproc) * ${REDISYNC_TEST_SLOTS_PER_CORE:-3} ))
+  # core at -j2): 3 ctest slots per core, 2 in the sanitizer builds, whose instrumented
+  # processes are several times slower (at 3, two load-bound test races showed under TSan).
+  # A chaos case takes 2 slots (tests/CMakeLists.txt).
+  local per_core=${REDISYNC_TEST_SLOTS_PER_CORE:-3}
+  if [[ "$*" == *-DREDISYNC_SANITIZE=[a-z]* ]]; then
+    per_core=${REDISYNC_TEST_SLOTS_PER_CORE_SANITIZED:-2}
+  fi
+  local slots=$(( $(nproc) * per_core ))
   (cd "$dir" && ctest --output-on-failure --no-tests=error -j"$slots" --timeout 600 \
     "${filter[@]}") || rc=1
   echo "=== test $dir took $((SECONDS - t0)) s" >&2
