@@ -17,6 +17,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli_support.h"
@@ -262,11 +263,16 @@ TEST_F(CliTest, BenchDriverLatchRingPassesTheTokenInRingOrder) {
                           .count();
   constexpr int kWorkers = 3;
   constexpr int kTurns = 15;
-  std::vector<std::string> events, outputs(kWorkers);
-  std::vector<pid_t> pids;
-  for (int i = 0; i < kWorkers; ++i) {
-    events.push_back(temp_file("ring-events.txt"));
-    pids.push_back(start_cli({"bench",         "driver",
+  std::vector<std::string> events(kWorkers), outputs(kWorkers);
+  std::vector<pid_t> pids(kWorkers);
+  // Worker 1 starts last, after the common start instant: worker 0 passes it the token before
+  // it has armed its latch (a slow start under load did that). The drivers must wait for each
+  // other to be armed, or the ring stalls at worker 1 until the deadline.
+  for (const int i : {0, 2, 1}) {
+    const auto index = static_cast<std::size_t>(i);
+    if (i == 1) std::this_thread::sleep_for(1500ms);
+    events[index] = temp_file("ring-events.txt");
+    pids[index] = start_cli({"bench",         "driver",
                               "--port",        std::to_string(server_.port()),
                               "--key",         key,
                               "--kind",        "latch-ring",
@@ -274,10 +280,10 @@ TEST_F(CliTest, BenchDriverLatchRingPassesTheTokenInRingOrder) {
                               "--worker-id",   std::to_string(i),
                               "--iterations",  std::to_string(kTurns),
                               "--cs",          "counter",
-                              "--events",      events.back(),
+                              "--events",      events[index],
                               "--start-at-ns", std::to_string(now_ns + 1'000'000'000),
                               "--deadline-ns", std::to_string(now_ns + 21'000'000'000)},
-                             &outputs[static_cast<std::size_t>(i)]));
+                             &outputs[index]);
   }
   struct Turn {
     long long t1, t2;

@@ -104,7 +104,9 @@ std::int64_t warmup_pairs(const BenchDriverOptions& o) {
 using AnyLock = std::variant<Lock, FairLock, FencedLock, SpinLock, WriteLock, LatchRing>;
 
 AnyLock make_lock(Client& client, const BenchDriverOptions& o) {
-  if (o.kind == "latch-ring") return LatchRing(client, o.key, o.worker_id, o.workers);
+  if (o.kind == "latch-ring") {
+    return LatchRing(client, o.key, o.worker_id, o.workers, o.start_at_ns);
+  }
   if (o.kind == "fair") return client.fair_lock(o.key);
   if (o.kind == "fenced") return client.fenced_lock(o.key);
   if (o.kind == "rw-write") return client.read_write_lock(o.key).write_lock();

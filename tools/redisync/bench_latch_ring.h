@@ -26,9 +26,11 @@ namespace redisync::cli {
 class LatchRing {
  public:
   /// Arms this worker's latch (count 1), except worker 0's: worker 0 holds the token first.
-  /// Every worker must have armed its latch before worker 0 first passes the token (bench/run
-  /// starts them 1.5 s before the common start instant).
-  LatchRing(Client& client, const std::string& key, std::int64_t worker, std::int64_t workers);
+  /// Then waits (at most 30 s, else CliError) until all `workers` of the run `run_id` (the
+  /// drivers' common start instant) have armed theirs, so none is armed after the token was
+  /// passed to it.
+  LatchRing(Client& client, const std::string& key, std::int64_t worker, std::int64_t workers,
+            std::int64_t run_id);
 
   /// Waits for the token without limit.
   void lock(Duration lease);
@@ -41,6 +43,7 @@ class LatchRing {
 
  private:
   void arm_after_wait();
+  void wait_for_the_others(const std::string& armed, std::int64_t workers);
 
   Client& client_;
   // Set by the I/O thread when re-arming failed; reported by the next wait (without the
