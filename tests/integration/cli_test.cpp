@@ -273,17 +273,17 @@ TEST_F(CliTest, BenchDriverLatchRingPassesTheTokenInRingOrder) {
     if (i == 1) std::this_thread::sleep_for(1500ms);
     events[index] = temp_file("ring-events.txt");
     pids[index] = start_cli({"bench",         "driver",
-                              "--port",        std::to_string(server_.port()),
-                              "--key",         key,
-                              "--kind",        "latch-ring",
-                              "--workers",     std::to_string(kWorkers),
-                              "--worker-id",   std::to_string(i),
-                              "--iterations",  std::to_string(kTurns),
-                              "--cs",          "counter",
-                              "--events",      events[index],
-                              "--start-at-ns", std::to_string(now_ns + 1'000'000'000),
-                              "--deadline-ns", std::to_string(now_ns + 21'000'000'000)},
-                             &outputs[index]);
+                             "--port",        std::to_string(server_.port()),
+                             "--key",         key,
+                             "--kind",        "latch-ring",
+                             "--workers",     std::to_string(kWorkers),
+                             "--worker-id",   std::to_string(i),
+                             "--iterations",  std::to_string(kTurns),
+                             "--cs",          "counter",
+                             "--events",      events[index],
+                             "--start-at-ns", std::to_string(now_ns + 1'000'000'000),
+                             "--deadline-ns", std::to_string(now_ns + 21'000'000'000)},
+                            &outputs[index]);
   }
   struct Turn {
     long long t1, t2;
