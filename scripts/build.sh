@@ -20,7 +20,7 @@ if command -v ccache >/dev/null 2>&1 && [ "${REDISYNC_CCACHE:-1}" != 0 ]; then
   # travel in the launcher itself, so a later plain `cmake --build` caches the same way.
   # GCC's precompiled headers are not reproducible (two builds of one header differ), and
   # ccache hashes them into every key: with a PCH nothing would hit after a fresh configure.
-  # So with ccache the heavy headers are shared by unity batches instead (cmake/Speed.cmake).
+  # So with ccache the heavy headers are shared by unity batches instead (REDISYNC_UNITY).
   base=${CCACHE_BASEDIR:-$(cd .. && pwd)}
   launcher="/usr/bin/env;CCACHE_BASEDIR=$base;CCACHE_NOHASHDIR=1"
   launcher+=";CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime"

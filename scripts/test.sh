@@ -67,11 +67,8 @@ run_suite() {  # build dir, cmake args...
   # core at -j2): 3 ctest slots per core, 2 in the sanitizer builds, whose instrumented
   # processes are several times slower (at 3, two load-bound test races showed under TSan).
   # A chaos case takes 2 slots (tests/CMakeLists.txt).
-  local per_core=${REDISYNC_TEST_SLOTS_PER_CORE:-3}
-  if [[ "$*" == *-DREDISYNC_SANITIZE=[a-z]* ]]; then
-    per_core=${REDISYNC_TEST_SLOTS_PER_CORE_SANITIZED:-2}
-  fi
-  local slots=$(( $(nproc) * per_core ))
+  # SLOTS_PER_CORE: set by sanitizer_suite for its call.
+  local slots=$(( $(nproc) * ${SLOTS_PER_CORE:-${REDISYNC_TEST_SLOTS_PER_CORE:-3}} ))
   (cd "$dir" && ctest --output-on-failure --no-tests=error -j"$slots" --timeout 600 \
     "${filter[@]}") || rc=1
   echo "=== test $dir took $((SECONDS - t0)) s" >&2
@@ -81,7 +78,7 @@ run_suite() {  # build dir, cmake args...
 # A sanitizer suite: strict unless REDISYNC_SANITIZERS_STRICT=0.
 sanitizer_suite() {  # label, build dir, cmake args...
   local label=$1; shift
-  if run_suite "$@"; then
+  if SLOTS_PER_CORE=${REDISYNC_TEST_SLOTS_PER_CORE_SANITIZED:-2} run_suite "$@"; then
     if [ "${CONFIGURE_ONLY:-0}" = 1 ]; then
       echo "=== $label suite: configured only (CONFIGURE_ONLY=1): nothing built, no test ran" >&2
     else
