@@ -5,6 +5,10 @@
 
 namespace redisync::detail {
 
+namespace {
+thread_local const Config* thread_config = nullptr;
+}  // namespace
+
 void log_line(const Config& config, std::string_view line) noexcept {
   try {
     if (config.log) {
@@ -15,6 +19,13 @@ void log_line(const Config& config, std::string_view line) noexcept {
   } catch (...) {
     // A diagnostic must never take down its caller (often the I/O thread).
   }
+}
+
+void set_thread_log_config(const Config* config) noexcept { thread_config = config; }
+
+void log_line_on_this_thread(std::string_view line) noexcept {
+  static const Config no_hook;
+  log_line(thread_config ? *thread_config : no_hook, line);
 }
 
 }  // namespace redisync::detail

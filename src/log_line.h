@@ -12,4 +12,13 @@ namespace redisync::detail {
 /// when no hook is set. Never throws (a throwing hook is ignored).
 void log_line(const Config& config, std::string_view line) noexcept;
 
+/// Makes `config` (a Client's, outliving the thread) this thread's: set by the Client's I/O
+/// thread when it starts, so lines raised there without a Client at hand (an async handler's
+/// exception) reach that Client's hook.
+void set_thread_log_config(const Config* config) noexcept;
+
+/// log_line with this thread's Config (set_thread_log_config), or to stderr as
+/// "redisync: <line>" on any other thread.
+void log_line_on_this_thread(std::string_view line) noexcept;
+
 }  // namespace redisync::detail

@@ -22,8 +22,9 @@ namespace redisync {
 /// A handler that runs on a Client's I/O thread (the default: the handler has no associated
 /// executor of its own) must not throw. If one does, the exception is caught on the I/O thread,
 /// which keeps running (every other call and lease renewal of the Client goes on), and handed
-/// to this hook; the default hook prints one line on stderr. The hook runs on the I/O thread:
-/// keep it short; an exception it throws is dropped. Process-wide; thread-safe.
+/// to this hook; without one, it is a line for that Client's Config::log (stderr when none is
+/// set). The hook runs on the I/O thread: keep it short; an exception it throws is dropped.
+/// Process-wide; thread-safe.
 ///
 /// A handler bound to an executor of your own (asio::bind_executor, a strand, a coroutine on
 /// your io_context) follows Asio's convention instead: its exception propagates out of that

@@ -162,8 +162,9 @@ struct Config {
   /// failed unlock() (its first member's Client's). Each call gets one line, without the
   /// "redisync: " prefix or a newline. Empty (the default): the line goes to stderr as
   /// "redisync: <line>". Runs on whichever thread noticed, often the I/O thread: it must not
-  /// block; what it throws is ignored. Not set by from_url. (redisync::Guard's destructor and
-  /// the async handler-exception hook, set_async_handler_exception_hook, still write stderr.)
+  /// block; what it throws is ignored. Not set by from_url. Also gets redisync::Guard's failed
+  /// releases, and the exceptions of async handlers run on this Client's I/O thread unless
+  /// set_async_handler_exception_hook took them.
   std::function<void(std::string_view line)> log;
 
   /// Parses a URL into a Config with defaults for everything the URL does not say.

@@ -3,13 +3,10 @@
 //
 // unlock() never throws, so std::lock_guard and std::unique_lock are safe too; Guard adds a
 // scoped hold whose release() can be called early to see the outcome, and whose destructor
-// names a failed release on stderr.
+// releases as unlock() does: a release that did not succeed is a line for Config::log.
 #pragma once
 
-#include <functional>
-#include <iostream>
 #include <mutex>
-#include <string>
 #include <utility>
 
 #include "redisync/lock.h"
@@ -51,30 +48,14 @@ class Guard {
     return lock->release();
   }
 
-  /// Never throws: a release that did not succeed is reported, not raised.
+  /// Never throws: the kind's unlock(), which reports a release that did not succeed as a
+  /// line for the Client's Config::log (stderr when none is set), never as an exception.
   ~Guard() {
-    if (!lock_) return;
-    const ReleaseResult r = release();
-    if (!r) {
-      try {
-        std::cerr << "redisync: scoped release of '" << name_ << "' did not succeed: "
-                  << describe(r) << "\n";
-      } catch (...) {
-      }
-    }
+    if (L* lock = std::exchange(lock_, nullptr)) lock->unlock();
   }
 
  private:
-  static const char* describe(const ReleaseResult& r) {
-    switch (r.outcome) {
-      case ReleaseOutcome::lost: return "the lock was lost while held";
-      case ReleaseOutcome::not_held: return "not held by this owner";
-      case ReleaseOutcome::failed: return r.error.c_str();
-      default: return "ok";
-    }
-  }
   L* lock_;
-  std::string name_ = lock_ ? lock_->name() : std::string();
 };
 
 }  // namespace redisync

@@ -82,6 +82,7 @@ void ClientCore::spin_until(const std::atomic<bool>& ready) const {
 }
 
 void ClientCore::run_io() {
+  set_thread_log_config(&config_);  // lines raised here without a Client at hand reach its hook
   // A blocking call costs two thread switches more than a plain round trip (the caller hands
   // the request to this thread, this thread hands the reply back), and sleeping in epoll_wait
   // while the reply travels adds the wake-up of an idle CPU, which on a virtual machine is the

@@ -2,9 +2,10 @@
 // Where exceptions thrown by async completion handlers on an I/O thread go (redisync/async.h).
 #include <exception>
 #include <functional>
-#include <iostream>
 #include <mutex>
+#include <string>
 
+#include "log_line.h"
 #include "redisync/async.h"
 
 namespace redisync {
@@ -12,7 +13,7 @@ namespace redisync {
 namespace {
 
 std::mutex hook_mutex;
-std::function<void(std::exception_ptr)> hook;  // empty: the default (stderr)
+std::function<void(std::exception_ptr)> hook;  // empty: the default (a line for Config::log)
 
 }  // namespace
 
@@ -34,9 +35,10 @@ void report_handler_exception(std::exception_ptr error) noexcept {
     try {
       std::rethrow_exception(error);
     } catch (const std::exception& e) {
-      std::cerr << "redisync: an async completion handler threw (ignored): " << e.what() << "\n";
+      log_line_on_this_thread(std::string("an async completion handler threw (ignored): ") +
+                              e.what());
     } catch (...) {
-      std::cerr << "redisync: an async completion handler threw a non-std exception (ignored)\n";
+      log_line_on_this_thread("an async completion handler threw a non-std exception (ignored)");
     }
   } catch (...) {
     // The hook itself threw: dropped, the I/O thread goes on.

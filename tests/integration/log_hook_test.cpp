@@ -3,9 +3,11 @@
 // no "redisync: " prefix, nothing on stderr), and to stderr as "redisync: <line>" when none is.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,6 +79,46 @@ TEST(LogHook, ALostLockWithoutAHandlerIsALineForTheHook) {
   EXPECT_NE(line.find("lock '" + name + "'"), std::string::npos) << line;
   EXPECT_NE(line.find("was lost"), std::string::npos) << line;
   lock.unlock();
+}
+
+TEST(LogHook, AGuardWhoseReleaseFailsIsALineForTheHook) {
+  RedisServer server;
+  auto logged = std::make_shared<LoggedLines>();
+  Client client(logging_config(config_for(server), logged));
+  const std::string name = unique_name("log-hook-guard:");
+  auto lock = client.lock(name);
+
+  testing::internal::CaptureStderr();
+  {
+    Guard<Lock> guard(lock);
+    server.command({"DEL", name});  // the release will find the hold gone
+  }
+  const bool logged_one = wait_until([&] { return !logged->lines().empty(); }, 5s);
+  const std::string err = testing::internal::GetCapturedStderr();
+
+  ASSERT_TRUE(logged_one) << "the guard's failed release reached no hook";
+  EXPECT_NE(logged->lines().front().find(name), std::string::npos) << logged->lines().front();
+  EXPECT_EQ(err, "") << "with a hook set, nothing goes to stderr";
+}
+
+TEST(LogHook, AnAsyncHandlerThatThrowsIsALineForItsClientsHook) {
+  RedisServer server;
+  auto logged = std::make_shared<LoggedLines>();
+  Client client(logging_config(config_for(server), logged));
+  auto lock = client.lock(unique_name("log-hook-async:"));
+
+  testing::internal::CaptureStderr();
+  lock.async_lock(1, [](std::exception_ptr) { throw std::runtime_error("handler boom"); });
+  const bool logged_one = wait_until([&] { return !logged->lines().empty(); }, 5s);
+  auto released = std::make_shared<std::atomic<bool>>(false);
+  lock.async_unlock(1, [released](std::exception_ptr) { released->store(true); });
+  EXPECT_TRUE(wait_until([&] { return released->load(); }, 5s));
+  const std::string err = testing::internal::GetCapturedStderr();
+
+  ASSERT_TRUE(logged_one) << "the handler's exception reached no hook";
+  EXPECT_NE(logged->lines().front().find("handler boom"), std::string::npos)
+      << logged->lines().front();
+  EXPECT_EQ(err, "") << "with a hook set, nothing goes to stderr";
 }
 
 TEST(LogHook, WithoutAHookTheLineGoesToStderrAsToday) {
