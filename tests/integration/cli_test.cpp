@@ -390,12 +390,15 @@ TEST_F(CliTest, BareDurationIsRefusedWithAHint) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
-// Issue 37: `run NAME cmd --opt` without "--": CLI11's error, then how to write it.
-TEST_F(CliTest, CommandOptionsWithoutSeparatorGetAHint) {
+// Issue 37: `run NAME grep -v x` without "--" runs `grep -v x` (as flock(1) would), not
+// `grep x` with run's own -v; after --multi NAME..., "--" is needed, and its absence gets a hint.
+TEST_F(CliTest, TheCommandsOwnOptionsAreItsOwnWithoutASeparator) {
   const std::string name = unique_name("cli:sep:");
-  const auto r = cli({"run", "--redis", server_.url(), name, "ls", "--all"});
+  auto r = cli({"run", "--redis", server_.url(), name, "sh", "-c", "echo \"[$0]\"", "-v"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[-v]"), std::string::npos) << r.output;
+  r = cli({"run", "--redis", server_.url(), "--multi", name + ":a", name + ":b", "ls", "--all"});
   EXPECT_EQ(r.exit_code, 64) << r.output;
-  EXPECT_NE(r.output.find("--all"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("the command's own options must follow '--'"), std::string::npos)
       << r.output;
 }

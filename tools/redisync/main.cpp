@@ -32,22 +32,23 @@ using namespace redisync::cli;
 
 // `run NAME -- CMD ARGS...`: everything after the first "--" is the command, verbatim (its own
 // flags must not be parsed as ours), so it is split off before CLI11 sees the arguments.
+// `run NAME CMD ARGS...` gets its "--" first (with_run_separator).
 struct SplitArgs {
   std::vector<std::string> ours;  // in reverse order, as CLI11's parse(vector) wants
   std::vector<std::string> command;
   bool has_separator = false;
 };
 
-SplitArgs split_command(int argc, char** argv) {
+SplitArgs split_command(const std::vector<std::string>& words) {
   SplitArgs split;
   std::vector<std::string> ours;
-  const bool is_run = argc > 1 && std::string(argv[1]) == "run";
-  for (int i = 1; i < argc; ++i) {
-    if (is_run && !split.has_separator && std::string(argv[i]) == "--") {
+  const bool is_run = !words.empty() && words.front() == "run";
+  for (const std::string& word : words) {
+    if (is_run && !split.has_separator && word == "--") {
       split.has_separator = true;
       continue;
     }
-    (split.has_separator ? split.command : ours).emplace_back(argv[i]);
+    (split.has_separator ? split.command : ours).push_back(word);
   }
   split.ours.assign(ours.rbegin(), ours.rend());
   return split;
@@ -82,13 +83,14 @@ int run_main(int argc, char** argv) {
   CLI::App* demo = add_demo_command(app, demo_options);
   CLI::App* demo_worker = add_demo_worker_command(app, demo_worker_options);
 
-  SplitArgs args = split_command(argc, argv);
+  const std::vector<std::string> words =
+      with_run_separator(*run, std::vector<std::string>(argv + 1, argv + argc));
+  SplitArgs args = split_command(words);
   try {
     app.parse(args.ours);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help (exit 0) or the error message
     if (code == 0) return kExitOk;
-    const std::vector<std::string> words(argv + 1, argv + argc);
     const std::string hint = run_separator_hint(words, e);
     if (!hint.empty()) print_diagnostic(hint);
     return kExitUsage;

@@ -157,7 +157,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   run->add_flag("-v,--verbose", o.verbose, "Print acquire/release lines on stderr");
   add_metrics_option(*run, o.metrics_listen);  // metrics_option.h
   run->add_option("name", o.name, "Lock name (not with --multi)");
-  run->add_option("command", o.command, "-- CMD ARGS...: the command to run");
+  run->add_option("command", o.command,
+                  "CMD ARGS...: the command to run, after NAME (its options are its own) or "
+                  "after '--' (needed after --multi NAME...)");
   return run;
 }
 
