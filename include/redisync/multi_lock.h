@@ -60,11 +60,13 @@ enum class MemberOutcome {
   held_by_another,  ///< the server answered: someone else holds it
   timed_out,        ///< no answer within the member's wait plus the reply timeout
   unreachable,      ///< connection refused / dropped, or the client was closed
+  credentials_refused,  ///< the server refused the Client's password or user (AuthError)
   error,            ///< the server answered with an error (e.g. WRONGTYPE)
   not_attempted,    ///< the attempt ended (success or out of time) before reaching it
 };
 
-/// "acquired", "held by another", "timed out", "unreachable", "error", "not attempted".
+/// "acquired", "held by another", "timed out", "unreachable", "credentials refused", "error",
+/// "not attempted".
 const char* to_string(MemberOutcome outcome);
 
 struct MemberReport {
@@ -85,7 +87,7 @@ struct AttemptReport {
   std::vector<MemberReport> members;  ///< of the last pass, in member order
 
   /// How many members answered but were held by another (contention), and how many failed
-  /// for other reasons (timed out, unreachable, error).
+  /// for other reasons (timed out, unreachable, credentials refused, error).
   int contended() const;
   int failed() const;
   /// One line per member: "lock 'x' on 127.0.0.1:7001: held by another (remaining lease ...)".

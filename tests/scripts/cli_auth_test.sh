@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # A server that refuses the CLI's credentials is not an unreachable one: against a private
-# redis-server with --requirepass, a wrong or missing password makes `status` and `run` say the
-# server refused the credentials and exit 77 (EX_NOPERM), not "cannot reach Redis" (69); the
-# right password works.
+# redis-server with --requirepass, a wrong or missing password makes `status`, `ls`, `run` and
+# `run --multi` say the server refused the credentials and exit 77 (EX_NOPERM), not "cannot
+# reach Redis" (69); the right password works.
 #   cli_auth_test.sh REDISYNC_CLI
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,6 +33,14 @@ expect_refused "ls, wrong password" "redis://:wrong@$base" ls
 rc=0
 out=$(timeout 60 "$cli" run --redis "redis://:wrong@$base" auth-test -- true 2>&1) || rc=$?
 [ "$rc" = 77 ] || fail "run, wrong password: exit $rc, expected 77; output: $out"
+# A multi-lock whose every member was refused: the same answer, with and without --wait
+# (each member's outcome is "credentials refused", not "unreachable").
+for wait in "" "--wait=1s"; do
+  rc=0
+  out=$(timeout 60 "$cli" run --redis "redis://:wrong@$base" $wait --multi auth-a auth-b -- true 2>&1) || rc=$?
+  [ "$rc" = 77 ] || fail "run --multi $wait, wrong password: exit $rc, expected 77; output: $out"
+  grep -Eq 'credentials refused|refused the credentials' <<<"$out" || fail "run --multi $wait: no refusal named in: $out"
+done
 
 timeout 60 "$cli" run --redis "redis://:right-password@$base" auth-test -- true \
   || fail "run with the right password failed"

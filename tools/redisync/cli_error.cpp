@@ -38,6 +38,9 @@ int report_current_exception() noexcept {
   } catch (const InvalidArgument& e) {
     print_diagnostic(strip_prefix(e.what()));
     return kExitUsage;
+  } catch (const MultiLockError& e) {
+    print_diagnostic(strip_prefix(e.what()));
+    return multi_lock_exit_code(e.report());
   } catch (const AuthError& e) {  // before ConnectionError, its base: reachable, but refused
     print_diagnostic("Redis refused the credentials: " + strip_prefix(e.what()));
     return kExitAuthFailed;
@@ -54,6 +57,18 @@ int report_current_exception() noexcept {
     print_diagnostic("unknown error");
     return kExitFailure;
   }
+}
+
+int multi_lock_exit_code(const AttemptReport& report) {
+  int refused = 0;
+  bool unavailable = false;
+  for (const auto& m : report.members) {
+    refused += m.outcome == MemberOutcome::credentials_refused ? 1 : 0;
+    unavailable = unavailable || m.outcome == MemberOutcome::timed_out ||
+                  m.outcome == MemberOutcome::unreachable;
+  }
+  if (refused > 0 && refused == report.failed()) return kExitAuthFailed;
+  return unavailable ? kExitUnavailable : kExitFailure;
 }
 
 }  // namespace redisync::cli

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "redisync/multi_lock.h"
+
 namespace redisync::cli {
 
 // sysexits.h values where one fits, so scripts can tell the cases apart.
@@ -40,8 +42,14 @@ class UsageError : public CliError {
 /// Call inside a catch block: prints the in-flight exception as "redisync: <message>" on
 /// stderr and returns the exit code it maps to (CliError: its own; ConfigError and
 /// InvalidArgument (a name or value the library refuses): 64; AuthError (wrong or missing
-/// password or user): 77; ConnectionError / TimeoutError: 69; anything else: 1).
+/// password or user): 77; ConnectionError / TimeoutError: 69; MultiLockError:
+/// multi_lock_exit_code; anything else: 1).
 int report_current_exception() noexcept;
+
+/// The exit code of a multi-lock attempt that failed on its members, as for one lock: 77 when
+/// every failed member's server refused the credentials, 69 when one was unreachable or timed
+/// out, else 1 (a member's server answered with an error, e.g. WRONGTYPE).
+int multi_lock_exit_code(const AttemptReport& report);
 
 /// Prints "redisync: <message>" on stderr.
 void print_diagnostic(const std::string& message);

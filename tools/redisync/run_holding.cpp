@@ -117,12 +117,7 @@ class MultiHolding : public Holding {
   std::string why_not_acquired(int* exit_code) const override {
     const AttemptReport report = multi_.last_attempt();
     if (report.failed() == 0) return {};
-    *exit_code = kExitFailure;  // a member's server answered with an error (e.g. WRONGTYPE)
-    for (const auto& m : report.members) {
-      if (m.outcome == MemberOutcome::timed_out || m.outcome == MemberOutcome::unreachable) {
-        *exit_code = kExitUnavailable;
-      }
-    }
+    *exit_code = multi_lock_exit_code(report);
     return report.describe();
   }
 

@@ -50,6 +50,8 @@ const char* to_string(MemberOutcome outcome) {
       return "timed out";
     case MemberOutcome::unreachable:
       return "unreachable";
+    case MemberOutcome::credentials_refused:
+      return "credentials refused";
     case MemberOutcome::error:
       return "error";
     case MemberOutcome::not_attempted:
@@ -68,6 +70,7 @@ int AttemptReport::failed() const {
   int n = 0;
   for (const auto& m : members) {
     n += m.outcome == MemberOutcome::timed_out || m.outcome == MemberOutcome::unreachable ||
+                 m.outcome == MemberOutcome::credentials_refused ||
                  m.outcome == MemberOutcome::error
              ? 1
              : 0;

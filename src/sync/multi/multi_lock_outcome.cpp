@@ -40,6 +40,7 @@ MemberOutcome outcome_of(std::exception_ptr error, std::string& detail) {
     case FailureKind::timed_out:
       return MemberOutcome::timed_out;
     case FailureKind::auth_failed:
+      return MemberOutcome::credentials_refused;
     case FailureKind::dropped_before_send:
     case FailureKind::dropped_after_send:
     case FailureKind::client_closed:
