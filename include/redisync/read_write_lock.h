@@ -45,7 +45,9 @@ class WriteLock : public BasicLock {
 ///
 /// Waiting is push-based on `redisson_rwlock:{name}`: a read release that frees the lock
 /// wakes one waiter, a write release wakes every waiter.
-/// No fairness: new readers join while writers wait (as Redisson).
+/// No fairness: new readers join while writers wait (as Redisson). Writers have Lock's
+/// starvation guard (Config::starvation_guard): one that has waited that long claims the next
+/// write turn from other redisync writers (a redisync-only key; Redisson clients ignore it).
 ///
 /// Thread safety: a handle may be shared between threads; each thread is its own owner.
 /// Copy/move: cheap to copy.

@@ -94,18 +94,25 @@ if mine ~= false then
 end
 local last = redis.call('lindex', KEYS[2], -1)
 local base
--- The first waiter's deadline: Redisson counts its allowance from the end of the holder's
--- lease (its waiters never refresh). A redisync waiter refreshes its own as it polls, so it
--- counts from now: one that dies at once holds the head for A, not for the rest of a lease
--- that its holder may renew for hours. The reply is still the lease left: how long to wait.
-local chained = 0
+-- A new waiter's deadline: one allowance per place from now, as a re-poll sets it (above).
+-- Redisson chains it from the last waiter's deadline plus A, or counts the first waiter's A
+-- from the end of the holder's lease (its waiters never refresh). Chained alone, a deadline
+-- descends from the oldest waiter's: when the lock passes round faster than waiters re-poll,
+-- none of them ever refreshes, every pop takes A off, and the live head of the moment the
+-- first waiter's allowance ran out was dropped as dead. Counted from now, each waiter's
+-- deadline is its own: it reaches the head at most A after it queued or last polled, which is
+-- also how long a waiter that dies at once holds the head. Never below the chain, so the
+-- queue's deadlines stay in order behind a Java waiter too. The reply is what it was: the
+-- wait until the last waiter's deadline, or the holder's lease left (how long to wait).
+local deadline = now + queue_place(KEYS[2], ARGV[2]) * allowance
 if last ~= false and last ~= ARGV[2] and redis.call('zscore', KEYS[3], last) ~= false then
-  base = tonumber(redis.call('zscore', KEYS[3], last)) - now
-  chained = math.max(base, 0)  -- behind a stale entry: still a full allowance from now
+  local chained = tonumber(redis.call('zscore', KEYS[3], last))
+  base = chained - now
+  deadline = math.max(deadline, chained + allowance)
 else
   base = redis.call('pttl', KEYS[1])
 end
-if redis.call('zadd', KEYS[3], chained + allowance + now, ARGV[2]) == 1 then
+if redis.call('zadd', KEYS[3], deadline, ARGV[2]) == 1 then
   redis.call('rpush', KEYS[2], ARGV[2])
 end
 register()

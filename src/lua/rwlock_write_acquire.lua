@@ -11,12 +11,35 @@
 -- this acquisition is the grant made to it (grant_pass_on.lua), taken as one hold; a failed
 -- attempt registers.
 -- Sent after grant_pass_on.lua in grant mode.
+-- Starvation guard (redisync, wake mode only; as lock_acquire.lua): KEYS[2] guard
+-- "redisync_rwlock_guard:TAG(N)" (the script then has exactly two keys); ARGV[4] "1": this
+-- writer has waited too long, claim the next turn; ARGV[5] the claim's expiry ms. A claim of
+-- another writer leaves a free write lock to it (re-entry excepted; nothing is written);
+-- taking the lock ends the taker's own claim. Redisson clients ignore the key.
 -- Returns nil when acquired (or re-entered); -3 (grant mode) acquired by taking its grant; the
 -- string "upgrade" when the caller holds the read lock (waiting for the write lock would
 -- never end; no state change); else the PTTL.
-local g = KEYS[2] and grant_keys(KEYS[2], KEYS[3], KEYS[4]) or nil
-local id = ARGV[5] or ''
+local g = #KEYS == 4 and grant_keys(KEYS[2], KEYS[3], KEYS[4]) or nil
+local guard_key = #KEYS == 2 and KEYS[2] or nil
+local id = g and ARGV[5] or ''
 local mode = redis.call('hget', KEYS[1], 'mode')
+local claim = guard_key and redis.call('get', guard_key)
+if claim and claim ~= ARGV[2] and redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+  if mode == 'read' and redis.call('hexists', KEYS[1], ARGV[3]) == 1 then
+    return 'upgrade'
+  end
+  local ttl = redis.call('pttl', KEYS[1])
+  if ttl == -2 then
+    ttl = redis.call('pttl', guard_key)  -- free but claimed: wait at most for the claim
+  end
+  return ttl
+end
+-- Acquiring below ends this writer's own claim.
+local function end_claim()
+  if claim == ARGV[2] then
+    redis.call('del', guard_key)
+  end
+end
 if mode == false then
   -- The registration goes first: a registrations key of another type fails the script here
   -- (WRONGTYPE) before anything was written, not after the hold was.
@@ -26,6 +49,7 @@ if mode == false then
   redis.call('hset', KEYS[1], 'mode', 'write')
   redis.call('hset', KEYS[1], ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
+  end_claim()
   return nil
 end
 if mode == 'write' then
@@ -45,6 +69,7 @@ if mode == 'write' then
     redis.call('hincrby', KEYS[1], ARGV[2], 1)
     local remaining = redis.call('pttl', KEYS[1])
     redis.call('pexpire', KEYS[1], remaining + tonumber(ARGV[1]))
+    end_claim()
     return nil
   end
 end
@@ -53,5 +78,8 @@ if mode == 'read' and redis.call('hexists', KEYS[1], ARGV[3]) == 1 then
 end
 if g then
   grant_register(g, ARGV[2], ARGV[4], id, ARGV[6])
+end
+if guard_key and ARGV[4] == '1' then
+  redis.call('set', guard_key, ARGV[2], 'px', ARGV[5])
 end
 return redis.call('pttl', KEYS[1])

@@ -201,6 +201,54 @@ TEST(FairLockTest, LiveWaitersKeepTheirTurnsAsTheLockPassesAround) {
   expect_empty_queue(server, name);
 }
 
+// Attack: the lock passes round a tight loop for longer than the allowance, each client
+// queueing again as soon as it releases and each wait far shorter than a re-poll, so no waiter
+// ever re-polls. A new waiter's deadline used to be the last one's plus the allowance: every
+// deadline then descended from the first waiter's, one allowance after the start, and the live
+// head of that moment was dropped as dead by the next release and queued again at the tail
+// (bench/run's fair scenario: one wait of a whole re-poll interval, 5.0 s into the run).
+TEST(FairLockTest, TightLoopLongerThanTheAllowanceKeepsEveryWaitersTurn) {
+  RedisServer server;
+  constexpr int kClients = 4;
+  constexpr auto kAllowance = 1200ms;  // re-polls every 400 ms; each wait here is ~3 x 30 ms
+  const auto name = unique_name("fair:");
+  std::mutex m;
+  std::vector<int> order;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kClients; ++i) {
+    threads.emplace_back([&, i] {
+      auto cfg = config_for(server);
+      cfg.fair_lock_wait_timeout = kAllowance;
+      redisync::Client client(cfg);
+      auto lock = client.fair_lock(name);
+      const auto end = start + 30s;
+      while (!stop && std::chrono::steady_clock::now() < end) {
+        if (!lock.try_lock_for(20s)) continue;
+        {
+          std::lock_guard g(m);
+          order.push_back(i);
+          // Three allowances of passing round, and at most 600 turns.
+          if (std::chrono::steady_clock::now() - start > 3 * kAllowance || order.size() >= 600) {
+            stop = true;
+          }
+        }
+        std::this_thread::sleep_for(30ms);
+        lock.unlock();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_GE(order.size(), 2u * kClients);
+  int out_of_turn = 0;
+  for (std::size_t i = kClients; i < order.size(); ++i) {
+    if (order[i] != order[i - kClients]) ++out_of_turn;
+  }
+  EXPECT_EQ(out_of_turn, 0) << "of " << order.size() << " turns";
+  expect_empty_queue(server, name);
+}
+
 TEST(FairLockTest, TimedOutWaitLeavesNoQueueEntry) {
   RedisServer server;
   redisync::Client a(config_for(server)), b(config_for(server));

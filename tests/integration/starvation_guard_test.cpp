@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// The Lock's starvation guard (Config::starvation_guard, src/lua/lock_acquire.lua): a waiter
-// that has waited too long claims the next turn, other redisync clients leave a free lock to
-// it, re-entry still works, and a claim left by a dead waiter only delays others until it
-// expires. Behaviour only; the effect on wait times is measured by bench/run.
+// The starvation guard (Config::starvation_guard) of Lock (src/lua/lock_acquire.lua) and of
+// the write side of ReadWriteLock (src/lua/rwlock_write_acquire.lua): a waiter that has waited
+// too long claims the next turn, other redisync clients leave a free lock to it, re-entry
+// still works, and a claim left by a dead waiter only delays others until it expires.
+// Behaviour only; the effect on wait times is measured by bench/run.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <future>
 #include <thread>
+#include <vector>
 
 #include "redisync/redisync.h"
+#include "support/fault_proxy.h"
+#include "support/java_layout.h"
 #include "support/redis_server.h"
 #include "support/test_config.h"
 #include "support/test_util.h"
@@ -22,6 +26,9 @@ using redisync::test::unique_name;
 namespace {
 
 std::string guard_key(const std::string& name) { return "redisync_lock_guard:{" + name + "}"; }
+std::string write_guard_key(const std::string& name) {
+  return "redisync_rwlock_guard:{" + name + "}";
+}
 
 // Leaves a claim on `name` as a waiter of another client would, expiring after `px_ms`.
 void claim_for_another_waiter(RedisServer& server, const std::string& name, const char* px_ms) {
@@ -163,4 +170,182 @@ TEST(StarvationGuardTest, BadSettingIsAConfigError) {
       redisync::Config::from_url("redis://127.0.0.1:6379?busy_poll=150us&starvation_guard=50ms");
   EXPECT_EQ(cfg.busy_poll.count(), 150);
   EXPECT_EQ(cfg.starvation_guard.count(), 50);
+}
+
+// --- The write side of ReadWriteLock (issue 38: a chaos worker starved of the write lock) ---
+
+TEST(WriteLockStarvationGuardTest, WriterGetsTheWriteLockFromATightLoop) {
+  // As WaiterGetsTheLockFromATightLoop, for the write lock: one client write-locks and unlocks
+  // as fast as it can, a second client's writer must still get the write lock.
+  RedisServer server;
+  redisync::Client looper(config_with_guard(server, 20ms)), waiter(config_with_guard(server, 20ms));
+  const auto name = unique_name("wguard:");
+  std::atomic<bool> waiter_done{false};
+  std::atomic<int> loops{0};
+  std::thread loop([&] {
+    auto lock = looper.read_write_lock(name).write_lock();
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    while (!waiter_done && loops < 200000 && std::chrono::steady_clock::now() < until) {
+      lock.lock(10s);
+      lock.unlock();
+      ++loops;
+    }
+  });
+  std::this_thread::sleep_for(50ms);  // the loop is running
+  auto lock = waiter.read_write_lock(name).write_lock();
+  const bool got = lock.try_lock_for(15s, 10s);
+  waiter_done = true;
+  bool held = false;
+  std::string claim = "?";
+  const std::string mine =
+      waiter.id() + ":" + std::to_string(redisync::Client::current_thread_id()) + ":write";
+  if (got) {
+    held = lock.is_held_by_current_thread();
+    const auto reply = server.command({"GET", write_guard_key(name)});
+    claim = reply.is_nil() ? "" : reply.as_string();
+    lock.unlock();  // before joining: the loop may be waiting for this very lock
+  }
+  loop.join();
+  ASSERT_TRUE(got) << "waited out 15 s against " << loops << " loop sections";
+  EXPECT_TRUE(held);
+  EXPECT_NE(claim, mine);  // taking the lock removed the waiter's own claim
+  EXPECT_NE(claim, "?");
+}
+
+// Attack: two clients pass the write lock back and forth, each holding it for 30 ms and asking
+// again at once; a third writer's link is 5 ms slower each way. Every write release wakes all
+// waiters, and the other fast client's attempt arrives first; the slow writer's arrives about
+// 10 ms after the release, inside the next 30 ms section, every time. Without the guard it
+// starves for its whole wait (issue 38: a chaos worker that never held the write lock); with
+// it, the slow writer claims the next turn and the fast ones leave the free lock to it.
+TEST(WriteLockStarvationGuardTest, WriterOnASlowerLinkGetsTheWriteLockFromTwoClientsPassingItOn) {
+  RedisServer server;
+  redisync::test::FaultProxy proxy{server.port()};
+  auto slow_cfg = redisync::Config::from_url(proxy.url());
+  slow_cfg.starvation_guard = 20ms;
+  redisync::Client slow(slow_cfg);
+  const auto name = unique_name("wguard:");
+  auto lock = slow.read_write_lock(name).write_lock();
+  ASSERT_TRUE(lock.try_lock());  // connected (and the script loaded) before the delay
+  lock.unlock();
+  proxy.set_delay(redisync::test::Direction::both, 5ms);
+  std::atomic<bool> waiter_done{false};
+  std::atomic<int> sections{0};
+  std::vector<std::thread> passers;
+  for (int i = 0; i < 2; ++i) {
+    passers.emplace_back([&] {
+      redisync::Client fast(config_with_guard(server, 20ms));
+      auto mine = fast.read_write_lock(name).write_lock();
+      const auto until = std::chrono::steady_clock::now() + 20s;
+      while (!waiter_done && sections < 2000 && std::chrono::steady_clock::now() < until) {
+        if (!mine.try_lock_for(10s, 10s)) continue;
+        std::this_thread::sleep_for(30ms);
+        mine.unlock();
+        ++sections;
+      }
+    });
+  }
+  ASSERT_TRUE(redisync::test::wait_until([&] { return sections >= 4; }, 10s));  // both passing
+  const bool got = lock.try_lock_for(3s, 10s);
+  waiter_done = true;
+  if (got) lock.unlock();  // before joining: a passer may be waiting for this very lock
+  for (auto& t : passers) t.join();
+  EXPECT_TRUE(got) << "the slower writer waited out 3 s against " << sections << " sections";
+}
+
+TEST(WriteLockStarvationGuardTest, ClaimOfAnotherWriterHoldsBackAFreeWriteLockUntilItExpires) {
+  RedisServer server;
+  redisync::Client client(config_with_guard(server, 20ms));
+  const auto name = unique_name("wguard:");
+  server.command({"SET", write_guard_key(name), "someone-else:1:write", "PX", "400"});
+  auto lock = client.read_write_lock(name).write_lock();
+  EXPECT_FALSE(lock.try_lock()) << "a free write lock was taken from under another's claim";
+  EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);  // refused before any write
+  EXPECT_TRUE(lock.try_lock_for(5s, 10s));                      // after the claim's expiry
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+  lock.unlock();
+}
+
+TEST(WriteLockStarvationGuardTest, AWriterThatGaveUpDropsItsClaim) {
+  RedisServer server;
+  redisync::Client holder(config_with_guard(server, 20ms)),
+      quitter(config_with_guard(server, 20ms));
+  const auto name = unique_name("wguard:");
+  auto lock = holder.read_write_lock(name).write_lock();
+  lock.lock();
+  bool quitter_claimed = false;
+  bool quitter_got = true;
+  std::thread([&] {
+    auto mine = quitter.read_write_lock(name).write_lock();
+    // A waiter claims at an attempt after the guard period; nothing releases here, so a
+    // write release's message ("1") wakes it once it has waited that long.
+    std::thread watch([&] {
+      std::this_thread::sleep_for(100ms);
+      server.command({"PUBLISH", redisync::test::JavaLayoutClient::rwlock_channel(name), "1"});
+      quitter_claimed = redisync::test::wait_until(
+          [&] { return server.command({"EXISTS", write_guard_key(name)}).as_integer() == 1; },
+          2s);
+    });
+    quitter_got = mine.try_lock_for(600ms);
+    watch.join();
+  }).join();
+  EXPECT_FALSE(quitter_got);
+  EXPECT_TRUE(quitter_claimed);  // it did claim the next turn while it waited
+  EXPECT_TRUE(redisync::test::wait_until(
+      [&] { return server.command({"EXISTS", write_guard_key(name)}).as_integer() == 0; }, 2s));
+  lock.unlock();
+  bool other_got = false;
+  std::thread([&] {
+    auto other = holder.read_write_lock(name).write_lock();
+    other_got = other.try_lock();
+    if (other_got) other.unlock();
+  }).join();
+  EXPECT_TRUE(other_got);
+}
+
+TEST(WriteLockStarvationGuardTest, WriteReentryIsNotHeldBack) {
+  RedisServer server;
+  redisync::Client client(config_with_guard(server, 20ms));
+  const auto name = unique_name("wguard:");
+  auto lock = client.read_write_lock(name).write_lock();
+  lock.lock(10s);
+  server.command({"SET", write_guard_key(name), "someone-else:1:write", "PX", "10000"});
+  EXPECT_TRUE(lock.try_lock());  // re-entry by the holder
+  EXPECT_EQ(lock.hold_count(), 2);
+  lock.unlock();
+  lock.unlock();
+}
+
+TEST(WriteLockStarvationGuardTest, OffMeansNoGuardKeyIsRead) {
+  RedisServer server;
+  redisync::Client client(config_with_guard(server, 0ms));
+  const auto name = unique_name("wguard:");
+  server.command({"SET", write_guard_key(name), "someone-else:1:write", "PX", "10000"});
+  auto lock = client.read_write_lock(name).write_lock();
+  EXPECT_TRUE(lock.try_lock());  // Redisson's behaviour: the key means nothing
+  lock.unlock();
+}
+
+// A Redisson-layout writer ignores the claim: it takes a free write lock despite it, and it is
+// still excluded by our holder and woken by our release (the guard holds back redisync only).
+TEST(WriteLockStarvationGuardTest, RedissonWriterIgnoresTheClaimIsExcludedAndWoken) {
+  RedisServer server;
+  redisync::test::JavaLayoutClient java(server);
+  redisync::Client client(config_with_guard(server, 20ms));
+  const auto name = unique_name("wguard:");
+  constexpr long long kThread = 57;
+  server.command({"SET", write_guard_key(name), "someone-else:1:write", "PX", "10000"});
+  ASSERT_TRUE(java.write_acquire(name, 30000, kThread).is_nil()) << "Java was held back";
+  auto ours = client.read_write_lock(name).write_lock();
+  EXPECT_FALSE(ours.try_lock());  // Java holds it
+  EXPECT_EQ(java.write_release(name, kThread, 30000).as_integer(), 1);
+  server.command({"DEL", write_guard_key(name)});
+  // Ours holds; Java is excluded, and our release wakes a Java waiter on the rwlock channel.
+  ASSERT_TRUE(ours.try_lock());
+  EXPECT_FALSE(java.write_acquire(name, 30000, kThread).is_nil());
+  redisync::test::ChannelListener java_waiter(server,
+                                              redisync::test::JavaLayoutClient::rwlock_channel(name));
+  ours.unlock();
+  EXPECT_EQ(java_waiter.next_message(5s), "1");
+  EXPECT_TRUE(java.write_acquire(name, 30000, kThread).is_nil());
 }

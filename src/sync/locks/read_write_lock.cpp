@@ -7,6 +7,7 @@
 #include "sync/acquire/grant.h"
 #include "sync/identity.h"
 #include "sync/locks/lock_kind.h"
+#include "sync/locks/starvation_guard.h"
 
 namespace redisync {
 
@@ -31,6 +32,11 @@ std::string rw_grant_key(const std::string& name) {
 // Their grant ids (hash, W -> "<grant id>:<attempt>"), as Lock's grant_id_key.
 std::string rw_grant_id_key(const std::string& name) {
   return "redisync_rwlock_grant_id:" + sync::hash_tag(name);
+}
+// Wake mode: the starvation guard's claim (sync/locks/starvation_guard.h), a writer field W.
+// Its own key, as the grant keys: Lock's guard on the same name is another lock's turn.
+std::string rw_guard_key(const std::string& name) {
+  return "redisync_rwlock_guard:" + sync::hash_tag(name);
 }
 
 // The releases: the shared release-record sub-steps, and in grant mode the pass-on.
@@ -162,6 +168,22 @@ class WriteKind final : public RwKind {
     auto link = detail::grant_link(core, *this, name, owner);
     std::vector<std::string> keys{name};
     detail::ArgsFn args = detail::fixed_args({lease, writer, reader});
+    std::function<void()> give_up;
+    // Wake mode: the starvation guard (rwlock_write_acquire.lua), as Lock's: a writer that has
+    // waited longer than Config::starvation_guard claims the next turn. Grant mode has none (a
+    // registered writer is granted the lock in turn).
+    const Duration after = detail::starvation_guard_after(*core);
+    if (!link && after > Duration{0}) {
+      auto guard = std::make_shared<detail::StarvationGuard>(after);
+      keys.push_back(rw_guard_key(name));
+      args = [guard, fixed = std::vector<std::string>{lease, writer, reader, "0", "0"}] {
+        return guard->args(fixed, 3);  // ARGV[4], ARGV[5]
+      };
+      nil_or_ttl = [guard](const net::Reply& reply) {
+        return guard->parse(detail::parse_nil_or_ttl(reply));
+      };
+      give_up = detail::starvation_guard_drop(core, guard, rw_guard_key(name), writer);
+    }
     if (link) {
       link->deregister = {"ZREM", rw_grant_key(name), writer};
       keys.push_back(rw_grant_key(name));
@@ -191,7 +213,6 @@ class WriteKind final : public RwKind {
           return nil_or_ttl(reply);
         },
         detail::release_undo(core, self, name, owner, effective_lease));
-    std::function<void()> give_up;
     if (link) {
       give_up = detail::grant_give_up_step(
           core, link,

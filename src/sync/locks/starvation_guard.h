@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// The starvation guard of the unfair locks (Config::starvation_guard): Lock (lock_acquire.lua)
+// and the write side of ReadWriteLock (rwlock_write_acquire.lua). A waiter that has waited
+// longer than the guard claims the next turn in a key beside the lock; other redisync clients
+// leave a free lock to it until it takes the lock or the claim expires. Redisson clients
+// ignore the key (docs/performance.md, "The starvation guard of the unfair Lock").
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lua/scripts.h"
+#include "sync/locks/lock_kind.h"
+
+namespace redisync::detail {
+
+/// The guard's period for this client, 0 when off. Off in a cluster: a second key makes the
+/// acquire a multi-key script, which Redis refuses (TRYAGAIN) while the lock's slot migrates.
+inline Duration starvation_guard_after(const ClientCore& core) {
+  return core.config().topology == Topology::cluster ? Duration{0}
+                                                     : core.config().starvation_guard;
+}
+
+/// One acquisition's view of the guard. Attempts of one acquisition run one after the other on
+/// the I/O thread, so the reply's parser reads what its attempt's arguments said.
+class StarvationGuard {
+ public:
+  explicit StarvationGuard(Duration after)
+      : after_(after),
+        started_(sync::Clock::now()),
+        claim_ms_(std::to_string(std::max<long long>(5 * after.count(), 100))),
+        poll_ms_(std::max<long long>(after.count() / 4, 1)) {}
+
+  /// The script's claim arguments, written at `a[at]` ("1" once this acquisition has waited
+  /// past the guard) and `a[at + 1]` (the claim's expiry in ms).
+  std::vector<std::string> args(std::vector<std::string> a, std::size_t at) {
+    claiming_ = sync::Clock::now() - started_ >= after_;
+    claimed_ = claimed_ || claiming_;
+    a[at] = claiming_ ? "1" : "0";
+    a[at + 1] = claim_ms_;
+    return a;
+  }
+
+  /// A claimant re-tries every quarter guard period rather than only on a release message:
+  /// the message may wake another waiter of this process instead (one waiter per process per
+  /// release), which the claim turns away.
+  sync::AttemptResult parse(sync::AttemptResult result) const {
+    if (!result.acquired && claiming_) {
+      result.ttl_ms = result.ttl_ms < 0 ? poll_ms_ : std::min(result.ttl_ms, poll_ms_);
+    }
+    return result;
+  }
+
+  /// Whether some attempt of this acquisition asked for the claim.
+  bool claimed() const { return claimed_; }
+
+ private:
+  Duration after_;
+  sync::Clock::time_point started_;
+  std::string claim_ms_;
+  long long poll_ms_;
+  bool claiming_ = false;
+  bool claimed_ = false;
+};
+
+/// The give-up step of a guarded acquisition: a claimant that gives up drops its own claim
+/// (lock_guard_drop.lua), so a free lock is not held back for nobody.
+inline std::function<void()> starvation_guard_drop(const std::shared_ptr<ClientCore>& core,
+                                                   std::shared_ptr<const StarvationGuard> guard,
+                                                   std::string key, std::string field) {
+  return [core, guard = std::move(guard), key = std::move(key), field = std::move(field)] {
+    if (!guard->claimed()) return;
+    core->executor().eval(lua::lock_guard_drop, {key}, {field},
+                          [](std::exception_ptr, net::Reply) {}, net::Retry::always);
+  };
+}
+
+}  // namespace redisync::detail
