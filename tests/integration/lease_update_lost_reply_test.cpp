@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <functional>
+#include <future>
 #include <optional>
 #include <string>
 
@@ -188,5 +189,52 @@ TEST_F(LeaseUpdateLostReply, MultiLockLeaseSetWhoseReplyIsLostIsToldBeforeASecon
   ASSERT_TRUE(taker.try_lock_for(10000ms)) << "the composite's lease never ended";
   expect_told_or_past_deadline(first, "the member lock");
   EXPECT_TRUE(notices.wait_for(1, 5s)) << "the first holder was never told";
+  taker.unlock();
+}
+
+// Both defects of issue 36 at once: the member is taken by a grant, and its extension is sent
+// at once (the walking lease, 2 x 900 ms, is below the 2 s grant lease), before the
+// composite's lease set (1.2 s), whose reply is lost. Neither the extension's reply nor the
+// lost one may leave a deadline past the server's expiry.
+TEST_F(LeaseUpdateLostReply, GrantedMultiLockMemberWhoseLeaseSetIsLostIsToldBeforeItExpires) {
+  const std::string lock_name = unique_name("ml:granted-lost-expiry:");
+  auto granted_cfg = lease_update_lossy_config(proxy.url());
+  granted_cfg.handoff = redisync::Handoff::grant;
+  LostNotices granted_notices;
+  redisync::Client granted{granted_cfg};
+  granted_notices.attach(granted);
+  auto holder_cfg = config_for(server);
+  holder_cfg.handoff = redisync::Handoff::grant;
+  redisync::Client holder{holder_cfg};
+
+  std::promise<void> held;
+  auto release = std::async(std::launch::async, [&] {
+    auto lock = holder.lock(lock_name);
+    lock.lock();
+    held.set_value();
+    const bool waiting = redisync::test::wait_until(
+        [&] {
+          return server.command({"ZCARD", "redisync_lock_grant:{" + lock_name + "}"})
+                     .as_integer() > 0;
+        },
+        5s);
+    lock.unlock();
+    return waiting;
+  });
+  held.get_future().wait();
+
+  redisync::MultiLock lock{{redisync::AnyLock(granted.lock(lock_name))}};
+  proxy.drop_reply({.command = "PEXPIRE"}, 1, AfterDrop::stall);
+  ASSERT_TRUE(lock.try_lock_for(900ms, 1200ms));
+  ASSERT_TRUE(release.get()) << "the walk never registered for a grant";
+  ASSERT_EQ(proxy.stats().dropped_replies, 1);
+  auto pttl = [&] { return server.command({"PTTL", lock_name}).as_integer(); };
+  ASSERT_LE(pttl(), 1200) << "the lease set did not run on the server";
+  expect_deadline_not_after_server(granted, pttl, "after the granted member's lease set was lost");
+
+  auto taker = second.lock(lock_name);
+  ASSERT_TRUE(taker.try_lock_for(10000ms)) << "the composite's lease never ended";
+  expect_told_or_past_deadline(granted, "the granted member lock");
+  EXPECT_TRUE(granted_notices.wait_for(1, 5s)) << "the granted holder was never told";
   taker.unlock();
 }
