@@ -69,6 +69,16 @@ struct Hold {
   /// Set when a grant (Config::handoff = grant) took it: tells the extension of that grant
   /// from a later hold's.
   std::uint64_t grant_id = 0;
+  /// Answers whether a grant extension found the hold (it set the lease), and when it was sent.
+  using GrantExtensionDone = std::function<void(bool held, std::chrono::steady_clock::time_point)>;
+  /// A granted hold's extension (grant_extend.lua) not sent yet: sends it with the lease
+  /// given (the watchdog's, renewed, when the flag is set). Whoever sends it takes it (resets
+  /// it): its timer with the hold's own lease, or a MultiLock setting this member's final
+  /// lease (MultiLockMember::set_expiry), so no later extension overrides that lease.
+  std::function<void(Duration lease, bool watchdog, GrantExtensionDone)> grant_extension;
+  /// Lease-setting sends of this hold so far (a grant extension, a MultiLock's lease set):
+  /// the reply of one that a later one followed does not move the local deadline later.
+  std::uint64_t lease_updates = 0;
 };
 
 class ClientCore : public std::enable_shared_from_this<ClientCore> {

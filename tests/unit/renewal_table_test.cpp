@@ -106,6 +106,29 @@ TEST(RenewalTable, APartialReleaseLeavingOnlyFixedLeasesStopsTheRenewals) {
   EXPECT_EQ(table.next_deadline(), t0 + 5400ms);
 }
 
+// Issue 36: an update that may shorten a lease is sent; its reply may be lost although it ran.
+TEST(RenewalTable, ALeaseUpdateCapsTheDeadlineBeforeItsReplyAndNeverMovesItLater) {
+  RenewalTable table(30000ms);
+  table.watch(kLock, kLock, 10000ms, t0);
+  EXPECT_EQ(table.next_deadline(), t0 + 9000ms);
+  // Shorter (2 s sent at 1 s): the earlier of the two, 2.8 s, whatever the reply.
+  EXPECT_TRUE(table.cap(kLock, 2000ms, t0 + 1000ms));
+  EXPECT_EQ(table.next_deadline(), t0 + 2800ms);
+  // Longer (20 s) before its reply: unchanged; the confirmed reply (fix) moves it.
+  EXPECT_TRUE(table.cap(kLock, 20000ms, t0 + 1500ms));
+  EXPECT_EQ(table.next_deadline(), t0 + 2800ms);
+  table.fix(kLock, 20000ms, t0 + 1500ms);
+  EXPECT_EQ(table.next_deadline(), t0 + 19500ms);
+  // A later but shorter-ending one (1 s sent at 2 s) caps again, and is reported by it.
+  EXPECT_TRUE(table.cap(kLock, 1000ms, t0 + 2000ms));
+  EXPECT_EQ(table.next_deadline(), t0 + 2900ms);
+  EXPECT_TRUE(table.take_overdue(t0 + 2899ms).empty());
+  EXPECT_EQ(table.take_overdue(t0 + 2900ms).size(), 1u);
+  // Unknown registrations are not created.
+  EXPECT_FALSE(table.cap(kOther, 1000ms, t0));
+  EXPECT_TRUE(table.empty());
+}
+
 TEST(RenewalTable, ReadersOfOneHashAreRenewedTogether) {
   RenewalTable table(1000ms);
   table.add(kReader, kReader, t0);

@@ -293,13 +293,17 @@ bool PermitExpirableSemaphore::update_lease(const std::string& id, Duration leas
   const std::string what = "updating a lease of " + describe_pes(*core_, name_);
   return core_->call<bool>([&](auto done) {
     const auto sent = sync::Clock::now();  // the new deadline counts from the server's now
+    // It may run although its reply is lost (issue 36): a shorter lease's deadline holds from
+    // the send on; only the confirmed reply below may set a later one.
+    detail::cap_permit_deadline(*core_, name_, raw, lease, sent);
     core_->executor().eval(
         pes_script<lua::permit_expirable_semaphore_update_lease>(), pes_keys(name_),
         pes_args(*core_, {raw, lease_arg(lease)}),
         [core = core_, name = name_, raw, lease, sent, what, done](std::exception_ptr error,
                                                                   net::Reply reply) {
           if (!error && reply.is_error()) error = net::server_error(reply, what);
-          if (error) return done(error, false);  // may have run: the old deadline stays
+          // May have run: the deadline stays the earlier one set before the send.
+          if (error) return done(error, false);
           const bool held = reply.integer == 1;
           if (held) {
             watch_permit(*core, name, raw, lease, sent);  // the new lease's deadline

@@ -48,6 +48,17 @@ void watch_permit(ClientCore& core, const std::string& name, const std::string& 
                         lease, sent);
 }
 
+void cap_permit_deadline(ClientCore& core, const std::string& name, const std::string& raw,
+                         Duration lease, sync::Clock::time_point sent) {
+  if (lease == PermitExpirableSemaphore::no_expiry) return;
+  const std::string hex = sync::permit_id_to_hex(raw);
+  if (core.lost_permits().count({name, hex}) > 0) return;
+  const auto reg = permit_registration(name, raw);
+  if (!core.watchdog().cap(reg, lease, sent)) {
+    core.watchdog().watch(reg, {name, hex, sync::RenewalKind::permit_lease}, lease, sent);
+  }
+}
+
 // A release step answered for `raw` (released or not): its deadline is no longer watched.
 // True when the permit was not released and this process had been told it was lost.
 bool settle_permit(ClientCore& core, const std::string& name, const std::string& raw,

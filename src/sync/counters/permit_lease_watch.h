@@ -26,6 +26,14 @@ std::exception_ptr lost_permit(const std::string& hex, const ClientCore& core,
 void watch_permit(ClientCore& core, const std::string& name, const std::string& raw, Duration lease,
                   sync::Clock::time_point sent);
 
+/// An update_lease of `raw` to `lease` is about to be sent at `sent`. It may run although its
+/// reply is lost, so from now on the permit's local deadline is no later than `lease` from
+/// `sent`: the earlier of its own and that one, or that one for a permit not watched until now
+/// (no expiry). A longer lease waits for the confirmed reply (watch_permit). No-op for
+/// no_expiry, and for a permit this process was already told it lost.
+void cap_permit_deadline(ClientCore& core, const std::string& name, const std::string& raw,
+                         Duration lease, sync::Clock::time_point sent);
+
 /// A release step answered for `raw` (released or not): its deadline is no longer watched.
 /// True when the permit was not released and this process had been told it was lost.
 bool settle_permit(ClientCore& core, const std::string& name, const std::string& raw,

@@ -76,6 +76,18 @@ void RenewalTable::fix(const RenewalKey& reg, Duration lease, Clock::time_point 
   reindex(it);
 }
 
+bool RenewalTable::cap(const RenewalKey& reg, Duration lease, Clock::time_point sent) {
+  auto it = entries_.find(reg);
+  if (it == entries_.end()) return false;
+  Entry& e = it->second;
+  if (local_deadline(sent, lease) < local_deadline(e.last_renewed, e.lease)) {
+    e.lease = lease;
+    e.last_renewed = sent;
+    reindex(it);
+  }
+  return true;
+}
+
 void RenewalTable::remove(const RenewalKey& reg) {
   auto it = entries_.find(reg);
   if (it == entries_.end()) return;

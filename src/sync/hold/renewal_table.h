@@ -4,7 +4,7 @@
 // must be reported lost (its local deadline). `Watchdog` (watchdog.h) sends the rounds and
 // arms the timers; the unit tests drive this table with a fake clock.
 //
-// Cost (issue 34): every per-hold event (add, watch, fix, remove, forget, a renewal's answer)
+// Cost (issue 34): every per-hold event (add, watch, fix, cap, remove, forget, a renewal's answer)
 // is O(log n) in the holds of the Client; next_deadline() is O(1); take_overdue() is
 // O(k log n) for k holds overdue. Only due_for_renewal(), once per renewal period, visits
 // every hold. The entries are kept twice: by registration, and by local deadline.
@@ -82,6 +82,12 @@ class RenewalTable {
   /// The remaining holds of `reg` all have fixed leases, the last ending at sent + lease:
   /// renewals stop, the deadline is that lease's.
   void fix(const RenewalKey& reg, Duration lease, Clock::time_point sent);
+  /// An update that may shorten `reg`'s lease to `lease` is sent at `sent` (a lease update,
+  /// a MultiLock's lease set): it may run although its reply is lost, so the local deadline
+  /// becomes the earlier of its own and that lease's from `sent`; only a confirmed reply may
+  /// move it later (fix, watch). A renewed registration then counts renewals with the shorter
+  /// lease (told early rather than late). False for an unknown `reg`.
+  bool cap(const RenewalKey& reg, Duration lease, Clock::time_point sent);
   /// -1 hold; the registration goes with its last hold.
   void remove(const RenewalKey& reg);
   /// Drops `reg` whatever its count.

@@ -111,6 +111,13 @@ void Watchdog::fix(const RenewalKey& reg, Duration lease, Clock::time_point sent
   arm_deadline();
 }
 
+bool Watchdog::cap(const RenewalKey& reg, Duration lease, Clock::time_point sent) {
+  net::assert_io_thread(executor_.io());
+  const bool known = table_.cap(reg, lease, sent);
+  if (known) arm_deadline();
+  return known;
+}
+
 void Watchdog::remove(const std::string& key, const std::string& field) {
   remove(RenewalKey{key, field});
 }

@@ -22,6 +22,64 @@
 
 namespace redisync::detail {
 
+namespace {
+
+// Sends the extension of the granted hold `ref` (grant_extend.lua): sets `lease` (renewed by
+// the watchdog from then on when `watchdog`) and ends the grant mark. It may shorten the
+// server's expiry (a lease below what is left of the grant lease, a MultiLock's final lease):
+// the local deadline becomes the earlier of its own and `lease` from the send before it goes
+// out, and stays there when the reply is lost or fails (the extension may have run). Held:
+// the local deadline counts `lease` from the send, unless a later lease-setting send
+// (Hold::lease_updates, a MultiLock's lease set) followed: the later one decides. Gone (the
+// grant lease ended first): the hold is lost. `done` (may be null) hears the outcome.
+void send_grant_extension(const std::shared_ptr<ClientCore>& core, const HoldRef& ref,
+                          const std::string& name, std::uint64_t grant_id,
+                          const std::string& grant, Duration lease, bool watchdog,
+                          Hold::GrantExtensionDone done) {
+  auto held = core->holds().find({ref.hold_key, ref.owner});
+  const auto sent = sync::Clock::now();
+  if (held == core->holds().end() || held->second.lost || held->second.grant_id != grant_id) {
+    if (done) done(false, sent);
+    return;  // released (or lost) already
+  }
+  core->watchdog().cap(ref.renewal, lease, sent);
+  const std::uint64_t update = ++held->second.lease_updates;
+  core->executor().eval(
+      lua::grant_extend, {ref.renewal.key, sync::grant_mark_key(name)},
+      {std::to_string(lease.count()), ref.field, grant},
+      [core, ref, lease, watchdog, grant_id, sent, update, done](std::exception_ptr error,
+                                                                 net::Reply reply) {
+        auto it = core->holds().find({ref.hold_key, ref.owner});
+        if (it == core->holds().end() || it->second.lost || it->second.grant_id != grant_id) {
+          if (done) done(false, sent);
+          return;  // released (or lost) meanwhile
+        }
+        if (error || !reply.is_array() || reply.elements.empty()) {
+          if (done) done(false, sent);
+          return;  // may have run: the deadline stays the earlier one set before the send
+        }
+        if (reply.elements[0].integer == 1) {
+          if (it->second.lease_updates == update) {
+            core->watchdog().remove(ref.renewal);
+            if (watchdog) {
+              core->watchdog().add(ref.renewal, ref.report, sent);
+            } else {
+              core->watchdog().watch(ref.renewal, ref.report, lease, sent);
+            }
+          }
+          if (done) done(true, sent);
+          return;
+        }
+        core->watchdog().forget(ref.renewal);
+        core->report_lost(ref.hold_key, ref.owner,
+                          "granted, but the grant lease ended before the hold was extended");
+        if (done) done(false, sent);
+      },
+      net::Retry::always);
+}
+
+}  // namespace
+
 // Sets the granted hold's normal lease (grant_extend.lua), which also ends the grant mark.
 // `granted`: the releaser's grant lease (its message said) and the acquisition's grant id.
 // Sent when a third of the grant lease has passed since `registered` (a time no later than the
@@ -30,54 +88,33 @@ namespace redisync::detail {
 // shorter than the grant lease is set at once instead: a holder killed in its section must
 // free the lock within its own lease, not the releaser's grant lease (the chaos kill case saw
 // two leases). Until it answers, the hold's local deadline is the grant lease from
-// `registered`. Renewed: the hold's local deadline counts the normal lease (renewed by the
-// watchdog, or fixed) from the extension's send time. Gone (the grant lease ended first): the
-// hold is lost. An error leaves the earlier of the grant lease's local deadline and the lease
-// from the send, which reports the hold lost unless the release comes first.
+// `registered`, or the earlier deadline of a shorter lease from the extension's send
+// (send_grant_extension). Until it is sent it waits in Hold::grant_extension: a MultiLock
+// that sets this member's final lease first sends it itself with that lease (issue 36), so
+// the timer finds nothing left to send and never overrides the composite's lease.
 void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref,
                   const std::string& name, Duration lease, bool watchdog, std::uint64_t grant_id,
                   sync::Clock::time_point registered, const sync::GrantTaken& granted) {
-  std::weak_ptr<ClientCore> weak = core;
-  const Duration grant_lease = granted.lease;
-  auto send = [weak, ref, name, lease, watchdog, grant_id, registered, granted] {
+  auto held = core->holds().find({ref.hold_key, ref.owner});
+  if (held == core->holds().end() || held->second.grant_id != grant_id) return;
+  std::weak_ptr<ClientCore> weak = core;  // the hold is the core's: no cycle
+  held->second.grant_extension = [weak, ref, name, grant_id, grant = granted.id](
+                                     Duration to_set, bool renewed,
+                                     Hold::GrantExtensionDone done) {
+    if (auto live = weak.lock()) {
+      send_grant_extension(live, ref, name, grant_id, grant, to_set, renewed, std::move(done));
+    }
+  };
+  auto send = [weak, ref, lease, watchdog, grant_id] {
     auto live = weak.lock();
     if (!live) return;
-    auto held = live->holds().find({ref.hold_key, ref.owner});
-    if (held == live->holds().end() || held->second.lost || held->second.grant_id != grant_id) {
-      return;  // released (or lost) already
-    }
-    const auto sent = sync::Clock::now();
-    // An extension that may shorten the grant lease: once it runs, the server's expiry is
-    // the lease from a moment after `sent`, which may come before the grant lease's end. The
-    // local deadline is the earlier of the two from now on, so the notice is never late.
-    if (sent + lease < registered + granted.lease) {
-      live->watchdog().fix(ref.renewal, lease, sent);
-    }
-    live->executor().eval(
-        lua::grant_extend, {ref.renewal.key, sync::grant_mark_key(name)},
-        {std::to_string(lease.count()), ref.field, granted.id},
-        [core = live, ref, lease, watchdog, grant_id, sent](std::exception_ptr error,
-                                                            net::Reply reply) {
-          auto it = core->holds().find({ref.hold_key, ref.owner});
-          if (it == core->holds().end() || it->second.lost || it->second.grant_id != grant_id) {
-            return;  // released (or lost) meanwhile
-          }
-          if (error || !reply.is_array() || reply.elements.empty()) return;
-          if (reply.elements[0].integer == 1) {
-            core->watchdog().remove(ref.renewal);
-            if (watchdog) {
-              core->watchdog().add(ref.renewal, ref.report, sent);
-            } else {
-              core->watchdog().watch(ref.renewal, ref.report, lease, sent);
-            }
-            return;
-          }
-          core->watchdog().forget(ref.renewal);
-          core->report_lost(ref.hold_key, ref.owner,
-                            "granted, but the grant lease ended before the hold was extended");
-        },
-        net::Retry::always);
+    auto it = live->holds().find({ref.hold_key, ref.owner});
+    if (it == live->holds().end() || it->second.grant_id != grant_id) return;
+    auto extension = std::move(it->second.grant_extension);
+    it->second.grant_extension = nullptr;
+    if (extension) extension(lease, watchdog, nullptr);  // else sent already (a MultiLock)
   };
+  const Duration grant_lease = granted.lease;
   const auto due = registered + grant_lease / 3;
   if (lease < grant_lease || due <= sync::Clock::now()) return send();
   auto timer = std::make_shared<asio::steady_timer>(core->io(), due);

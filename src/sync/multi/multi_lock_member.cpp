@@ -79,10 +79,15 @@ void MultiLockMember::note_expiry(ClientCore& core, Hold& hold, const sync::Rene
   if (!hold.leases.empty() && !hold.leases.back().watchdog) {
     hold.leases.back() = Hold::Lease{false, sent + lease, sent, lease};
   }
-  for (const auto& l : hold.leases) {
-    if (l.watchdog) return;  // still renewed by the watchdog: its deadline follows renewals
-  }
+  if (renewed(hold)) return;  // still renewed by the watchdog: its deadline follows renewals
   core.watchdog().fix(renewal, lease, sent);
+}
+
+bool MultiLockMember::renewed(const Hold& hold) {
+  for (const auto& l : hold.leases) {
+    if (l.watchdog) return true;
+  }
+  return false;
 }
 
 void MultiLockMember::set_expiry(std::int64_t owner, Duration lease,
@@ -93,15 +98,40 @@ void MultiLockMember::set_expiry(std::int64_t owner, Duration lease,
   core->post_start(
       std::move(on_done), [](auto& late) { late(false); },
       [core, name = name_, key, renewal, owner, lease](auto done) {
+        auto it = core->holds().find({key, owner});
+        // A member taken by a grant whose extension is still to be sent: the extension sets
+        // this lease instead of the hold's walking lease (and ends the grant), so nothing
+        // sent later overrides it (issue 36).
+        if (it != core->holds().end() && it->second.grant_extension) {
+          auto extension = std::move(it->second.grant_extension);
+          it->second.grant_extension = nullptr;
+          return extension(lease, false,
+                           [core, key, renewal, owner, lease, done](bool ok,
+                                                                     sync::Clock::time_point sent) {
+                             auto held = core->holds().find({key, owner});
+                             if (ok && held != core->holds().end()) {
+                               note_expiry(*core, held->second, renewal, lease, sent);
+                             }
+                             done(ok);
+                           });
+        }
         const auto sent = sync::Clock::now();  // the key's new expiry counts from no earlier
+        if (it != core->holds().end()) {
+          // The PEXPIRE may run although its reply is lost: from now on the local deadline is
+          // no later than the new lease's (a hold the watchdog renews keeps its renewals).
+          if (!renewed(it->second)) core->watchdog().cap(renewal, lease, sent);
+          ++it->second.lease_updates;  // an extension answering later does not move it later
+        }
         core->executor().execute(
             {"PEXPIRE", name, std::to_string(lease.count())},
             [core, key, renewal, owner, lease, sent, done](std::exception_ptr error,
                                                            net::Reply reply) {
               const bool ok = !error && reply.is_integer() && reply.integer == 1;
               if (ok) {
-                auto it = core->holds().find({key, owner});
-                if (it != core->holds().end()) note_expiry(*core, it->second, renewal, lease, sent);
+                auto held = core->holds().find({key, owner});
+                if (held != core->holds().end()) {
+                  note_expiry(*core, held->second, renewal, lease, sent);
+                }
               }
               done(ok);
             },

@@ -53,7 +53,10 @@ class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
   /// the holder's remaining lease).
   void probe(ReplyDone done) const;
   /// Posts to the I/O thread: sets the lock key's expiry to `lease` (docs/wire-format.md §6 step 5) and
-  /// makes it the lease of this owner's further re-entries and partial releases.
+  /// makes it the lease of this owner's further re-entries and partial releases. A hold taken
+  /// by a grant whose extension is not sent yet gets `lease` through that extension (it is
+  /// then never overridden by it). Before it is sent, the local deadline becomes no later
+  /// than `lease` from the send; a lost reply leaves it there, `done(false)`.
   void set_expiry(std::int64_t owner, Duration lease, std::function<void(bool ok)> done) const;
   /// Posts to the I/O thread: an acquisition of `owner` may have run on the server without
   /// this process counting it (no answer in time, or an answer that came too late). Drops
@@ -83,6 +86,8 @@ class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
   /// PEXPIRE sent at `sent` (set_expiry): its lease entry and local deadline follow.
   static void note_expiry(ClientCore& core, Hold& hold, const sync::RenewalKey& renewal,
                           Duration lease, sync::Clock::time_point sent);
+  /// True when one of `hold`'s acquisitions is renewed by the watchdog.
+  static bool renewed(const Hold& hold);
 
   std::shared_ptr<ClientCore> core_;
   std::string name_;
