@@ -54,6 +54,8 @@ extern const Script publish_check;
 // Shared guard in front of the acquire steps whose release publishes: the same check, on the
 // channel that release will use, before the step writes (lua/with_preludes.h).
 extern const Script publish_guard;
+// The same guard for the grant channel a grant-mode release publishes on (lua/with_preludes.h).
+extern const Script grant_publish_guard;
 // Shared sub-step "set the count if absent, then announce it", sent (after publish_check) in
 // front of the try-set scripts of the semaphore, permit-expirable semaphore and latch.
 extern const Script set_count_if_absent;
