@@ -80,6 +80,8 @@ extern const Script permit_expirable_semaphore_try_set_permits;
 extern const Script permit_expirable_semaphore_add_permits;
 extern const Script permit_expirable_semaphore_update_lease;
 extern const Script permit_expirable_semaphore_remaining_lease;
+// Read only, no preludes: the server's remaining lease of one permit (permit_lease_watch.h).
+extern const Script permit_expirable_semaphore_expiry;
 // Count-down latch (count_down_latch.cpp).
 extern const Script count_down_latch_try_set_count;
 extern const Script count_down_latch_count_down;
