@@ -73,16 +73,24 @@ void check_permit_args(const std::string& name, std::int64_t permits, Duration l
 /// permits holds back later local waiters for fewer.
 ///
 /// Errors: InvalidArgument for bad input (permits < 1 to acquire, lease <= 0, malformed ids,
-/// negative counts where a count is set), UnknownPermitError for ids that are not held.
+/// negative counts where a count is set, counts beyond kMaxCount), UnknownPermitError for ids
+/// that are not held.
 ///
 /// Thread safety: a handle may be shared between threads. Copy/move: cheap to copy.
 class PermitExpirableSemaphore {
  public:
   /// The lease meaning "held until released" (stored with score 922337203685477).
   static constexpr Duration no_expiry = Duration::max();
+  /// The largest count the semaphore keeps, available or in total (available + held): its
+  /// scripts hold a count of at most 15 decimal digits. A count set or added beyond it
+  /// (set_permits, try_set_permits, add_permits), or one that would leave the available count
+  /// or the total beyond +-kMaxCount, is refused with InvalidArgument naming the value and the
+  /// limit, before anything is written.
+  static constexpr std::int64_t kMaxCount = 999'999'999'999'999;
   /// The most permits one acquire call takes (each gets an id, built before the call); more
-  /// is refused with InvalidArgument. Counts (set/add) range over [0, kMaxPermits].
+  /// is refused with InvalidArgument.
   static constexpr std::int64_t kMaxPermitsPerAcquire = 100000;
+  static_assert(kMaxPermitsPerAcquire <= kMaxCount);
 
   /// Throws InvalidArgument if the name is empty.
   PermitExpirableSemaphore(std::shared_ptr<detail::ClientCore> core, std::string name);
@@ -124,12 +132,15 @@ class PermitExpirableSemaphore {
 
   /// Available permits (after reclaiming expired ones; may be negative).
   std::int64_t available_permits() const;
-  /// Sets the available count to `permits` (>= 0) only if the semaphore does not exist yet.
+  /// Sets the available count to `permits` (0..kMaxCount) only if the semaphore does not
+  /// exist yet.
   bool try_set_permits(std::int64_t permits);
-  /// Makes the total (available + held) equal `permits` (>= 0): the available count moves by
-  /// the difference and may go negative while more permits are held than the new total.
+  /// Makes the total (available + held) equal `permits` (0..kMaxCount): the available count
+  /// moves by the difference and may go negative while more permits are held than the new
+  /// total.
   void set_permits(std::int64_t permits);
-  /// Adds `permits`, any sign (the available count may go negative).
+  /// Adds `permits`, any sign (the available count may go negative); the available count and
+  /// the total stay within +-kMaxCount.
   void add_permits(std::int64_t permits);
 
   // --- Async forms: Asio completion tokens (callback, use_future, use_awaitable) ---

@@ -93,6 +93,25 @@ local function count_refused()
     string.sub(value, 1, 64) .. "', not a count (a whole decimal integer of at most 15" ..
     ' digits); nothing was changed')
 end
+-- The largest count, available or in total (available + held), the semaphore keeps: what
+-- count_refused() takes, 15 digits (issue 36 item 6). The client refuses a larger count it is
+-- given (PermitExpirableSemaphore::kMaxCount); a step that sets or adds to the count refuses,
+-- before any write, a result beyond it (count_limit_refused). Before this limit a count of 16
+-- digits was accepted and written, and every later step then refused the semaphore.
+local MAX_COUNT = 999999999999999
+
+-- The error reply (code COUNTLIMIT, which the client raises as InvalidArgument) when the
+-- available count `available` or the total `total` a step would leave lies beyond
+-- +-MAX_COUNT; else nil.
+local function count_limit_refused(available, total)
+  if math.abs(available) <= MAX_COUNT and math.abs(total) <= MAX_COUNT then
+    return nil
+  end
+  return redis.error_reply("COUNTLIMIT permit-expirable semaphore '" .. KEYS[1] ..
+    "' would hold " .. score_text(available) .. ' available permits, ' .. score_text(total) ..
+    ' in total, beyond the limit of ' .. score_text(MAX_COUNT) .. '; nothing was changed')
+end
+
 do
   local refused = count_refused()
   if refused then

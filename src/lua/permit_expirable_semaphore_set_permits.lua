@@ -4,13 +4,23 @@
 -- ARGV[3] n (>= 0).
 -- Absent N: set n, publish n. Else total = available + held; if it differs from n, add
 -- (n - total) to the available count (may go negative) and publish n. Returns nothing.
-local refused = publish_refused(ARGV[2], KEYS[3])
+-- Refused (COUNTLIMIT, nothing changed) when a count would leave the limit.
+local n = tonumber(ARGV[3])
+local value = redis.call('get', KEYS[1])
+local held = redis.call('zcard', KEYS[2])
+local refused
+if value == false then
+  refused = count_limit_refused(n, n + held)
+else
+  refused = count_limit_refused(n - held, n)  -- the available count is at least n - held
+end
+if refused == nil then
+  refused = publish_refused(ARGV[2], KEYS[3])
+end
 if refused then
   return refused
 end
 reclaim(server_now(), nil)
-local n = tonumber(ARGV[3])
-local value = redis.call('get', KEYS[1])
 if value == false then
   redis.call('set', KEYS[1], ARGV[3])
   redis.call(ARGV[2], KEYS[3], ARGV[3])

@@ -66,15 +66,20 @@ local function rl_window(cfg, now)
   if value == nil then
     return nil, redis.error_reply('RATE_LIMITER_CORRUPT the value key does not hold a number')
   end
-  if #expired == 0 then
-    return value, false
+  local changed = false
+  if #expired > 0 then
+    redis.call('zremrangebyscore', cfg.permits, '-inf', edge)
+    value = value + rl_sum(expired)
+    changed = true
   end
-  redis.call('zremrangebyscore', cfg.permits, '-inf', edge)
-  value = value + rl_sum(expired)
+  -- The cap of step 3, on whatever was read too: Redisson's availablePermits adds expired
+  -- grants back without it, so a stored value can exceed the rate; taken as it is, a window
+  -- granted up to twice the rate (issue 36 item 7). The live grants' sum is read only then.
   if value > cfg.rate then
     value = cfg.rate - rl_sum(redis.call('zrange', cfg.permits, 0, -1))
+    changed = true
   end
-  return value, true
+  return value, changed
 end
 
 -- Step 5 of §17.3: the keep-alive, or else the hash's own remaining TTL, on the window keys.

@@ -54,6 +54,8 @@ extern const Script publish_check;
 // Shared guard in front of the acquire steps whose release publishes: the same check, on the
 // channel that release will use, before the step writes (lua/with_preludes.h).
 extern const Script publish_guard;
+// The same guard for the grant channel a grant-mode release publishes on (lua/with_preludes.h).
+extern const Script grant_publish_guard;
 // Shared sub-step "set the count if absent, then announce it", sent (after publish_check) in
 // front of the try-set scripts of the semaphore, permit-expirable semaphore and latch.
 extern const Script set_count_if_absent;
@@ -78,6 +80,8 @@ extern const Script permit_expirable_semaphore_try_set_permits;
 extern const Script permit_expirable_semaphore_add_permits;
 extern const Script permit_expirable_semaphore_update_lease;
 extern const Script permit_expirable_semaphore_remaining_lease;
+// Read only, no preludes: the server's remaining lease of one permit (permit_lease_watch.h).
+extern const Script permit_expirable_semaphore_expiry;
 // Count-down latch (count_down_latch.cpp).
 extern const Script count_down_latch_try_set_count;
 extern const Script count_down_latch_count_down;

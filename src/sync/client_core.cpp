@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "log_line.h"
+#include "sync/counters/permit_lease_watch.h"
 #include "sync/identity.h"
 #include "sync/trace_points.h"
 
@@ -23,7 +24,13 @@ ClientCore::ClientCore(Config config)
       *executor_, config_.lock_watchdog_timeout,
       static_cast<std::size_t>(config_.renewal_batch_size),
       [this](const sync::RenewalKey& k, const std::string& reason) {
-        if (k.kind == sync::RenewalKind::permit_lease) return report_lost_permit(k.key, k.field, reason);
+        if (k.kind == sync::RenewalKind::permit_lease) {
+          // Before a notice, the server's expiry (a Java client may have extended the lease).
+          if (auto self = weak_from_this().lock()) {
+            return permit_check_point(self, k.key, k.field, reason);
+          }
+          return report_lost_permit(k.key, k.field, reason);
+        }
         // The field is "<client id>:<owner>"; recover the owner to find the hold.
         // Never throw on the I/O thread: an unexpected field shape reports owner 0.
         const auto colon = k.field.rfind(':');

@@ -124,6 +124,18 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
     net::assert_io_thread(io_);
     return lost_permits_;
   }
+  /// The permits with a lease whose deadline this Client watches (sync/counters/
+  /// permit_lease_watch.h), by (semaphore name, raw id): the lease and the send time their
+  /// local deadline counts from, and an epoch that changes whenever that watch is replaced or
+  /// ended (a check of the server's expiry answered later than that changes nothing). I/O
+  /// thread only.
+  struct WatchedPermit {
+    Duration lease;
+    std::chrono::steady_clock::time_point sent;
+    std::uint64_t epoch = 0;
+  };
+  std::map<std::pair<std::string, std::string>, WatchedPermit> watched_permits;
+  std::uint64_t permit_watch_epochs = 0;
   /// The AcquireProbe of the acquisition being started (Metrics hook): set by run_acquire
   /// around the kind's start_loop, taken by the waiting loop it starts.
   std::shared_ptr<sync::AcquireProbe> pending_probe;

@@ -280,10 +280,13 @@ TEST(AclUsers, NoChannelRightsAcquireRefusesBeforeWriting) {
 
 // A ReadWriteLock release in grant mode (docs/wire-format.md §18 "ReadWriteLock") may publish
 // on the grant channel of the earliest registered writer: a user allowed Redisson's channel
-// but not that one is refused before the release deletes or grants anything.
+// but not that one is refused before the release deletes or grants anything. (Such a user's
+// grant-mode acquire is refused now, GrantModeAcquireChecksTheGrantChannelBeforeWriting: the
+// grant channels are taken away while the lock is held, as an operator might.)
 TEST(AclUsers, RwGrantReleaseChecksTheGrantChannelBeforeWriting) {
   RedisServer server;
-  auto cfg = as_user(server, "rwonly", {"~*", "&redisson_rwlock:*", "+@all"});
+  auto cfg = as_user(server, "rwonly",
+                     {"~*", "&redisson_rwlock:*", "&redisync_grant__channel:*", "+@all"});
   cfg.handoff = redisync::Handoff::grant;
   redisync::Client holder(cfg);
   auto waiter_cfg = redisync::Config::from_url(server.url());
@@ -292,6 +295,9 @@ TEST(AclUsers, RwGrantReleaseChecksTheGrantChannelBeforeWriting) {
   const auto name = unique_name("rw-grant-acl:");
   auto rw = holder.read_write_lock(name);
   rw.lock(30s);
+  ASSERT_EQ(server.command({"ACL", "SETUSER", "rwonly", "resetchannels", "&redisson_rwlock:*"})
+                .as_string(),
+            "OK");
   auto done = redisync::test::grant::try_lock_async([&] { return waiter.read_write_lock(name); });
   const std::string registrations = "redisync_rwlock_grant:{" + name + "}";
   ASSERT_TRUE(wait_until(
@@ -309,10 +315,12 @@ TEST(AclUsers, RwGrantReleaseChecksTheGrantChannelBeforeWriting) {
 
 // The same for Lock: its grant-mode release looks the grantee up once and checks only the
 // channel it will publish on, the grantee's, so a user allowed Redisson's lock channel alone
-// is refused before the release deletes or grants anything.
+// is refused before the release deletes or grants anything (the rights taken away while the
+// lock is held, as above).
 TEST(AclUsers, LockGrantReleaseChecksTheGranteeChannelBeforeWriting) {
   RedisServer server;
-  auto cfg = as_user(server, "lockonly", {"~*", "&redisson_lock__channel:*", "+@all"});
+  auto cfg = as_user(server, "lockonly",
+                     {"~*", "&redisson_lock__channel:*", "&redisync_grant__channel:*", "+@all"});
   cfg.handoff = redisync::Handoff::grant;
   redisync::Client holder(cfg);
   auto waiter_cfg = redisync::Config::from_url(server.url());
@@ -321,6 +329,10 @@ TEST(AclUsers, LockGrantReleaseChecksTheGranteeChannelBeforeWriting) {
   const auto name = unique_name("lock-grant-acl:");
   auto lock = holder.lock(name);
   lock.lock(30s);
+  ASSERT_EQ(server.command({"ACL", "SETUSER", "lockonly", "resetchannels",
+                            "&redisson_lock__channel:*"})
+                .as_string(),
+            "OK");
   auto done = redisync::test::grant::try_lock_async([&] { return waiter.lock(name); });
   const std::string registrations = redisync::test::grant::lock_registrations(name);
   ASSERT_TRUE(wait_until(
@@ -338,10 +350,12 @@ TEST(AclUsers, LockGrantReleaseChecksTheGranteeChannelBeforeWriting) {
 
 // FairLock's grant-mode release checks, before any write, every queued waiter's own channel
 // and the grant channel of each registered one (which waiter heads the queue is known only
-// after the dead heads are dropped, a write).
+// after the dead heads are dropped, a write). The rights are taken away while the lock is held,
+// as above.
 TEST(AclUsers, FairGrantReleaseChecksTheGrantChannelsBeforeWriting) {
   RedisServer server;
-  auto cfg = as_user(server, "faironly", {"~*", "&redisson_lock__channel:*", "+@all"});
+  auto cfg = as_user(server, "faironly",
+                     {"~*", "&redisson_lock__channel:*", "&redisync_grant__channel:*", "+@all"});
   cfg.handoff = redisync::Handoff::grant;
   redisync::Client holder(cfg);
   auto waiter_cfg = redisync::Config::from_url(server.url());
@@ -350,6 +364,10 @@ TEST(AclUsers, FairGrantReleaseChecksTheGrantChannelsBeforeWriting) {
   const auto name = unique_name("fair-grant-acl:");
   auto lock = holder.fair_lock(name);
   lock.lock(30s);
+  ASSERT_EQ(server.command({"ACL", "SETUSER", "faironly", "resetchannels",
+                            "&redisson_lock__channel:*"})
+                .as_string(),
+            "OK");
   auto done = redisync::test::grant::try_lock_async([&] { return waiter.fair_lock(name); });
   const std::string registrations = redisync::test::grant::fair_registrations(name);
   const std::string queue = "redisson_lock_queue:{" + name + "}";
@@ -365,4 +383,85 @@ TEST(AclUsers, FairGrantReleaseChecksTheGrantChannelsBeforeWriting) {
   // Redisson's channels are allowed: the force release wakes the head, which acquires.
   EXPECT_TRUE(lock.force_unlock());
   EXPECT_TRUE(done.get());
+}
+
+// Issue 36 item 5: in grant mode a release that finds a registered waiter publishes on that
+// waiter's client's grant channel, not on the lock channel the acquire checked. A user allowed
+// the lock channel alone took the lock, and while a grant waiter stayed registered each of its
+// releases was refused (the tests above): the lock stayed held, its lease renewed, with the
+// waiter stuck behind it. The grant-mode acquire now checks the grant channel too and refuses
+// before anything is written. Should a kind acquire anyway, the holder must still be able to
+// release it with a grant waiter registered.
+TEST(AclUsers, GrantModeAcquireChecksTheGrantChannelBeforeWriting) {
+  RedisServer server;
+  auto cfg = as_user(server, "lockchan",
+                     {"~*", "&redisson_lock__channel:*", "&redisson_rwlock:*", "+@all"});
+  cfg.handoff = redisync::Handoff::grant;
+  redisync::Client holder(cfg);
+  auto waiter_cfg = redisync::Config::from_url(server.url());
+  waiter_cfg.handoff = redisync::Handoff::grant;
+  redisync::Client waiter(waiter_cfg);
+  // `lock`: the holder's; `waiter_lock()`: the same lock of `waiter` (try_lock_async);
+  // `registered()`: whether a grant waiter is registered on it.
+  auto check = [&](const std::string& label, auto& lock, auto waiter_lock, auto registered) {
+    const long long keys_before = server.command({"DBSIZE"}).as_integer();
+    const std::string grant_channel = "redisync_grant__channel:{" + lock.name() + "}";
+    bool refused = false;
+    try {
+      lock.lock(30s);
+    } catch (const redisync::Error& e) {
+      refused = true;
+      EXPECT_NE(std::string(e.what()).find("NOPERM"), std::string::npos) << label << e.what();
+      EXPECT_NE(std::string(e.what()).find(grant_channel), std::string::npos)
+          << label << ": " << e.what();
+    }
+    EXPECT_TRUE(refused) << label
+                         << ": acquired a lock whose grant-mode release this user may not publish";
+    EXPECT_EQ(server.command({"DBSIZE"}).as_integer(), keys_before) << label << ": wrote";
+    if (refused) return;
+    // Acquired: with a grant waiter registered, its holder must still be able to release it.
+    auto done = redisync::test::grant::try_lock_async(waiter_lock);
+    ASSERT_TRUE(wait_until(registered, 5s)) << label;
+    try {
+      lock.unlock_checked();
+    } catch (const redisync::Error& e) {
+      ADD_FAILURE() << label << ": its holder cannot release it: " << e.what();
+    }
+    EXPECT_FALSE(exists(server, lock.name())) << label << ": the lock stays held";
+    (void)lock.force_unlock();  // Redisson's channel is allowed: lets the waiter in
+    ASSERT_EQ(done.wait_for(10s), std::future_status::ready) << label;
+    EXPECT_TRUE(done.get()) << label;
+  };
+  const auto lock_name = unique_name("lock-grant-acquire:");
+  auto lock = holder.lock(lock_name);
+  check("lock", lock, [&] { return waiter.lock(lock_name); }, [&] {
+    return server.command({"ZCARD", redisync::test::grant::lock_registrations(lock_name)})
+               .as_integer() == 1;
+  });
+  const auto fair_name = unique_name("fair-grant-acquire:");
+  auto fair = holder.fair_lock(fair_name);
+  check("fair", fair, [&] { return waiter.fair_lock(fair_name); }, [&] {
+    return server.command({"HLEN", redisync::test::grant::fair_registrations(fair_name)})
+               .as_integer() == 1;
+  });
+  const auto rw_name = unique_name("rw-grant-acquire:");
+  auto write = holder.read_write_lock(rw_name).write_lock();
+  check("write", write, [&] { return waiter.read_write_lock(rw_name); }, [&] {
+    return server.command({"ZCARD", "redisync_rwlock_grant:{" + rw_name + "}"}).as_integer() == 1;
+  });
+  // The user may not even take the read lock: the last reader's release grants a writer.
+  auto read = holder.read_write_lock(rw_name).read_lock();
+  const long long keys_before = server.command({"DBSIZE"}).as_integer();
+  fails_naming("read", "redisync_grant__channel:{" + rw_name + "}",
+               [&] { (void)read.try_lock(); });
+  EXPECT_EQ(server.command({"DBSIZE"}).as_integer(), keys_before) << "read: wrote";
+
+  // A wake-mode client of the same user is unaffected: its releases publish on the lock
+  // channel only.
+  auto wake_cfg = cfg;
+  wake_cfg.handoff = redisync::Handoff::wake;
+  redisync::Client wake(wake_cfg);
+  auto plain = wake.lock(unique_name("lock-wake:"));
+  ASSERT_TRUE(plain.try_lock());
+  plain.unlock_checked();
 }

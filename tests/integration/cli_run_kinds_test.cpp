@@ -265,6 +265,26 @@ TEST_F(CliRunKindsTest, ExclusiveOptionsAndBadCountsAreUsageErrors) {
   EXPECT_EQ(server_.command({"DBSIZE"}).as_integer(), 0);  // nothing written
 }
 
+// Issue 36 item 6: `run --semaphore N` took N up to 2^53 - 1 and wrote it as the count, which
+// the permit-expirable semaphore's scripts then refused in every later step (the next run
+// failed, and so did every Java or library user of the name). N beyond the scripts' limit is a
+// usage error now, naming the limit, and nothing is written; N at the limit works, twice.
+TEST_F(CliRunKindsTest, SemaphoreCountBeyondTheLimitIsAUsageErrorAndWritesNothing) {
+  const std::string name = unique_name("cli:limit:");
+  for (const std::string n : {"1000000000000000", "9007199254740991"}) {
+    const auto r = cli(run_args({"--semaphore", n}, name, "true"));
+    EXPECT_EQ(r.exit_code, 64) << n << ": " << r.output;
+    EXPECT_NE(r.output.find("<= 999999999999999 (got '" + n + "')"), std::string::npos)
+        << r.output;
+    EXPECT_EQ(server_.command({"DBSIZE"}).as_integer(), 0) << n << ": wrote";
+  }
+  for (int run = 0; run < 2; ++run) {
+    const auto r = cli(run_args({"--semaphore", "999999999999999"}, name, "true"));
+    EXPECT_EQ(r.exit_code, 0) << "run " << run << ": " << r.output;
+  }
+  EXPECT_EQ(server_.command({"GET", name}).as_string(), "999999999999999");
+}
+
 // Issue 22 item 8: `unlock --force ""` exited 1 and `status ""` succeeded while `run ""` was a
 // usage error. One rule now: an empty name is a usage error (64) for every command.
 TEST_F(CliRunKindsTest, EmptyNameIsAUsageErrorForEveryCommand) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "redisync/redisync.h"
+#include "support/java_layout.h"
 #include "support/lost_notices.h"
 #include "support/redis_server.h"
 #include "support/server_stats.h"
@@ -107,5 +108,36 @@ TEST(PermitLostNotice, UpdatedLeaseMovesTheDeadlineAndNoExpiryEndsIt) {
   // The no-expiry permit's old deadline (400 ms) has long passed: still no notice of it.
   EXPECT_FALSE(notices.wait_for(2, 300ms));
   pes.release(forever);
+  EXPECT_EQ(notices.all().size(), 1u);
+}
+
+// Issue 36 item 7: a Java client that extends a redisync permit's lease (Redisson's
+// updateLeaseTime) left redisync's deadline where its own acquire had put it: the permit was
+// reported lost while the server held it for much longer. Before a notice the server's expiry
+// is read now; a longer one moves the deadline (counted from before the server read its
+// clock, so never past the server's), and the notice comes when the extended lease ends.
+TEST(PermitLostNotice, LeaseExtendedByAJavaClientIsNotReportedLostWhileTheServerHoldsIt) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  LostNotices notices;
+  notices.attach(client);
+  auto pes = client.permit_expirable_semaphore(unique_name("pes:"));
+  ASSERT_TRUE(pes.try_set_permits(1));
+  const std::string id = pes.acquire(1000ms);  // our deadline: 900 ms from the acquire
+  std::string raw;
+  for (std::size_t i = 0; i < id.size(); i += 2) {
+    raw.push_back(static_cast<char>(std::stoi(id.substr(i, 2), nullptr, 16)));
+  }
+  redisync::test::JavaLayoutClient java(server);
+  ASSERT_EQ(java.permit_update_lease(pes.name(), raw, 4000).as_integer(), 1);
+  // Twice our own deadline: the server still holds it, and nobody was told otherwise.
+  EXPECT_FALSE(notices.wait_for(1, 1800ms))
+      << "reported lost while the server held it: " << notices.all().at(0).reason;
+  EXPECT_GT(pes.remaining_lease(id), 1000ms);
+  // When the extended lease ends, the holder is told, with the permit's id.
+  ASSERT_TRUE(notices.wait_for(1, 10s)) << "the end of the extended lease was never told";
+  EXPECT_EQ(notices.all().at(0).permit_id, id);
+  ASSERT_TRUE(redisync::test::wait_until([&] { return pes.available_permits() == 1; }, 10s));
+  EXPECT_THROW(pes.release(id), redisync::UnknownPermitError);
   EXPECT_EQ(notices.all().size(), 1u);
 }

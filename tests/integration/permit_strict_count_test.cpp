@@ -72,3 +72,89 @@ TEST(PermitStrictCount, MalformedCountIsRefusedBeforeAnyWrite) {
   pes.add_permits(4);
   EXPECT_TRUE(pes.try_acquire().has_value());
 }
+
+// Issue 36 item 6: the API took counts up to 2^53 - 1, but the scripts keep a count of at most
+// 15 digits: set_permits(10^15) was written, and from then on every step (of every client,
+// Java's aside) refused the semaphore as "not a count". One limit now,
+// PermitExpirableSemaphore::kMaxCount, for the count given and for the count (available, and
+// available + held) a step would leave; a call beyond it is refused with InvalidArgument
+// naming the value and the limit, before anything is written, and the semaphore still works.
+TEST(PermitStrictCount, CountsBeyondTheScriptsLimitAreRefusedBeforeAnyWrite) {
+  RedisServer server;
+  redisync::Client client(config_for(server));
+  constexpr std::int64_t limit = redisync::PermitExpirableSemaphore::kMaxCount;
+  ASSERT_EQ(limit, 999'999'999'999'999);
+  auto pes = client.permit_expirable_semaphore(unique_name("pes:"));
+  const std::string zset = "{" + pes.name() + "}:timeout";
+  auto dump = [&] {
+    std::string out;
+    for (const auto& key : {pes.name(), zset}) {
+      const auto r = server.command({"DUMP", key});
+      out += r.is_nil() ? std::string("(absent)") : r.as_string();
+      out += '|';
+    }
+    return out;
+  };
+  // `call` must be refused with InvalidArgument naming `value` and the limit `bound`, and
+  // write nothing.
+  auto refused_by = [&](const std::string& bound, const std::string& label,
+                        const std::string& value, auto call) {
+    const std::string before = dump();
+    try {
+      call();
+      ADD_FAILURE() << label << ": accepted";
+    } catch (const redisync::InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(value), std::string::npos) << label << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find(bound), std::string::npos) << label << ": " << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << label << ": not InvalidArgument: " << e.what();
+    }
+    EXPECT_EQ(dump(), before) << label << ": wrote";
+    // Still a working semaphore.
+    EXPECT_NO_THROW((void)pes.available_permits()) << label;
+  };
+  auto refused = [&](const std::string& label, const std::string& value, auto call) {
+    refused_by(std::to_string(limit), label, value, call);
+  };
+  const std::string over = std::to_string(limit + 1);
+
+  refused("try_set_permits(limit + 1)", over, [&] { (void)pes.try_set_permits(limit + 1); });
+  refused("try_set_permits(2^53 - 1)", "9007199254740991",
+          [&] { (void)pes.try_set_permits((std::int64_t{1} << 53) - 1); });
+  EXPECT_TRUE(pes.try_set_permits(limit));
+  EXPECT_EQ(pes.available_permits(), limit);
+
+  refused("set_permits(limit + 1)", over, [&] { pes.set_permits(limit + 1); });
+  pes.set_permits(limit);
+  EXPECT_EQ(pes.available_permits(), limit);
+
+  // At the limit: one more, given or made by adding, is refused.
+  refused("add_permits(1) at the limit", over, [&] { pes.add_permits(1); });
+  refused("add_permits(limit + 1)", over, [&] { pes.add_permits(limit + 1); });
+  pes.set_permits(0);
+  pes.add_permits(limit);
+  EXPECT_EQ(pes.available_permits(), limit);
+  pes.set_permits(0);
+  pes.add_permits(-limit);
+  EXPECT_EQ(pes.available_permits(), -limit);
+  refused("add_permits(-1) at minus the limit", "-" + over, [&] { pes.add_permits(-1); });
+  pes.set_permits(0);
+  refused("add_permits(-(limit + 1))", "-" + over, [&] { pes.add_permits(-(limit + 1)); });
+
+  // The total counts the held permits: with one held, the available count may reach only
+  // limit - 1 (its release would make limit + 1 available otherwise).
+  pes.set_permits(1);
+  const auto id = pes.try_acquire_for(0ms, 60s);
+  ASSERT_TRUE(id.has_value());
+  refused("add_permits(limit) with one held", over, [&] { pes.add_permits(limit); });
+  pes.add_permits(limit - 1);
+  pes.release(*id);
+  EXPECT_EQ(pes.available_permits(), limit);
+
+  // Acquire: its own bound, below the limit, checked before any write as well.
+  constexpr auto per_acquire = redisync::PermitExpirableSemaphore::kMaxPermitsPerAcquire;
+  refused_by(std::to_string(per_acquire), "acquire(kMaxPermitsPerAcquire + 1)",
+             std::to_string(per_acquire + 1),
+             [&] { (void)pes.try_acquire_for(per_acquire + 1, 0ms, 60s); });
+  EXPECT_TRUE(pes.try_acquire_for(0ms, 60s).has_value());
+}

@@ -141,3 +141,29 @@ TEST(RateLimiterSafety, AsyncPermitsAboveTheRateAndAnUnconfiguredLimiterAreClear
       0);
   EXPECT_EQ(limiter.available_permits(), 3);
 }
+
+// Issue 36 item 7: a Java release puts permits back into the value but leaves its grant in the
+// window; when that grant leaves the window, Redisson's availablePermits adds its permits back
+// once more, without step 3's cap: the stored value is then above the rate. redisync took the
+// value as it was and granted twice the rate in one window. Whatever it reads is capped now.
+TEST(RateLimiterSafety, AValueAboveTheRateWrittenByJavaGrantsNoMoreThanTheRate) {
+  RedisServer server;
+  redisync::Client client(server.url());
+  const auto name = unique_name("rl:");
+  auto limiter = client.rate_limiter(name);
+  constexpr std::int64_t rate = 3;
+  ASSERT_TRUE(limiter.try_set_rate(RateType::overall, rate, 1500ms));
+  J java(server);
+  ASSERT_TRUE(java.rate_acquire(name, rate).is_nil());
+  ASSERT_EQ(java.rate_release(name, rate).as_integer(), rate);
+  // Once the grant left the window, Java's availablePermits stores rate + rate.
+  ASSERT_TRUE(wait_until([&] { return java.rate_available(name).as_integer() > rate; }, 5s, 50ms));
+  ASSERT_EQ(server.command({"GET", J::rate_value_key(name)}).as_string(), "6");
+
+  EXPECT_LE(limiter.available_permits(), rate);
+  // One window (1.5 s; a handful of calls take milliseconds): at most `rate` grants.
+  int granted = 0;
+  for (int i = 0; i < 2 * rate; ++i) granted += limiter.try_acquire() ? 1 : 0;
+  EXPECT_EQ(granted, rate) << "granted in one window, with a rate of " << rate;
+  EXPECT_EQ(limiter.available_permits(), 0);
+}

@@ -221,6 +221,32 @@ Reply JavaLayoutClient::permit_try_set_permits(const std::string& name, long lon
   return semaphore_try_set_permits(name, permits);  // §8 "try set permits" = §7's
 }
 
+Reply JavaLayoutClient::permit_update_lease(const std::string& name, const std::string& id,
+                                            long long lease_ms) {
+  const long long now = epoch_ms_now();
+  return eval(std::string(kPermitReclaim) + kPermitUpdateLease,
+              {name, permit_timeouts(name), semaphore_channel(name)},
+              {std::to_string(now), publish_, id, std::to_string(now + lease_ms)});
+}
+
+Reply JavaLayoutClient::rate_acquire(const std::string& name, long long permits) {
+  return eval(std::string(kRateShared) + kRateAcquire,
+              {name, rate_value_key(name), rate_permits_key(name)},
+              {std::to_string(epoch_ms_now()), std::to_string(permits), new_permit_id()});
+}
+
+Reply JavaLayoutClient::rate_release(const std::string& name, long long permits) {
+  return eval(std::string(kRateShared) + kRateRelease,
+              {name, rate_value_key(name), rate_permits_key(name)},
+              {std::to_string(epoch_ms_now()), std::to_string(permits)});
+}
+
+Reply JavaLayoutClient::rate_available(const std::string& name) {
+  return eval(std::string(kRateShared) + kRateAvailableUncapped,
+              {name, rate_value_key(name), rate_permits_key(name)},
+              {std::to_string(epoch_ms_now())});
+}
+
 Reply JavaLayoutClient::latch_try_set_count(const std::string& name, long long count) {
   return eval(kLatchTrySetCount, {name, latch_channel(name)}, {std::to_string(count), publish_});
 }

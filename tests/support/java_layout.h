@@ -98,6 +98,18 @@ class JavaLayoutClient {
   /// §8 release one id: 1 released, 0 unknown or expired.
   Reply permit_release(const std::string& name, const std::string& id);
   Reply permit_try_set_permits(const std::string& name, long long permits);  ///< 1 / 0
+  /// §8 update lease of `id` (Redisson's updateLeaseTime): its score becomes this machine's now
+  /// + lease_ms. 1 when held, 0 not.
+  Reply permit_update_lease(const std::string& name, const std::string& id, long long lease_ms);
+
+  // --- Rate limiter (§17), OVERALL type; the configuration hash set by the test ---
+  /// §17.3 acquire of `permits` at this machine's now: nil = acquired, else ms to wait.
+  Reply rate_acquire(const std::string& name, long long permits);
+  /// §17.4 release of `permits`: the new value.
+  Reply rate_release(const std::string& name, long long permits);
+  /// §17.4 available as Redisson's availablePermits runs it (expired grants added back
+  /// without the cap): the value.
+  Reply rate_available(const std::string& name);
 
   // --- Count-down latch (§9) ---
   Reply latch_try_set_count(const std::string& name, long long count);  ///< 1 / 0

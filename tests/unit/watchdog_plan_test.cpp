@@ -2,6 +2,7 @@
 // The watchdog's pure decisions: batching and lease expiry with a fake clock.
 #include <gtest/gtest.h>
 
+#include "sync/counters/permit_lease_watch.h"
 #include "sync/hold/watchdog.h"
 
 using namespace std::chrono_literals;
@@ -32,4 +33,29 @@ TEST(WatchdogPlan, LeaseRunsOutATenthOfTheLeaseBeforeItCouldEndOnTheServer) {
   EXPECT_EQ(redisync::sync::loss_margin(30s), 3s);
   EXPECT_EQ(redisync::sync::loss_margin(5ms), 1ms);  // at least 1 ms
   EXPECT_EQ(redisync::sync::local_deadline(t0, 1000ms), t0 + 900ms);
+}
+
+// Issue 36 item 7: a permit's check point reads the server's remaining lease. Held longer than
+// assumed (by more than the loss margin: a Java client extended it): the watch moves there,
+// counted from the check's send time. Otherwise the notice comes at the local deadline as
+// before; gone: at once; no expiry: never.
+TEST(WatchdogPlan, PermitCheckPointFollowsTheServersExpiry) {
+  using redisync::detail::PermitExpiryVerdict;
+  using redisync::detail::read_permit_expiry;
+  const auto sent = Clock::time_point{} + 100s;
+  const auto asked = sent + 810ms;  // the check point of a 1 s lease
+  const auto lease = redisync::Duration{1000};
+  // The server's remaining lease as assumed (190 ms), or a little more (latency): keep.
+  EXPECT_EQ(read_permit_expiry(sent, lease, asked, 190).action, PermitExpiryVerdict::keep);
+  EXPECT_EQ(read_permit_expiry(sent, lease, asked, 290).action, PermitExpiryVerdict::keep);
+  // Extended: moved, the new lease counted from the check's send time.
+  const auto moved = read_permit_expiry(sent, lease, asked, 59000);
+  EXPECT_EQ(moved.action, PermitExpiryVerdict::move);
+  EXPECT_EQ(moved.lease, redisync::Duration{59000});
+  EXPECT_EQ(moved.sent, asked);
+  EXPECT_EQ(read_permit_expiry(sent, lease, asked, 291).action, PermitExpiryVerdict::move);
+  EXPECT_EQ(read_permit_expiry(sent, lease, asked, -1).action, PermitExpiryVerdict::no_expiry);
+  EXPECT_EQ(read_permit_expiry(sent, lease, asked, -2).action, PermitExpiryVerdict::gone);
+  EXPECT_EQ(read_permit_expiry(sent, lease, asked, std::nullopt).action,
+            PermitExpiryVerdict::unanswered);
 }

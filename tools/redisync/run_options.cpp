@@ -10,6 +10,7 @@
 #include "option_checks.h"
 #include "process.h"
 #include "redis_option.h"
+#include "redisync/permit_expirable_semaphore.h"
 #include "run_settings.h"
 
 namespace redisync::cli {
@@ -35,9 +36,11 @@ std::string joined(const std::vector<std::string>& words) {
 std::int64_t parse_permits(const std::string& text) {
   std::int64_t n = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || ptr != text.data() + text.size() || n <= 0) {
-    throw UsageError("--semaphore N: N must be a whole number of permits >= 1 (got '" + text +
-                     "')");
+  // The library's own limit (a larger count was once written, and then refused by every step).
+  constexpr auto limit = PermitExpirableSemaphore::kMaxCount;
+  if (ec != std::errc() || ptr != text.data() + text.size() || n <= 0 || n > limit) {
+    throw UsageError("--semaphore N: N must be a whole number of permits >= 1 and <= " +
+                     std::to_string(limit) + " (got '" + text + "')");
   }
   return n;
 }

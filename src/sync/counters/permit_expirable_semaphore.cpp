@@ -336,7 +336,7 @@ std::int64_t PermitExpirableSemaphore::available_permits() const {
 }
 
 bool PermitExpirableSemaphore::try_set_permits(std::int64_t permits) {
-  check_count(name_, permits);
+  check_count(name_, permits, "permits to set on");
   return run_script(
              core_,
              lua::with_set_count_if_absent<lua::permit_expirable_semaphore_try_set_permits,
@@ -348,18 +348,14 @@ bool PermitExpirableSemaphore::try_set_permits(std::int64_t permits) {
 }
 
 void PermitExpirableSemaphore::set_permits(std::int64_t permits) {
-  check_count(name_, permits);
+  check_count(name_, permits, "permits to set on");
   run_script(core_, pes_script<lua::permit_expirable_semaphore_set_permits>(), pes_keys(name_),
              [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
              "setting the permits of " + describe_pes(*core_, name_));
 }
 
 void PermitExpirableSemaphore::add_permits(std::int64_t permits) {
-  if (permits < -kMaxPermits || permits > kMaxPermits) {
-    throw InvalidArgument("redisync: permits to add to permit-expirable semaphore '" + name_ +
-                          "' must be in [-" + std::to_string(kMaxPermits) + ", " +
-                          std::to_string(kMaxPermits) + "] (got " + std::to_string(permits) + ")");
-  }
+  check_count(name_, permits, "permits to add to", -kMaxCount);
   run_script(core_, pes_script<lua::permit_expirable_semaphore_add_permits>(), pes_keys(name_),
              [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
              "adding permits to " + describe_pes(*core_, name_));

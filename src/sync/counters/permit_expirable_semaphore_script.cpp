@@ -53,11 +53,14 @@ void check_lease(const std::string& name, Duration lease) {
   }
 }
 
-void check_count(const std::string& name, std::int64_t permits) {
-  if (permits < 0 || permits > kMaxPermits) {
-    throw InvalidArgument("redisync: permits for permit-expirable semaphore '" + name +
-                          "' must be in [0, " + std::to_string(kMaxPermits) + "] (got " +
-                          std::to_string(permits) + ")");
+void check_count(const std::string& name, std::int64_t count, const std::string& what,
+                 std::int64_t lowest) {
+  constexpr auto limit = PermitExpirableSemaphore::kMaxCount;
+  if (count < lowest || count > limit) {
+    throw InvalidArgument("redisync: " + what + " permit-expirable semaphore '" + name +
+                          "' must be in [" + std::to_string(lowest) + ", " +
+                          std::to_string(limit) + "] (got " + std::to_string(count) +
+                          "; its scripts keep a count of at most 15 digits); nothing was written");
   }
 }
 
@@ -69,7 +72,12 @@ net::Reply run_script(const std::shared_ptr<ClientCore>& core, const lua::Script
   return core->call<net::Reply>([&](auto done) {
     core->executor().eval(script, std::move(keys), make_args(*core),
                           [done, what](std::exception_ptr error, net::Reply reply) {
-                            if (!error && reply.is_error()) error = net::server_error(reply, what);
+                            if (!error && reply.is_error()) {
+                              error = reply.str.rfind("COUNTLIMIT ", 0) == 0
+                                          ? std::make_exception_ptr(InvalidArgument(
+                                                "redisync: " + what + ": " + reply.str.substr(11)))
+                                          : net::server_error(reply, what);
+                            }
                             done(error, std::move(reply));
                           });
   });

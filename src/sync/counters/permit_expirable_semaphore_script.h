@@ -46,10 +46,14 @@ std::string lease_arg(Duration lease);
 /// InvalidArgument unless the lease is > 0 and <= max_duration, or no_expiry.
 void check_lease(const std::string& name, Duration lease);
 
-/// InvalidArgument unless 0 <= permits <= kMaxPermits.
-void check_count(const std::string& name, std::int64_t permits);
+/// InvalidArgument, naming `count` and the limit, unless `lowest` <= count <=
+/// PermitExpirableSemaphore::kMaxCount: the one limit of the semaphore's counts (its scripts
+/// take at most 15 digits). `what` says which count ("permits to set", ...).
+void check_count(const std::string& name, std::int64_t count, const std::string& what,
+                 std::int64_t lowest = 0);
 
-/// Runs one script on the I/O thread and blocks for its reply (error replies thrown). The
+/// Runs one script on the I/O thread and blocks for its reply (error replies thrown; a count
+/// beyond the limit, COUNTLIMIT, as InvalidArgument: nothing was written). The
 /// arguments are made on the I/O thread (the publish command and "now" are read there).
 using MakeArgs = std::function<std::vector<std::string>(const ClientCore&)>;
 net::Reply run_script(const std::shared_ptr<ClientCore>& core, const lua::Script& script,

@@ -127,7 +127,7 @@ class FairKind final : public detail::LockKind {
                        : link  ? grant_acquire()
                                : with_dead_heads<lua::fair_lock_acquire>();
     auto attempt = detail::script_attempt(
-        core, lua::with_publish_guard(step), std::move(keys),
+        core, detail::publish_guarded(*core, step), std::move(keys),
         // Refused before any write (the dead heads' drop included) when this user may not
         // publish on its own channel, the one a release wakes it on; which other waiters'
         // channels a release will need is known only then (fair_lock_release.lua checks them).
@@ -145,7 +145,7 @@ class FairKind final : public detail::LockKind {
               }
               return args;
             },
-            detail::lock_channel(name) + ":" + field),
+            detail::lock_channel(name) + ":" + field, name),
         describe(*core, name),
         [idle_polls, link, plain, allowance](const net::Reply& reply) {
           auto result = plain(reply);

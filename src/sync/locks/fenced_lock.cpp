@@ -74,8 +74,9 @@ class FencedKind final : public detail::HashLockKind {
              : detail::fixed_args({lease, field, with_token});
     auto attempt = detail::script_attempt(
         core,
-        lua::with_publish_guard(link ? lua::with_preludes<lua::lock_grant_acquire, lua::grant_pass_on>()
-                                     : lua::fenced_lock_acquire),
+        detail::publish_guarded(*core, link ? lua::with_preludes<lua::lock_grant_acquire,
+                                                                  lua::grant_pass_on>()
+                                             : lua::fenced_lock_acquire),
         link ? [&] {
           auto keys = detail::lock_grant_keys(name);
           keys.push_back(token_key(name));
@@ -83,7 +84,7 @@ class FencedKind final : public detail::HashLockKind {
         }()
              : std::vector<std::string>{name, token_key(name)},
         // Refused before any write when this user may not publish the release's message.
-        detail::publish_guarded_args(*core, std::move(args), detail::lock_channel(name)),
+        detail::publish_guarded_args(*core, std::move(args), detail::lock_channel(name), name),
         describe(*core, name), std::move(parse),
         detail::release_undo(core, self, name, owner, effective_lease));
     // An acquisition found by the recheck got the token the counter holds now: nobody else

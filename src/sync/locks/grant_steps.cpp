@@ -161,7 +161,7 @@ void start_lock_grant_loop(const std::shared_ptr<ClientCore>& core, const KindPt
   const std::string field = core->owner_field(owner);
   auto attempt = script_attempt(
       core,
-      lua::with_publish_guard(lua::with_preludes<lua::lock_grant_acquire, lua::grant_pass_on>()),
+      publish_guarded(*core, lua::with_preludes<lua::lock_grant_acquire, lua::grant_pass_on>()),
       lock_grant_keys(name),
       // Refused before any write when this user may not publish the release's message.
       publish_guarded_args(
@@ -172,7 +172,7 @@ void start_lock_grant_loop(const std::shared_ptr<ClientCore>& core, const KindPt
             args.push_back(non_reentrant ? "1" : "0");
             return args;
           },
-          lock_channel(name)),
+          lock_channel(name), name),
       kind->describe(*core, name), grant_parse(link),
       release_undo(core, kind, name, owner, effective_lease));
   // A hold of the owner found that is not its grant: NON_REENTRANT_REACQUIRE (§12).

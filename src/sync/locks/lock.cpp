@@ -44,9 +44,9 @@ class PlainKind final : public detail::HashLockKind {
                                                  core->owner_field(owner));
     }
     // Refused before any write when this user may not publish the release's message.
-    args = detail::publish_guarded_args(*core, std::move(args), detail::lock_channel(name));
+    args = detail::publish_guarded_args(*core, std::move(args), detail::lock_channel(name), name);
     auto attempt = detail::script_attempt(
-        core, lua::with_publish_guard(lua::lock_acquire), keys(*core, name), std::move(args),
+        core, detail::publish_guarded(*core, lua::lock_acquire), keys(*core, name), std::move(args),
         describe(*core, name),
         std::move(parse), detail::release_undo(core, self, name, owner, effective_lease));
     // After a timeout or a dropped connection the attempt may have run: the owner's hold

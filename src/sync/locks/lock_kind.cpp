@@ -119,7 +119,18 @@ ArgsFn fixed_args(std::vector<std::string> args) {
   return [args = std::move(args)] { return args; };
 }
 
-ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string channel) {
+const lua::Script& publish_guarded(const ClientCore& core, const lua::Script& body) {
+  return lua::with_publish_guard(body, core.config().handoff == Handoff::grant);
+}
+
+ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string channel,
+                            const std::string& name) {
+  if (core.config().handoff == Handoff::grant) {
+    return [args = std::move(args), command = core.publish_command(),
+            grant = sync::grant_channel(name, core.id()), channel = std::move(channel)] {
+      return lua::grant_publish_guard_args(args(), command, grant, channel);
+    };
+  }
   return [args = std::move(args), command = core.publish_command(),
           channel = std::move(channel)] {
     return lua::publish_guard_args(args(), command, channel);

@@ -191,10 +191,16 @@ void lock_message_policy(net::Channel& channel, const std::string& payload);
 /// The arguments of one attempt (built per attempt: the fair lock passes the current time).
 using ArgsFn = std::function<std::vector<std::string>()>;
 ArgsFn fixed_args(std::vector<std::string> args);
-/// `args` followed by the publish command and `channel`: the arguments of an acquire step sent
-/// with lua::with_publish_guard, which refuses before any write a user who may not publish on
-/// `channel` (the channel the kind's release publishes on; issue 17 item 4).
-ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string channel);
+/// `body` with the publish guard in front (lua::with_publish_guard): it refuses, before any
+/// write, a user who may not publish what the kind's release will. In grant mode that includes
+/// the grant channel of the lock `name` (a grant-mode release publishes there when a waiter is
+/// registered; issue 36 item 5). Pair it with publish_guarded_args.
+const lua::Script& publish_guarded(const ClientCore& core, const lua::Script& body);
+/// `args` followed by what publish_guarded's guard reads: the publish command and `channel`
+/// (the channel the kind's release publishes on; issue 17 item 4), and in grant mode this
+/// Client's grant channel of the lock `name` before them.
+ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string channel,
+                            const std::string& name);
 /// Reads an acquire reply; throws for an unexpected one.
 using ReplyParser = std::function<sync::AttemptResult(const net::Reply&)>;
 /// The §2.2 reading: nil = acquired, integer = the holder's PTTL.

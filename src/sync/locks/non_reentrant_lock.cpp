@@ -95,12 +95,12 @@ class NonReentrantKind final : public detail::HashLockKind {
     }
     auto attempt = detail::refuse_reentry(
         detail::script_attempt(
-            core, lua::with_publish_guard(guarded_acquire()), {name},
+            core, detail::publish_guarded(*core, guarded_acquire()), {name},
             detail::publish_guarded_args(
                 *core,
                 detail::fixed_args(
                     {std::to_string(effective_lease.count()), core->owner_field(owner), "0", "0"}),
-                detail::lock_channel(name)),
+                detail::lock_channel(name), name),
             describe(*core, name), nullptr,
             detail::release_undo(core, self, name, owner, effective_lease)),
         describe(*core, name));

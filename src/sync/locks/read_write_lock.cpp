@@ -117,13 +117,13 @@ class ReadKind final : public RwKind {
     start_rw_loop(
         core, name, owner, deadline,
         detail::script_attempt(
-            core, lua::with_publish_guard(lua::rwlock_read_acquire),
+            core, detail::publish_guarded(*core, lua::rwlock_read_acquire),
             {name, marker_prefix(name, field)},
             detail::publish_guarded_args(
                 *core,
                 detail::fixed_args(
                     {std::to_string(effective_lease.count()), field, field + ":write"}),
-                rwlock_channel(name)),
+                rwlock_channel(name), name),
             describe(*core, name), nullptr,
             detail::release_undo(core, shared_from_this(), name, owner, effective_lease)),
         std::move(done));
@@ -198,12 +198,12 @@ class WriteKind final : public RwKind {
     }
     auto attempt = detail::script_attempt(
         core,
-        lua::with_publish_guard(link ? lua::with_preludes<lua::rwlock_write_acquire,
-                                                          lua::grant_pass_on>()
-                                     : lua::rwlock_write_acquire),
+        detail::publish_guarded(*core, link ? lua::with_preludes<lua::rwlock_write_acquire,
+                                                                  lua::grant_pass_on>()
+                                             : lua::rwlock_write_acquire),
         std::move(keys),
         // Refused before any write when this user may not publish the release's message.
-        detail::publish_guarded_args(*core, std::move(args), rwlock_channel(name)), what,
+        detail::publish_guarded_args(*core, std::move(args), rwlock_channel(name), name), what,
         [what, owner, nil_or_ttl](const net::Reply& reply) {
           if (reply.is_string() && reply.str == "upgrade") {
             throw UpgradeError("redisync: " + what + ": owner " + std::to_string(owner) +
