@@ -57,6 +57,23 @@ const GrantKind kKinds[] = {
        return in_zset(s, "redisync_lock_grant:{" + n + "}", f);
      },
      ""},
+    // FencedLock's recheck reads its token after finding the hold (a step of its own).
+    {"fenced",
+     [](redisync::Client& c, const std::string& n) -> redisync::BasicLock {
+       return c.fenced_lock(n);
+     },
+     [](RedisServer& s, const std::string& n, const std::string& f) {
+       return in_zset(s, "redisync_lock_grant:{" + n + "}", f);
+     },
+     ""},
+    {"non_reentrant",
+     [](redisync::Client& c, const std::string& n) -> redisync::BasicLock {
+       return c.non_reentrant_lock(n);
+     },
+     [](RedisServer& s, const std::string& n, const std::string& f) {
+       return in_zset(s, "redisync_lock_grant:{" + n + "}", f);
+     },
+     ""},
     {"fair",
      [](redisync::Client& c, const std::string& n) -> redisync::BasicLock {
        return c.fair_lock(n);
