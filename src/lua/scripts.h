@@ -45,6 +45,9 @@ extern const Script lock_grant_release;
 extern const Script lock_grant_give_up;
 // Sets a granted hold's own lease (shortening the grant lease when that was longer).
 extern const Script grant_extend;
+// The recheck and settle of a grant-mode acquisition: the owner's count, read with the grant
+// mark and the lock's expiry (a hold found may be a grant not taken yet).
+extern const Script hold_grant_check;
 // FairLock's grant sub-step (release and give-up; also the release's head wake-up in wake mode).
 extern const Script fair_grant_pass_on;
 

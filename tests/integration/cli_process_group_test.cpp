@@ -2,6 +2,8 @@
 // Issue 17 item 6: `redisync run` left grandchildren running. The command now runs in its own
 // process group: a lost lock signals the whole group, and a SIGKILLed `run` takes the whole
 // group along (its watcher sees the pipe from `run` close).
+#include <future>
+
 #include "cli_support.h"
 #include "redisync/redisync.h"
 
@@ -11,12 +13,14 @@ namespace {
 class CliProcessGroupTest : public CliTest {
  protected:
   // Starts `run` with a shell that puts a grandchild in the background and waits for it; the
-  // grandchild's pid lands in a file. Returns run's pid and the grandchild's.
+  // grandchild's pid lands in a file. Returns run's pid and the grandchild's. `url`: the
+  // server's URL with options (default: the plain one).
   std::pair<pid_t, pid_t> start_with_grandchild(const std::vector<std::string>& extra,
                                                 const std::string& name, std::string* out,
-                                                const std::string& grandchild = "sleep 1000") {
+                                                const std::string& grandchild = "sleep 1000",
+                                                const std::string& url = "") {
     const std::string pid_file = temp_file("grandchild.pid");
-    std::vector<std::string> args{"run", "--redis", server_.url()};
+    std::vector<std::string> args{"run", "--redis", url.empty() ? server_.url() : url};
     args.insert(args.end(), extra.begin(), extra.end());
     args.insert(args.end(), {name, "--", "sh", "-c",
                              grandchild + " & echo $! > " + pid_file + ".tmp; mv " + pid_file +
@@ -117,6 +121,55 @@ TEST_F(CliProcessGroupTest, StoppedRunsCommandIgnoringSigtermIsKilledAfterTheGra
   ::kill(run, SIGSTOP);
   EXPECT_TRUE(wait_until([&] { return !alive(grandchild); }, 15s))
       << "grandchild " << grandchild << " ignoring SIGTERM outlived its stopped run's lease";
+  ::kill(run, SIGCONT);
+  EXPECT_EQ(finish(run, 15s), 76) << read_file(out);
+  reap_leftover(grandchild);
+}
+
+// The same in grant mode (issue 36): a waiting run granted the lock holds it on the server
+// with the releaser's grant lease (9 s here) until its extension to its own lease (60 s) lands,
+// a third of the grant lease later. A run stopped before that must have its command ended
+// before the grant lease ends. The watcher used to get the hold's deadline plus a twentieth of
+// run's own lease (3 s), which lies past the grant lease's end: the command ran on for seconds
+// beside the next holder.
+TEST_F(CliProcessGroupTest, StoppedRunGrantedTheLockHasItsCommandEndedBeforeTheGrantLeaseEnds) {
+  const std::string name = unique_name("cli:pg:granted:");
+  const std::string grant_url = server_.url() + "?handoff=grant";
+  const std::string registrations = "redisync_lock_grant:{" + name + "}";
+  redisync::Client holder(redisync::Config::from_url(grant_url + "&grant_lease=9000ms"));
+  std::promise<void> locked;
+  auto is_locked = locked.get_future();
+  // The holder's thread: takes the lock, and releases it (granting it to run) once run waits
+  // for it, registered for a grant.
+  auto released = std::async(std::launch::async, [&] {
+    auto held = holder.lock(name);
+    held.lock();
+    locked.set_value();
+    const bool registered = wait_until(
+        [&] { return server_.command({"ZCARD", registrations}).as_integer() > 0; }, 10s);
+    held.unlock();
+    return registered;
+  });
+  ASSERT_EQ(is_locked.wait_for(10s), std::future_status::ready);
+  std::string out;
+  const auto started = start_with_grandchild({"--lease", "60s"}, name, &out, "sleep 1000", grant_url);
+  const pid_t run = started.first;
+  const pid_t grandchild = started.second;
+  ::kill(run, SIGSTOP);
+  ASSERT_TRUE(released.get()) << "run never waited for a grant: " << read_file(out);
+  ASSERT_GT(grandchild, 0);
+  ASSERT_TRUE(alive(grandchild));
+  // run was stopped before its extension: the lock still has the grant lease on the server.
+  ASSERT_LE(server_.command({"PTTL", name}).as_integer(), 9000)
+      << "run extended its grant before it was stopped; the case needs it stopped before";
+  {
+    redisync::Client next(server_.url());
+    auto lock = next.lock(name);
+    ASSERT_TRUE(lock.try_lock_for(20s));
+    EXPECT_FALSE(alive(grandchild))
+        << "the stopped run's command still runs while the next holder has the lock";
+    lock.unlock();
+  }
   ::kill(run, SIGCONT);
   EXPECT_EQ(finish(run, 15s), 76) << read_file(out);
   reap_leftover(grandchild);

@@ -28,6 +28,7 @@
 #include "run_holding.h"
 #include "run_settings.h"
 #include "signals.h"
+#include "watch_deadline.h"
 
 namespace redisync::cli {
 namespace {
@@ -278,24 +279,18 @@ class Runner {
   }
 
   // Hands the watcher the time by which the hold must have been renewed (Client::
-  // lease_deadline(): the moment the library would report it lost), plus half the loss
-  // margin, so that while we run, our own lost notice comes first (one SIGTERM, from us). If
-  // we stop running (SIGSTOP, ^Z, hung), the watcher ends the command then: still before the
-  // lease can end on the server.
+  // lease_deadline(): the moment the library would report it lost), and nothing later
+  // (watch_deadline.h). If we stop running (SIGSTOP, ^Z, hung), the watcher ends the command
+  // then: before the lease can end on the server, whatever lease the hold has there (a
+  // freshly granted one has the releaser's grant lease, not ours). While we run, our own lost
+  // notice comes at about the same time; lose() then takes the deadline back, and the command
+  // may see SIGTERM twice if the watcher's came first.
   void forward_deadline(ProcessGroup& group) {
     if (lost_) return;
-    auto deadline = client_.lease_deadline();
-    if (deadline) *deadline += lease() / 20;
+    const auto deadline = watcher_deadline(client_.lease_deadline());
     if (deadline == forwarded_deadline_) return;
     forwarded_deadline_ = deadline;
     group.set_deadline(deadline);
-  }
-
-  // How often supervise() looks for a later lease deadline to forward: often enough that a
-  // renewal (every third of the lease) reaches the watcher long before the previous deadline.
-  std::chrono::milliseconds deadline_check_period() const {
-    return std::clamp<std::chrono::milliseconds>(lease() / 10, std::chrono::milliseconds(1),
-                                                 std::chrono::milliseconds(1000));
   }
 
   // The command stopped (^Z at the terminal, which it owns): stop too, so the shell gets the
@@ -326,7 +321,7 @@ class Runner {
       const auto now = SteadyClock::now();
       std::optional<SteadyClock::time_point> next = kill_at;
       if (!lost_) {
-        const auto check = now + deadline_check_period();
+        const auto check = now + deadline_check_period(lease(), forwarded_deadline_, now);
         next = next ? std::min(*next, check) : check;
       }
       if (const auto renewal = holding_->next_renewal(); renewal && !lost_) {

@@ -19,11 +19,22 @@ namespace redisync::sync {
 
 using Clock = std::chrono::steady_clock;
 
+/// A grant made to an acquisition's owner that a recheck or settle step found, not taken yet
+/// (grant mode, sync/acquire/grant.h): the hold has the releaser's short grant lease on the
+/// server, and the acquisition completes as a grant does (the local deadline the grant lease,
+/// then the extension to its own lease).
+struct GrantFound {
+  Duration lease{0};  ///< the hold's remaining lease on the server, read with the grant mark
+  Clock::time_point read_sent{};  ///< when that read was sent: `lease` counts from no earlier
+};
+
 /// Outcome of one acquire attempt.
 struct AttemptResult {
   bool acquired = false;
   /// When not acquired: the holder's remaining lease in ms (PTTL); -1 = no expiry.
   long long ttl_ms = -1;
+  /// When acquired by finding a grant not taken yet (a recheck or settle step).
+  std::optional<GrantFound> grant = std::nullopt;
 };
 
 /// How an attempt failed, as far as the wait's decisions care.

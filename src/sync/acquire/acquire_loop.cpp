@@ -141,6 +141,7 @@ void AcquireLoop::send(AcquireAction::Kind kind) {
       if (self->finished_) return;
       std::optional<bool> acquired;
       if (!check_error) acquired = r.acquired;
+      if (!check_error) self->note_found_grant(r);
       self->apply(self->fsm_.settle_answered(Clock::now(), acquired));
     });
     return;
@@ -156,6 +157,7 @@ void AcquireLoop::send(AcquireAction::Kind kind) {
       self->last_error_ = error;
       return self->apply(self->fsm_.attempt_failed(now, classify(error)));
     }
+    self->note_found_grant(result);
     auto& ch = self->channel_;
     const bool subscribed = ch && ch->subscribed() && !self->subscribing_;
     const bool wakeup = subscribed && ch->take_wakeup();
@@ -247,10 +249,19 @@ void AcquireLoop::grant_news(GrantNews news, const GrantMessage& message) {
   }
   if (news == GrantNews::for_me && action.kind == AcquireAction::succeed) {
     REDISYNC_TRACE_POINT("grant");
-    by_grant_ = Granted{lease, *made_after};
+    by_grant_ = Granted{lease, *made_after, params_.grant->id};
     if (params_.grant->on_grant) params_.grant->on_grant(message.rest);
   }
   apply(action);
+}
+
+void AcquireLoop::note_found_grant(const AttemptResult& result) {
+  if (!result.acquired || !result.grant) return;
+  // The hold is a grant not taken yet: it completes the acquisition as its message would have
+  // (its lease what the step read, counted from the step's send; the extension follows).
+  // The extension ends the grant mark when it names this acquisition's id.
+  std::string id = params_.grant ? params_.grant->id : std::string();
+  by_grant_ = Granted{result.grant->lease, result.grant->read_sent, std::move(id)};
 }
 
 void AcquireLoop::cancel() {
@@ -296,7 +307,7 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   const DecidingAttempt deciding(sent);
   const auto earlier_grant = deciding_by_grant;
   deciding_by_grant = std::nullopt;
-  if (acquired && by_grant_) deciding_by_grant = GrantTaken{by_grant_->lease, params_.grant->id};
+  if (acquired && by_grant_) deciding_by_grant = GrantTaken{by_grant_->lease, by_grant_->id};
   REDISYNC_TRACE_POINT("finish");
   done(error, acquired);
   deciding_by_grant = earlier_grant;

@@ -72,8 +72,9 @@ struct GrantTaken {
   std::string id;
 };
 /// While an AcquireLoop's completion runs (I/O thread): the grant that completed it, when a
-/// grant (not an attempt) did (sync/acquire/grant.h); the hold then starts on the grant lease
-/// until extended. nullopt otherwise.
+/// grant (not an attempt) did (sync/acquire/grant.h): its message, or a recheck or settle step
+/// that found it (AttemptResult::grant); the hold then starts on the grant lease until
+/// extended. nullopt otherwise.
 std::optional<GrantTaken> deciding_grant();
 
 /// One acquisition in progress. Lives on the I/O thread; owns itself until done.
@@ -130,6 +131,8 @@ class AcquireLoop : public net::Waiter,
   void leave_channel();
   void cancel();  // the cancellation signal fired (I/O thread)
   void finish(std::exception_ptr error, bool acquired);
+  // A recheck or settle step that acquired by finding a grant (AttemptResult::grant) notes it.
+  void note_found_grant(const AttemptResult& result);
 
   net::Executor& executor_;
   Params params_;
@@ -140,10 +143,12 @@ class AcquireLoop : public net::Waiter,
   bool subscribing_ = false;
   bool finished_ = false;
   struct Granted {
-    Duration lease;                    // the releaser's grant lease
-    Clock::time_point made_after;      // the grant was made no earlier than this
+    Duration lease;                    // the releaser's grant lease (or what is left of it)
+    Clock::time_point made_after;      // the lease counts from no earlier than this
+    std::string id;                    // the acquisition the grant mark names
   };
-  std::optional<Granted> by_grant_;  // completed by a grant message
+  // Completed by a grant: its message, or a recheck or settle step that found it.
+  std::optional<Granted> by_grant_;
   std::exception_ptr last_error_;     // the last attempt's error, if it failed
   Clock::time_point attempt_sent_{};  // send time of the last attempt (not of a recheck)
   std::uint64_t round_ = 0;  // invalidates timer callbacks of earlier sleeps

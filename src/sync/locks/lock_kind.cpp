@@ -12,6 +12,8 @@
 #include "lua/scripts.h"
 #include "lua/with_preludes.h"
 #include "net/server_text.h"
+#include "sync/acquire/grant.h"
+#include "sync/acquire/hold_check.h"
 #include "sync/durations.h"
 #include "sync/identity.h"
 #include "sync/metrics_report.h"
@@ -210,6 +212,29 @@ UndoFn release_undo(const std::shared_ptr<ClientCore>& core, const KindPtr& kind
   };
 }
 
+namespace {
+
+// The count of a hold read from a reply (absent, or not a count: 0, not our acquire).
+long long hold_count_of(const net::Reply& reply) {
+  long long count = 0;
+  if (reply.is_string() && !net::parse_decimal(reply.str, count)) count = 0;
+  return count;
+}
+
+// What hold_grant_check.lua read: {count, PTTL, mark}; nullopt for another shape.
+std::optional<sync::HoldRead> read_hold_grant_check(const net::Reply& reply) {
+  if (!reply.is_array() || reply.elements.size() != 3 || !reply.elements[1].is_integer()) {
+    return std::nullopt;
+  }
+  sync::HoldRead read;
+  read.count = hold_count_of(reply.elements[0]);
+  read.pttl_ms = reply.elements[1].integer;
+  if (reply.elements[2].is_string()) read.mark = reply.elements[2].str;
+  return read;
+}
+
+}  // namespace
+
 sync::AcquireLoop::AttemptFn hold_count_check(
     const std::shared_ptr<ClientCore>& core, const KindPtr& kind, const std::string& name,
     std::int64_t owner, std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired) {
@@ -218,24 +243,49 @@ sync::AcquireLoop::AttemptFn hold_count_check(
     const HoldRef ref = kind->hold_ref(*core, name, owner);
     auto it = core->holds().find({ref.hold_key, owner});
     const long long local = it == core->holds().end() || it->second.lost ? 0 : it->second.count;
-    core->executor().execute(
-        {"HGET", name, ref.field},
-        [cb, on_acquired, local](std::exception_ptr error, net::Reply reply) {
-          if (error) return cb(error, {});
-          if (reply.is_error()) {
-            return cb(std::make_exception_ptr(ServerError(
-                          "redisync: rechecking an acquire: " + reply.str, reply.str)),
-                      {});
-          }
-          long long count = 0;  // absent, or not a count: not our acquire
-          if (reply.is_string() && !net::parse_decimal(reply.str, count)) count = 0;
-          if (count == local + 1) {
-            if (on_acquired) return on_acquired(cb);
-            return cb(nullptr, {true, 0});
-          }
-          cb(nullptr, {false, -1});
-        },
-        net::Retry::never);
+    // Grant mode: a hold found may be a grant made to this owner and not taken yet, with the
+    // releaser's short grant lease; the grant mark and the lock's expiry, read in the same
+    // step, say so (sync/acquire/hold_check.h).
+    const bool grant_mode = core->config().handoff == Handoff::grant;
+    const auto sent = sync::Clock::now();
+    auto on_reply = [cb, on_acquired, local, grant_mode, field = ref.field, sent](
+                        std::exception_ptr error, net::Reply reply) {
+      if (error) return cb(error, {});
+      if (reply.is_error()) {
+        return cb(std::make_exception_ptr(ServerError(
+                      "redisync: rechecking an acquire: " + reply.str, reply.str)),
+                  {});
+      }
+      sync::HoldRead read;
+      if (grant_mode) {
+        auto parsed = read_hold_grant_check(reply);
+        if (!parsed) {
+          return cb(std::make_exception_ptr(ServerError(
+                        "redisync: rechecking an acquire: unexpected reply " + reply.to_string(),
+                        reply.to_string())),
+                    {});
+        }
+        read = std::move(*parsed);
+      } else {
+        read.count = hold_count_of(reply);
+      }
+      const sync::AttemptResult result = sync::judge_hold(read, local, field, sent);
+      if (result.acquired && on_acquired) {
+        // The kind's own step (FencedLock: its token) reports; a grant found stays noted.
+        return on_acquired([cb, grant = result.grant](std::exception_ptr e,
+                                                      sync::AttemptResult r) {
+          if (!e && r.acquired) r.grant = grant;
+          cb(e, r);
+        });
+      }
+      cb(nullptr, result);
+    };
+    if (grant_mode) {
+      core->executor().eval(lua::hold_grant_check, {name, sync::grant_mark_key(name)}, {ref.field},
+                            std::move(on_reply), net::Retry::never);
+    } else {
+      core->executor().execute({"HGET", name, ref.field}, std::move(on_reply), net::Retry::never);
+    }
   };
 }
 

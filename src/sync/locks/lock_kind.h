@@ -244,7 +244,10 @@ sync::AcquireLoop::AttemptFn hold_count_recheck(
     std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired = nullptr);
 
 /// The check alone (AcquireLoop::Params::settle): {acquired} when the owner's count on the
-/// server is one more than the local count; an error when the server cannot be asked.
+/// server is one more than the local count; an error when the server cannot be asked. In grant
+/// mode it reads the grant mark and the lock's PTTL in the same step (hold_grant_check.lua): a
+/// hold the mark names for the owner is a grant not taken yet, reported as such
+/// (AttemptResult::grant, sync/acquire/hold_check.h), and the acquisition completes as a grant.
 sync::AcquireLoop::AttemptFn hold_count_check(
     const std::shared_ptr<ClientCore>& core, const KindPtr& kind, const std::string& name,
     std::int64_t owner,

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sync/acquire/hold_check.h"
+
+namespace redisync::sync {
+
+AttemptResult judge_hold(const HoldRead& read, long long local, const std::string& field,
+                         Clock::time_point read_sent) {
+  if (read.count != local + 1) return {false, -1};
+  AttemptResult result{true, 0};
+  const std::string named = field + " ";
+  if (read.pttl_ms >= 0 && read.mark.size() > named.size() &&
+      read.mark.compare(0, named.size(), named) == 0) {
+    result.grant = GrantFound{Duration{read.pttl_ms}, read_sent};
+  }
+  return result;
+}
+
+}  // namespace redisync::sync

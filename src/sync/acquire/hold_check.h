@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// The answer of a recheck or settle step of the locks that count holds in the hash N under the
+// owner's field (detail::hold_count_check): after an attempt whose reply was lost, did it
+// acquire? And, in grant mode, is the hold found a grant made to this owner and not taken yet?
+// Such a hold has the releaser's short grant lease on the server, not the acquisition's own:
+// it must complete the acquisition as a grant (issue 36), never as an ordinary hold.
+// No I/O: the unit tests drive it.
+#pragma once
+
+#include <string>
+
+#include "sync/acquire/acquire_fsm.h"
+
+namespace redisync::sync {
+
+/// What the step read on the server, in one atomic step (lua hold_grant_check).
+struct HoldRead {
+  long long count = 0;   ///< the owner's count in N (0: absent, or not a count)
+  long long pttl_ms = -1;  ///< N's PTTL (-1: no expiry)
+  std::string mark;      ///< the grant mark ("<field> <grant id>"), "" when absent
+};
+
+/// Acquired when the count is one more than the owner's local count `local` (only the owner
+/// changes its own field). A grant when, besides, the mark names `field` and N expires: its
+/// lease is what is left of N's, counted from `read_sent` (the step's send time: the server
+/// read it later, so the local deadline comes no later than the server's expiry).
+AttemptResult judge_hold(const HoldRead& read, long long local, const std::string& field,
+                         Clock::time_point read_sent);
+
+}  // namespace redisync::sync
