@@ -54,13 +54,18 @@ TEST_F(MetricsTest, UncontendedLockReportsOneAcquireOneAttemptAndItsHoldTime) {
       << "an uncontended acquire subscribes to nothing";
 }
 
-TEST_F(MetricsTest, WaiterWokenByTheReleaseReportsWakeUpHandoffAndSubscription) {
-  redisync::Client holder_client(config());
-  redisync::Client waiter_client(config());
-  const auto name = unique_name("metrics:handoff");
+// One handoff of `name`: a holder with a fixed lease, a waiter on another Client that has made
+// its two attempts (before and after subscribing), then the release. True when the waiter got
+// the lock.
+namespace {
+bool hand_over_after_two_attempts(const redisync::Config& config, RedisServer& server,
+                                  RecordingMetrics& metrics, const std::string& name) {
+  redisync::Client holder_client(config);
+  redisync::Client waiter_client(config);
   auto holder = holder_client.lock(name);
   holder.lock(60s);  // a fixed lease: no renewal scripts among the calls counted below
   const long long scripts_before = evalsha_calls(server);
+  const auto subscriptions_before = metrics.count("channel", Counter::subscriptions);
   auto waiter = std::async(std::launch::async, [&] {
     auto lock = waiter_client.lock(name);
     const bool got = lock.try_lock_for(20s, 30s);
@@ -68,21 +73,32 @@ TEST_F(MetricsTest, WaiterWokenByTheReleaseReportsWakeUpHandoffAndSubscription) 
     return got;
   });
   // The waiter is subscribed once its client has sent SUBSCRIBE for the lock's channel.
-  ASSERT_TRUE(wait_until([&] { return metrics->count("channel", Counter::subscriptions) >= 1; },
-                         10s));
-  ASSERT_TRUE(wait_until(
+  EXPECT_TRUE(wait_until(
+      [&] { return metrics.count("channel", Counter::subscriptions) > subscriptions_before; },
+      10s));
+  EXPECT_TRUE(wait_until(
       [&] { return !server.command({"PUBSUB", "CHANNELS"}).elements.empty(); }, 10s));
   // Once subscribed, the waiter attempts once more (a release may have come meanwhile): a
   // release before that attempt hands the lock over without a wake-up, which this test is not
   // about. Its two attempts made, the waiter sleeps until the release's message.
-  ASSERT_TRUE(wait_until([&] { return evalsha_calls(server) >= scripts_before + 2; }, 10s));
-  // The server ran the second attempt; its reply still has to reach the waiter. A release
-  // message that came first (seen under a loaded ThreadSanitizer run) hands the lock over
-  // without a wake-up.
+  EXPECT_TRUE(wait_until([&] { return evalsha_calls(server) >= scripts_before + 2; }, 10s));
+  // The server ran the second attempt; its reply still has to reach the waiter.
   std::this_thread::sleep_for(300ms);
   holder.unlock();
-  ASSERT_TRUE(waiter.get());
+  return waiter.get();
+}
+}  // namespace
 
+TEST_F(MetricsTest, WaiterWokenByTheReleaseReportsWakeUpHandoffAndSubscription) {
+  // On a loaded machine the reply of the waiter's second attempt can still be on its way when
+  // the release message comes: the lock then passes without a wake-up, which is not what this
+  // test is about, so such a handoff is done again with a fresh name (at most 5 times).
+  std::string name;
+  for (int tries = 0; tries < 5; ++tries) {
+    name = unique_name("metrics:handoff");
+    ASSERT_TRUE(hand_over_after_two_attempts(config(), server, *metrics, name));
+    if (metrics->count("lock", name, Counter::wake_ups) >= 1) break;
+  }
   expect_woken_handoff("lock", name, 2.0, "the waiter tried, waited, and tried again");
 }
 
