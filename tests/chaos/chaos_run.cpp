@@ -258,17 +258,27 @@ void ChaosRun::note_fault(bool data_loss) {
   if (data_loss) ++data_loss_faults_;
 }
 
-std::optional<Section> ChaosRun::wait_in_section(int w, std::chrono::milliseconds limit) const {
+std::optional<Section> ChaosRun::wait_open_section(const std::function<bool(int)>& which,
+                                                   std::chrono::milliseconds limit) const {
   std::optional<Section> open;
   test::wait_until(
       [&] {
         for (const auto& s : read_history(history_).sections) {
-          if (s.worker == w && s.section_end == 0) open = s;
+          if (which(s.worker) && s.section_end == 0) open = s;
         }
         return open.has_value();
       },
       limit, 2ms);
   return open;
+}
+
+std::optional<Section> ChaosRun::wait_in_section(int w, std::chrono::milliseconds limit) const {
+  return wait_open_section([w](int worker) { return worker == w; }, limit);
+}
+
+std::optional<Section> ChaosRun::wait_other_in_section(int w,
+                                                       std::chrono::milliseconds limit) const {
+  return wait_open_section([w](int worker) { return worker != w; }, limit);
 }
 
 std::vector<std::string> ChaosRun::finish() {

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -85,6 +86,8 @@ class ChaosRun {
   void note_fault(bool data_loss = false);
   /// Waits (up to `limit`) until worker w is inside a critical section; returns it.
   std::optional<Section> wait_in_section(int w, std::chrono::milliseconds limit) const;
+  /// Waits (up to `limit`) until a worker other than w is inside a critical section.
+  std::optional<Section> wait_other_in_section(int w, std::chrono::milliseconds limit) const;
   const std::string& lock_name() const { return name_; }
 
   /// Before start(): the first worker inside a section `after` the start SIGSTOPs itself
@@ -137,6 +140,9 @@ class ChaosRun {
   std::unique_ptr<test::FaultProxy> replication_proxy_;
   std::unique_ptr<test::RedisServer> replica_;
   bool holds_on_server(const Section& held);
+  // An open section of a worker `which` accepts, once there is one (up to `limit`).
+  std::optional<Section> wait_open_section(const std::function<bool(int)>& which,
+                                           std::chrono::milliseconds limit) const;
   std::map<int, std::vector<std::pair<long long, long long>>> paused_;
   int faults_ = 0;
   int data_loss_faults_ = 0;
