@@ -111,11 +111,9 @@ void Watchdog::fix(const RenewalKey& reg, Duration lease, Clock::time_point sent
   arm_deadline();
 }
 
-bool Watchdog::cap(const RenewalKey& reg, Duration lease, Clock::time_point sent) {
+void Watchdog::cap(const RenewalKey& reg, Duration lease, Clock::time_point sent) {
   net::assert_io_thread(executor_.io());
-  const bool known = table_.cap(reg, lease, sent);
-  if (known) arm_deadline();
-  return known;
+  if (table_.cap(reg, lease, sent)) arm_deadline();
 }
 
 void Watchdog::remove(const std::string& key, const std::string& field) {

@@ -64,8 +64,8 @@ class Watchdog {
   void fix(const RenewalKey& reg, Duration lease, Clock::time_point sent);
   /// An update that may shorten `reg`'s lease to `lease` is about to be sent at `sent`: its
   /// local deadline becomes the earlier of its own and that lease's (RenewalTable::cap).
-  /// False for an unknown `reg`.
-  bool cap(const RenewalKey& reg, Duration lease, Clock::time_point sent);
+  /// No-op for an unknown `reg`.
+  void cap(const RenewalKey& reg, Duration lease, Clock::time_point sent);
   /// -1 registration; renewals of (key, field) stop when it reaches 0.
   void remove(const std::string& key, const std::string& field);
   void remove(const RenewalKey& reg);
