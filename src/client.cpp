@@ -99,7 +99,7 @@ void Client::start_execute(std::vector<std::string> args,
   if (core->io().get_executor().running_in_this_thread()) {
     run();
   } else {
-    asio::post(core->io(), std::move(run));
+    core->post_from_caller(std::move(run));
   }
 }
 

@@ -135,6 +135,7 @@ void ClientCore::shutdown() {
   deregister_grants();
   std::promise<void> done;
   asio::post(io_, [this, &done] {
+    intake_.run_all();  // every call admitted before the close runs ahead of it
     watchdog_->stop();
     release_records_->flush();  // queued before close, so the DEL still goes out if it can
     release_records_->stop();

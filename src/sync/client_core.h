@@ -28,6 +28,7 @@
 #include "redisync/errors.h"
 #include "sync/acquire/blocking_result.h"
 #include "sync/acquire/grant.h"
+#include "sync/caller_intake.h"
 #include "sync/hold/release_records.h"
 #include "sync/hold/watchdog.h"
 #include "sync/trace_points.h"
@@ -199,9 +200,15 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
     if (!admitted) {
       return fail_later([done = std::move(done), fail = std::move(fail)]() mutable { fail(done); });
     }
-    asio::post(io_, [done = std::move(done), start = std::move(start)]() mutable {
+    intake_.push([done = std::move(done), start = std::move(start)]() mutable {
       start(std::move(done));
     });
+  }
+
+  /// Runs `work()` on the I/O thread, behind every call started before it (CallerIntake).
+  template <class Work>
+  void post_from_caller(Work work) {
+    intake_.push(std::move(work));
   }
 
   /// Runs `start(done)` on the I/O thread and blocks until `done(error, value)` is called;
@@ -216,7 +223,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
       if (!admitted) throw ClientClosedError("redisync: client is closed");
       check_not_io_thread();
       REDISYNC_TRACE_POINT("post");
-      asio::post(io_, [result, start = std::forward<Start>(start)]() mutable {
+      intake_.push([result, start = std::forward<Start>(start)]() mutable {
         REDISYNC_TRACE_POINT("io_run");
         try {
           start([result](std::exception_ptr error, T value) {
@@ -236,6 +243,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::string id_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
+  CallerIntake intake_{io_};  // what callers' threads start, in order, a turn at a time
   sync::GrantRegistry grants_;  // outlives the executor (its grant channels route here)
   std::uint64_t grant_ids_ = 0;
   std::unique_ptr<net::Executor> executor_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -278,4 +279,48 @@ TEST(ClientTest, AsyncExecuteWithFuture) {
     }
   });
   EXPECT_EQ(p.get_future().get().str, "hi");
+}
+
+// Issue 34: a burst of async calls on one Client must not hold back the work of the holds it
+// already has. Each call's start used to be one handler on the I/O thread's queue, ahead of
+// the timers and replies that came after it: a lock held in watchdog mode was reported lost
+// while the I/O thread was still starting the burst, its renewal never sent in time. The
+// starts now run a batch per turn of the event loop (CallerIntake), with timers and replies
+// between two batches.
+TEST(ClientTest, AHeldLockIsRenewedWhileTheClientStartsAHundredThousandCalls) {
+  RedisServer server;
+  // Renewed every 333 ms, reported lost 900 ms after its last confirmed renewal: far less
+  // than the time the I/O thread needs to start the whole burst.
+  auto cfg = redisync::Config::from_url(server.url());
+  cfg.lock_watchdog_timeout = 1000ms;
+  redisync::Client client(cfg);
+  std::atomic<int> lost{0};
+  client.on_lock_lost([&](const redisync::LockLostEvent&) { ++lost; });
+  auto lock = client.lock("burst:held");
+  lock.lock();
+
+  constexpr int kCalls = 100'000;
+  std::mutex m;
+  std::condition_variable cv;
+  int answered = 0;
+  int failed = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    client.async_execute({"PING"}, [&](std::exception_ptr error, redisync::Reply reply) {
+      std::lock_guard g(m);
+      ++answered;
+      if (error || reply.str != "PONG") ++failed;
+      cv.notify_all();
+    });
+  }
+  {
+    std::unique_lock g(m);
+    ASSERT_TRUE(cv.wait_for(g, 300s, [&] { return answered == kCalls; }))
+        << answered << " calls answered";
+    EXPECT_EQ(failed, 0);
+  }
+  EXPECT_EQ(lost.load(), 0) << "the held lock was reported lost during the burst";
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+  EXPECT_EQ(redisync::Client(server.url()).execute({"EXISTS", "burst:held"}).integer, 1);
+  lock.unlock();
+  EXPECT_EQ(lost.load(), 0);
 }
