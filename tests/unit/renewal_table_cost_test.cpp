@@ -51,7 +51,9 @@ std::uint64_t drive(std::size_t n, double limit) {
     EXPECT_TRUE(table.next_deadline());
     if (over()) return table.steps();
   }
-  const auto due = table.due_for_renewal();  // once per period: may visit every hold
+  // Every renewed hold comes due a third of the lease (10 s) after it was taken.
+  EXPECT_TRUE(table.take_due(t0 + 9s, t0 + 9s).first.empty());
+  const auto due = table.take_due(t0 + 10s, t0 + 11s);
   EXPECT_EQ(due.first.size(), n - n / 4);
   for (std::size_t i = 0; i < n; ++i) {
     if (i < n / 2) {

@@ -16,6 +16,11 @@ const Clock::time_point t0 = Clock::time_point{} + 1000s;
 const RenewalKey kLock{"lock", "c1:7"};
 const RenewalKey kOther{"other", "c1:7"};
 const RenewalKey kReader{"rw", "c1:7", RenewalKind::rwlock_read};
+
+// Every renewal due at any time: what a renewal tick would send if it came last.
+std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> all_due(RenewalTable& table) {
+  return table.take_due(t0, Clock::time_point::max());
+}
 }  // namespace
 
 TEST(RenewalTable, AnUnconfirmedRenewalDeadlineLeadsToTheLostNotice) {
@@ -65,7 +70,7 @@ TEST(RenewalTable, FixedLeasesAreWatchedNotRenewed) {
   RenewalTable table(30000ms);
   table.add(kLock, kLock, t0);
   table.watch(kOther, kOther, 500ms, t0 + 1s);
-  auto [hash, read] = table.due_for_renewal();
+  auto [hash, read] = all_due(table);
   ASSERT_EQ(hash.size(), 1u);
   EXPECT_EQ(hash[0].key, "lock");
   EXPECT_TRUE(read.empty());
@@ -94,10 +99,10 @@ TEST(RenewalTable, APartialReleaseLeavingOnlyFixedLeasesStopsTheRenewals) {
   RenewalTable table(1000ms);
   table.watch(kLock, kLock, 6000ms, t0);
   table.add(kLock, kLock, t0 + 10ms);  // re-entered in watchdog mode: renewed
-  EXPECT_EQ(table.due_for_renewal().first.size(), 1u);
+  EXPECT_EQ(all_due(table).first.size(), 1u);
   table.remove(kLock);
   table.fix(kLock, 6000ms, t0);  // only the 6 s hold remains
-  const auto [locks, readers] = table.due_for_renewal();  // every hold in watchdog mode
+  const auto [locks, readers] = all_due(table);  // every hold in watchdog mode
   EXPECT_TRUE(locks.empty());
   EXPECT_TRUE(readers.empty());
   EXPECT_EQ(table.next_deadline(), t0 + 5400ms);
@@ -134,7 +139,7 @@ TEST(RenewalTable, ReadersOfOneHashAreRenewedTogether) {
   table.add(kReader, kReader, t0);
   table.add(RenewalKey{"rw", "c2:9", RenewalKind::rwlock_read}, kReader, t0);
   table.add(kLock, kLock, t0);
-  auto [hash, read] = table.due_for_renewal();
+  auto [hash, read] = all_due(table);
   EXPECT_EQ(hash.size(), 1u);
   ASSERT_EQ(read.size(), 2u);
   EXPECT_EQ(read[0].key, read[1].key);
@@ -147,4 +152,47 @@ TEST(RenewalTable, ForceUnlockDropsEveryRegistrationOfTheKey) {
   table.add(kOther, kOther, t0);
   table.remove_all("lock");
   EXPECT_EQ(table.size(), 1u);
+}
+
+// Issue 34: each hold is renewed a third of the lease after its own acquire or last renewal,
+// so holds taken at different times are renewed at different times, never all in one burst.
+TEST(RenewalTable, EachHoldIsDueAThirdOfTheLeaseAfterItsOwnLastRenewal) {
+  RenewalTable table(3000ms);
+  EXPECT_EQ(table.renewal_interval(), 1000ms);
+  EXPECT_FALSE(table.next_renewal_due());
+  table.add(kLock, kLock, t0);
+  table.add(kOther, kOther, t0 + 600ms);
+  table.watch(RenewalKey{"fixed", "c1:7"}, RenewalKey{"fixed", "c1:7"}, 500ms, t0);
+  EXPECT_EQ(table.next_renewal_due(), t0 + 1000ms);
+  // Nothing is due before its time.
+  auto none = table.take_due(t0 + 900ms, t0 + 999ms);
+  EXPECT_TRUE(none.first.empty());
+  EXPECT_TRUE(none.second.empty());
+  // At 1 s only the first hold is due; sent then, it is due again at 2 s.
+  auto first = table.take_due(t0 + 1000ms, t0 + 1100ms);
+  ASSERT_EQ(first.first.size(), 1u);
+  EXPECT_EQ(first.first[0].key, "lock");
+  EXPECT_EQ(table.next_renewal_due(), t0 + 1600ms);
+  // Within the window given, the later one goes along (coalesced).
+  auto second = table.take_due(t0 + 1500ms, t0 + 1600ms);
+  ASSERT_EQ(second.first.size(), 1u);
+  EXPECT_EQ(second.first[0].key, "other");
+  EXPECT_EQ(table.next_renewal_due(), t0 + 2000ms);
+  // A released hold is never due again; the fixed lease never was.
+  table.remove(kLock);
+  EXPECT_EQ(table.next_renewal_due(), t0 + 2500ms);
+  table.remove(kOther);
+  EXPECT_FALSE(table.next_renewal_due());
+  EXPECT_EQ(table.size(), 1u);
+}
+
+TEST(RenewalTable, AFixedLeaseReenteredInWatchdogModeComesDueAndAFixOnlyHoldDoesNot) {
+  RenewalTable table(3000ms);
+  table.watch(kLock, kLock, 6000ms, t0);
+  EXPECT_FALSE(table.next_renewal_due());
+  table.add(kLock, kLock, t0 + 100ms);
+  EXPECT_EQ(table.next_renewal_due(), t0 + 1100ms);
+  table.remove(kLock);
+  table.fix(kLock, 6000ms, t0);
+  EXPECT_FALSE(table.next_renewal_due());
 }

@@ -18,7 +18,16 @@ bool lease_ran_out(Clock::time_point last_renewed, Clock::time_point now, Durati
 RenewalTable::RenewalTable(Duration watchdog_lease)
     : lease_(watchdog_lease),
       entries_(CountingKeyLess{&steps_}),
-      deadlines_(CountingDeadlineLess{&steps_}) {}
+      deadlines_(CountingDeadlineLess{&steps_}),
+      renewals_(CountingDeadlineLess{&steps_}) {}
+
+Duration RenewalTable::renewal_interval() const { return std::max(lease_ / 3, Duration{1}); }
+
+void RenewalTable::place_due(Entries::iterator it, Clock::time_point at) {
+  Entry& e = it->second;
+  if (e.due != renewals_.end()) renewals_.erase(e.due);
+  e.due = e.renew ? renewals_.insert({at, &it->first}).first : renewals_.end();
+}
 
 void RenewalTable::reindex(Entries::iterator it) {
   Entry& e = it->second;
@@ -32,17 +41,22 @@ void RenewalTable::reindex(Entries::iterator it) {
 
 RenewalTable::Entries::iterator RenewalTable::erase(Entries::iterator it) {
   if (it->second.slot != deadlines_.end()) deadlines_.erase(it->second.slot);
+  if (it->second.due != renewals_.end()) renewals_.erase(it->second.due);
   return entries_.erase(it);
 }
 
 void RenewalTable::add(const RenewalKey& reg, RenewalKey report, Clock::time_point sent) {
   const auto it = entries_.try_emplace(reg).first;
   auto& e = it->second;
-  if (e.count == 0) e.slot = deadlines_.end();
+  if (e.count == 0) {
+    e.slot = deadlines_.end();
+    e.due = renewals_.end();
+  }
   if (e.count++ == 0 || !e.renew) {
     // New, or a fixed-lease hold now re-entered in watchdog mode: renewed from now on.
     if (e.count == 1 || sent > e.last_renewed) e.last_renewed = sent;
     e.renew = true;
+    place_due(it, e.last_renewed + renewal_interval());
   }
   e.lease = lease_;
   e.report = std::move(report);
@@ -55,6 +69,7 @@ void RenewalTable::watch(const RenewalKey& reg, RenewalKey report, Duration leas
   auto& e = it->second;
   if (e.count++ == 0) {
     e.slot = deadlines_.end();
+    e.due = renewals_.end();
     e.renew = false;
     e.lease = lease;
     e.last_renewed = sent;
@@ -73,6 +88,7 @@ void RenewalTable::fix(const RenewalKey& reg, Duration lease, Clock::time_point 
   it->second.renew = false;
   it->second.lease = lease;
   it->second.last_renewed = sent;
+  place_due(it, sent);  // out of renewals_
   reindex(it);
 }
 
@@ -107,15 +123,27 @@ void RenewalTable::remove_all(const std::string& key) {
   }
 }
 
-std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> RenewalTable::due_for_renewal()
-    const {
-  std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> due;
-  for (const auto& [k, e] : entries_) {
+std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> RenewalTable::take_due(
+    Clock::time_point now, Clock::time_point until) {
+  // The due renewals are the head of renewals_.
+  std::vector<Entries::iterator> taken;
+  for (auto slot = renewals_.begin(); slot != renewals_.end() && slot->first <= until; ++slot) {
     ++steps_;
-    if (!e.renew) continue;  // fixed leases: only their deadline is watched
-    (k.kind == RenewalKind::rwlock_read ? due.second : due.first).push_back(k);
+    taken.push_back(entries_.find(*slot->second));
   }
-  return due;  // the map's order keeps each hash's reader fields together
+  std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> due;
+  for (auto it : taken) {
+    (it->first.kind == RenewalKind::rwlock_read ? due.second : due.first).push_back(it->first);
+    place_due(it, now + renewal_interval());
+  }
+  // A hash's reader fields go together into one call (Watchdog, plan_read_batches).
+  std::sort(due.second.begin(), due.second.end());
+  return due;
+}
+
+std::optional<Clock::time_point> RenewalTable::next_renewal_due() const {
+  if (renewals_.empty()) return std::nullopt;
+  return renewals_.begin()->first;
 }
 
 LostHold RenewalTable::take(Entries::iterator it, std::string reason) {

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// The watchdog's decisions without I/O (docs/wire-format.md §3): which holds a renewal round
+// The watchdog's decisions without I/O (docs/wire-format.md §3): which holds a renewal tick
 // renews, what a renewal's answer means, and when a hold whose renewals were not confirmed
 // must be reported lost (its local deadline). `Watchdog` (watchdog.h) sends the rounds and
 // arms the timers; the unit tests drive this table with a fake clock.
 //
 // Cost (issue 34): every per-hold event (add, watch, fix, cap, remove, forget, a renewal's answer)
-// is O(log n) in the holds of the Client; next_deadline() is O(1); take_overdue() is
-// O(k log n) for k holds overdue. Only due_for_renewal(), once per renewal period, visits
-// every hold. The entries are kept twice: by registration, and by local deadline.
+// is O(log n) in the holds of the Client; next_deadline() and next_renewal_due() are O(1);
+// take_overdue() and take_due() are O(k log n) for the k holds they take. Nothing visits every
+// hold. The entries are kept three times: by registration, by local deadline, and (the
+// renewed ones) by when their next renewal is due.
 //
 // Threading: io thread only (no locking of its own).
 #pragma once
@@ -95,9 +96,16 @@ class RenewalTable {
   /// Drops every registration of `key`.
   void remove_all(const std::string& key);
 
-  /// What a renewal round renews: hash-field registrations, and reader registrations sorted
-  /// by key (all fields of one hash together). Fixed leases are not renewed.
-  std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> due_for_renewal() const;
+  /// How long after a renewal (or the acquire) is sent the next one is due: a third of the
+  /// watchdog lease (docs/wire-format.md §3.1).
+  Duration renewal_interval() const;
+  /// Takes the renewals due by `until`: hash-field registrations, and reader registrations
+  /// sorted by key (all fields of one hash together). Each is due again renewal_interval()
+  /// after `now`, when the caller sends it. Fixed leases are never due.
+  std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> take_due(Clock::time_point now,
+                                                                       Clock::time_point until);
+  /// When the earliest renewal is due; nullopt when no hold is renewed.
+  std::optional<Clock::time_point> next_renewal_due() const;
   /// The answer for `reg` of a renewal sent at `sent`: renewed moves its deadline to count
   /// from `sent`; not renewed (key or field gone) means lost now. nullopt: not lost (or
   /// released meanwhile).
@@ -147,12 +155,15 @@ class RenewalTable {
     bool renew = true;               ///< false: a fixed lease, only its deadline is watched
     Duration lease{0};               ///< the lease its deadline counts
     DeadlineIndex::iterator slot;    ///< its place in deadlines_ (end(): not placed yet)
+    DeadlineIndex::iterator due;     ///< its place in renewals_ (end(): not renewed)
   };
   using Entries = std::map<RenewalKey, Entry, CountingKeyLess>;
 
   /// Places the entry in deadlines_ again after last_renewed or lease changed.
   void reindex(Entries::iterator it);
-  /// Removes the entry from both indexes; returns the next one.
+  /// Places a renewed entry in renewals_ at `at`; takes a fixed-lease one out.
+  void place_due(Entries::iterator it, Clock::time_point at);
+  /// Removes the entry from every index; returns the next one.
   Entries::iterator erase(Entries::iterator it);
   LostHold take(Entries::iterator it, std::string reason);
 
@@ -160,6 +171,7 @@ class RenewalTable {
   mutable std::uint64_t steps_ = 0;  // counted by const walks too
   Entries entries_;
   DeadlineIndex deadlines_;
+  DeadlineIndex renewals_;  // (next renewal due, key) of the renewed entries
 };
 
 }  // namespace redisync::sync

@@ -140,22 +140,32 @@ void Watchdog::stop() {
 }
 
 void Watchdog::schedule() {
-  if (scheduled_ || round_in_flight_ || stopped_ || table_.empty()) return;
+  if (stopped_) return;
+  const auto due = table_.next_renewal_due();
+  if (!due) return;
+  // A renewal due before the armed one (a hold just taken while the next due is later)
+  // re-arms the timer; a later one leaves it.
+  if (scheduled_ && scheduled_for_ <= *due) return;
   scheduled_ = true;
-  // The next round starts a third of the lease after the previous one ended (docs/wire-format.md §3.1).
-  timer_.expires_after(std::max(lease_ / 3, Duration{1}));
-  timer_.async_wait([this](std::error_code ec) {
+  scheduled_for_ = *due;
+  const auto generation = ++schedule_generation_;
+  timer_.expires_at(*due);
+  timer_.async_wait([this, generation](std::error_code ec) {
+    if (ec || stopped_ || generation != schedule_generation_) return;
     scheduled_ = false;
-    if (ec || stopped_) return;
-    renew_round();
+    renew_due();
   });
 }
 
-void Watchdog::renew_round() {
-  if (table_.empty()) return;
+Duration Watchdog::coalescing() const { return std::max(lease_ / 30, Duration{1}); }
+
+void Watchdog::renew_due() {
+  // Each hold is renewed a third of the lease after its last renewal (or its acquire) was
+  // sent (docs/wire-format.md §3.1). Those due within the next coalescing() go now too, so
+  // holds taken close together share calls instead of each timer tick sending a few.
+  const auto now = Clock::now();
+  auto [hash_regs, read_regs] = table_.take_due(now, now + coalescing());
   ++rounds_;
-  auto [hash_regs, read_regs] = table_.due_for_renewal();
-  std::vector<Call> calls;
   // One server: batches mix any keys. Cluster: each batch stays within one slot (docs/wire-format.md §3.2).
   const bool per_slot = executor_.cluster() != nullptr;
   auto groups = [per_slot](std::vector<RenewalKey> regs) {
@@ -165,18 +175,12 @@ void Watchdog::renew_round() {
     return one;
   };
   for (const auto& group : groups(std::move(hash_regs))) {
-    for (const auto& batch : plan_batches(group, batch_size_)) calls.push_back(hash_call(batch));
+    for (const auto& batch : plan_batches(group, batch_size_)) send(hash_call(batch), now);
   }
   for (const auto& group : groups(std::move(read_regs))) {
-    for (const auto& batch : plan_read_batches(group, batch_size_)) {
-      calls.push_back(read_call(batch));
-    }
+    for (const auto& batch : plan_read_batches(group, batch_size_)) send(read_call(batch), now);
   }
-  if (calls.empty()) return;  // only fixed leases: nothing to renew
-  round_in_flight_ = true;
-  auto remaining = std::make_shared<std::size_t>(calls.size());
-  const auto started = Clock::now();
-  for (auto& call : calls) send(std::move(call), remaining, started);
+  schedule();
 }
 
 // §3.2: KEYS[i] hash i, ARGV[1] lease, ARGV[1 + i] owner field of hash i.
@@ -215,14 +219,12 @@ void Watchdog::count_renewals(bool ok, const net::Reply& reply) {
   if (renewed > 0) metrics_->increment({"watchdog", {}}, Counter::renewals, renewed);
 }
 
-void Watchdog::send(Call call, const std::shared_ptr<std::size_t>& remaining,
-                    Clock::time_point started) {
+void Watchdog::send(Call call, Clock::time_point started) {
   ++calls_sent_;
   auto regs = std::move(call.regs);
   executor_.eval(
       *call.script, std::move(call.keys), std::move(call.args),
-      [this, regs = std::move(regs), remaining, started](std::exception_ptr error,
-                                                         net::Reply reply) {
+      [this, regs = std::move(regs), started](std::exception_ptr error, net::Reply reply) {
         const bool ok = !error && reply.is_array() && reply.elements.size() == regs.size();
         if (metrics_) count_renewals(ok, reply);
         std::string why;
@@ -242,10 +244,6 @@ void Watchdog::send(Call call, const std::shared_ptr<std::size_t>& remaining,
           auto lost = ok ? table_.renewal_answered(regs[i], started, reply.elements[i].integer == 1)
                          : table_.renewal_failed(regs[i], now, why);
           if (lost) report(*lost);
-        }
-        if (--*remaining == 0) {
-          round_in_flight_ = false;
-          schedule();
         }
       },
       net::Retry::never);

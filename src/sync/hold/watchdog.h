@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Lease renewal ("watchdog", docs/wire-format.md §3): one scheduler per Client renews every lock held in
-// watchdog mode every lease/3, in batches of up to Config::renewal_batch_size keys per script
-// call, all batches of one round pipelined (one round trip per server per period). In a
-// cluster every batch holds keys of one slot only (a script's keys must share a slot).
+// Lease renewal ("watchdog", docs/wire-format.md §3): one scheduler per Client renews each lock
+// held in watchdog mode a third of the lease after its last renewal (or its acquire) was sent.
+// One timer, armed for the earliest renewal due (RenewalTable keeps them in order): each tick
+// sends what is due within lease/30, in batches of up to Config::renewal_batch_size keys per
+// script call, pipelined. Holds taken at different times are renewed at different times, so a
+// Client with 100,000 holds never sends them all in one burst. In a cluster every batch holds
+// keys of one slot only (a script's keys must share a slot).
 //
 // Threading: io thread only.
 #pragma once
@@ -85,6 +88,7 @@ class Watchdog {
   std::optional<Clock::time_point> next_deadline() const { return table_.next_deadline(); }
   /// Script calls sent so far (for tests and the benchmark).
   std::uint64_t calls_sent() const { return calls_sent_; }
+  /// Timer ticks that sent renewals so far.
   std::uint64_t rounds() const { return rounds_; }
   void stop();
 
@@ -96,8 +100,12 @@ class Watchdog {
     std::vector<std::string> args;
     std::vector<RenewalKey> regs;
   };
+  /// Arms the renewal timer at the earliest renewal due, unless it is armed for that or an
+  /// earlier time already.
   void schedule();
-  void renew_round();
+  /// Sends the renewals due now (and within coalescing()), then arms the timer again.
+  void renew_due();
+  Duration coalescing() const;
   /// Arms the deadline timer at the earliest local deadline, unless it is armed for that or
   /// an earlier time already.
   void arm_deadline();
@@ -107,7 +115,7 @@ class Watchdog {
   Call hash_call(const std::vector<RenewalKey>& batch) const;
   Call read_call(const std::vector<RenewalKey>& batch) const;
   void count_renewals(bool ok, const net::Reply& reply);  // metrics_ set
-  void send(Call call, const std::shared_ptr<std::size_t>& remaining, Clock::time_point started);
+  void send(Call call, Clock::time_point started);
 
   net::Executor& executor_;
   Duration lease_;
@@ -121,7 +129,8 @@ class Watchdog {
   Clock::time_point armed_for_{};  // when the armed deadline timer fires
   std::uint64_t deadline_generation_ = 0;  // invalidates callbacks of re-armed waits
   bool scheduled_ = false;
-  bool round_in_flight_ = false;
+  Clock::time_point scheduled_for_{};     // when the armed renewal timer fires
+  std::uint64_t schedule_generation_ = 0;  // invalidates callbacks of re-armed waits
   bool stopped_ = false;
   std::uint64_t calls_sent_ = 0;
   std::uint64_t rounds_ = 0;
