@@ -167,6 +167,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::deque<Pending> inflight_;  // written (or in the write buffer), awaiting replies in order
   std::size_t handshake_replies_ = 0;  // leading inflight_ entries belonging to the handshake
   std::string write_buffer_;
+  /// The bytes of the last write that completed, emptied: the next write_buffer_, so a busy
+  /// connection reuses two buffers instead of growing a new one from nothing per write (each
+  /// growth step of a large buffer also made malloc consolidate its free lists).
+  std::shared_ptr<std::string> spare_write_;
+  static constexpr std::size_t kSpareWriteMax = 1 << 20;  // a larger one is freed
   bool write_in_progress_ = false;
   static constexpr int kEagerWriteCommands = 16;
   int buffered_commands_ = 0;  // requests in write_buffer_ (roughly: start_write calls)

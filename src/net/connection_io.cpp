@@ -44,7 +44,7 @@ void Connection::write_now() {
   // The write owns its bytes and its stream: a large write goes out in several steps, and if
   // the connection is lost and rebuilt meanwhile, the remaining steps of the old write still
   // touch the old (closed) stream and buffer; they must outlive it.
-  auto bytes = std::make_shared<std::string>();
+  auto bytes = spare_write_ ? std::move(spare_write_) : std::make_shared<std::string>();
   bytes->swap(write_buffer_);
   const auto gen = generation_;
   auto self = shared_from_this();
@@ -55,6 +55,10 @@ void Connection::write_now() {
     if (gen != generation_) return;
     write_in_progress_ = false;
     if (ec) return lost(connection_error("write failed: " + ec.message(), true));
+    if (bytes->capacity() <= kSpareWriteMax) {
+      bytes->clear();  // all of it written: nothing reads it any more
+      spare_write_ = bytes;
+    }
     start_write();
   });
 }
