@@ -133,6 +133,24 @@ TEST(LostNotice, FixedLeaseHolderIsToldBeforeItsLeaseEnds) {
   }
 }
 
+// A force unlock through the holder's own Client ends its hold there too: no lost notice
+// comes later for a lock this Client itself released, with a fixed lease or the watchdog's.
+TEST(LostNotice, AForceUnlockOnTheHoldersOwnClientLeavesNoNoticeBehind) {
+  RedisServer server;
+  redisync::Client client(config_with_lease(server, 1000ms));
+  Notice notice;
+  notice.attach(client);
+  auto fixed = client.lock(unique_name("force-fixed:"));
+  auto renewed = client.lock(unique_name("force-renewed:"));
+  fixed.lock(1000ms);
+  renewed.lock();
+  EXPECT_TRUE(client.lock(fixed.name()).force_unlock());
+  EXPECT_TRUE(client.lock(renewed.name()).force_unlock());
+  // Both local deadlines (900 ms) pass within this wait.
+  EXPECT_FALSE(notice.wait(1500ms)) << "told " << notice.name << " was lost after its force unlock";
+  EXPECT_FALSE(client.lease_deadline()) << "a hold is still watched after its force unlock";
+}
+
 // Client::lease_deadline(): what a guard outside the process (the watcher of `redisync run`)
 // is told. It is the hold's local deadline (the acquire's send + lease - a tenth), moves later
 // with each confirmed renewal, is when the lost notice comes if the server falls silent, and
