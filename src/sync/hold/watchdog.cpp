@@ -11,19 +11,21 @@
 
 namespace redisync::sync {
 
-std::vector<std::vector<RenewalKey>> plan_batches(const std::vector<RenewalKey>& keys,
+// The planners take their registrations by value and move them into the batches: a renewal
+// tick of 100,000 holds copied every key and field twice on its way to the calls.
+std::vector<std::vector<RenewalKey>> plan_batches(std::vector<RenewalKey> keys,
                                                   std::size_t batch_size) {
   std::vector<std::vector<RenewalKey>> batches;
   if (batch_size == 0) batch_size = 1;
   for (std::size_t i = 0; i < keys.size(); i += batch_size) {
     const auto end = std::min(keys.size(), i + batch_size);
-    batches.emplace_back(keys.begin() + static_cast<std::ptrdiff_t>(i),
-                         keys.begin() + static_cast<std::ptrdiff_t>(end));
+    batches.emplace_back(std::make_move_iterator(keys.begin() + static_cast<std::ptrdiff_t>(i)),
+                         std::make_move_iterator(keys.begin() + static_cast<std::ptrdiff_t>(end)));
   }
   return batches;
 }
 
-std::vector<std::vector<RenewalKey>> plan_read_batches(const std::vector<RenewalKey>& regs,
+std::vector<std::vector<RenewalKey>> plan_read_batches(std::vector<RenewalKey> regs,
                                                        std::size_t batch_size) {
   std::vector<std::vector<RenewalKey>> batches;
   if (batch_size == 0) batch_size = 1;
@@ -35,14 +37,17 @@ std::vector<std::vector<RenewalKey>> plan_read_batches(const std::vector<Renewal
       hashes = 0;
     }
     if (new_hash) ++hashes;
-    batches.back().push_back(regs[i]);
+    batches.back().push_back(regs[i]);  // regs[i].key is read by the next step: copied
   }
   return batches;
 }
 
-std::vector<std::vector<RenewalKey>> group_by_slot(const std::vector<RenewalKey>& regs) {
+std::vector<std::vector<RenewalKey>> group_by_slot(std::vector<RenewalKey> regs) {
   std::map<std::uint16_t, std::vector<RenewalKey>> by_slot;
-  for (const auto& r : regs) by_slot[net::key_slot(r.key)].push_back(r);
+  for (auto& r : regs) {
+    const auto slot = net::key_slot(r.key);
+    by_slot[slot].push_back(std::move(r));
+  }
   std::vector<std::vector<RenewalKey>> groups;
   groups.reserve(by_slot.size());
   for (auto& [slot, group] : by_slot) groups.push_back(std::move(group));
@@ -169,34 +174,41 @@ void Watchdog::renew_due() {
   // One server: batches mix any keys. Cluster: each batch stays within one slot (docs/wire-format.md §3.2).
   const bool per_slot = executor_.cluster() != nullptr;
   auto groups = [per_slot](std::vector<RenewalKey> regs) {
-    if (per_slot) return group_by_slot(regs);
+    if (per_slot) return group_by_slot(std::move(regs));
     std::vector<std::vector<RenewalKey>> one;
     if (!regs.empty()) one.push_back(std::move(regs));
     return one;
   };
-  for (const auto& group : groups(std::move(hash_regs))) {
-    for (const auto& batch : plan_batches(group, batch_size_)) send(hash_call(batch), now);
+  for (auto& group : groups(std::move(hash_regs))) {
+    for (auto& batch : plan_batches(std::move(group), batch_size_)) {
+      send(hash_call(std::move(batch)), now);
+    }
   }
-  for (const auto& group : groups(std::move(read_regs))) {
-    for (const auto& batch : plan_read_batches(group, batch_size_)) send(read_call(batch), now);
+  for (auto& group : groups(std::move(read_regs))) {
+    for (auto& batch : plan_read_batches(std::move(group), batch_size_)) {
+      send(read_call(std::move(batch)), now);
+    }
   }
   schedule();
 }
 
 // §3.2: KEYS[i] hash i, ARGV[1] lease, ARGV[1 + i] owner field of hash i.
-Watchdog::Call Watchdog::hash_call(const std::vector<RenewalKey>& batch) const {
-  Call call{&lua::lock_renew, {}, {std::to_string(lease_.count())}, batch};
+Watchdog::Call Watchdog::hash_call(std::vector<RenewalKey> batch) const {
+  Call call{&lua::lock_renew, {}, {std::to_string(lease_.count())}, {}};
+  call.keys.reserve(batch.size());
+  call.args.reserve(batch.size() + 1);
   for (const auto& k : batch) {
     call.keys.push_back(k.key);
     call.args.push_back(k.field);
   }
+  call.regs = std::move(batch);  // what the reply answers, in order
   return call;
 }
 
 // §5.7: per hash, its marker prefix TAG(N), the number of listed reader fields, the fields.
 // The reply has one element per listed field, in order.
-Watchdog::Call Watchdog::read_call(const std::vector<RenewalKey>& batch) const {
-  Call call{&lua::rwlock_read_renew, {}, {std::to_string(lease_.count())}, batch};
+Watchdog::Call Watchdog::read_call(std::vector<RenewalKey> batch) const {
+  Call call{&lua::rwlock_read_renew, {}, {std::to_string(lease_.count())}, {}};
   for (std::size_t i = 0; i < batch.size();) {
     std::size_t j = i;
     while (j < batch.size() && batch[j].key == batch[i].key) ++j;
@@ -206,6 +218,7 @@ Watchdog::Call Watchdog::read_call(const std::vector<RenewalKey>& batch) const {
     for (std::size_t f = i; f < j; ++f) call.args.push_back(batch[f].field);
     i = j;
   }
+  call.regs = std::move(batch);
   return call;
 }
 

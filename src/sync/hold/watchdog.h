@@ -31,17 +31,17 @@ namespace redisync::sync {
 using Clock = std::chrono::steady_clock;
 
 /// Splits registrations into script calls of at most `batch_size` keys. Pure, for unit tests.
-std::vector<std::vector<RenewalKey>> plan_batches(const std::vector<RenewalKey>& keys,
+std::vector<std::vector<RenewalKey>> plan_batches(std::vector<RenewalKey> keys,
                                                   std::size_t batch_size);
 
 /// Splits read-lock registrations (sorted by key) into script calls of at most `batch_size`
 /// distinct hashes; all fields of one hash go into the same call (§5.7). Pure, for unit tests.
-std::vector<std::vector<RenewalKey>> plan_read_batches(const std::vector<RenewalKey>& regs,
+std::vector<std::vector<RenewalKey>> plan_read_batches(std::vector<RenewalKey> regs,
                                                        std::size_t batch_size);
 
 /// Splits registrations into groups of one cluster slot each, keeping their order within a
 /// group (groups ordered by slot). Pure, for unit tests.
-std::vector<std::vector<RenewalKey>> group_by_slot(const std::vector<RenewalKey>& regs);
+std::vector<std::vector<RenewalKey>> group_by_slot(std::vector<RenewalKey> regs);
 
 class Watchdog {
  public:
@@ -112,8 +112,8 @@ class Watchdog {
   /// Reports every hold whose local deadline has passed (deadline timer).
   void expire_overdue();
   void report(const LostHold& lost);
-  Call hash_call(const std::vector<RenewalKey>& batch) const;
-  Call read_call(const std::vector<RenewalKey>& batch) const;
+  Call hash_call(std::vector<RenewalKey> batch) const;
+  Call read_call(std::vector<RenewalKey> batch) const;
   void count_renewals(bool ok, const net::Reply& reply);  // metrics_ set
   void send(Call call, Clock::time_point started);
 
