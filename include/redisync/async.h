@@ -15,6 +15,8 @@
 #include <asio/cancellation_type.hpp>
 #include <asio/dispatch.hpp>
 
+#include "redisync/export.h"
+
 namespace redisync {
 
 /// Exceptions thrown by async completion handlers (issue 22).
@@ -29,7 +31,7 @@ namespace redisync {
 /// A handler bound to an executor of your own (asio::bind_executor, a strand, a coroutine on
 /// your io_context) follows Asio's convention instead: its exception propagates out of that
 /// executor's run().
-void set_async_handler_exception_hook(std::function<void(std::exception_ptr)> hook);
+REDISYNC_API void set_async_handler_exception_hook(std::function<void(std::exception_ptr)> hook);
 
 namespace detail {
 
@@ -37,9 +39,10 @@ class ClientCore;
 class CancelSignal;
 
 /// A cancellation channel for one async wait of `core`'s Client (src/sync/acquire/cancel_signal.h).
-std::shared_ptr<CancelSignal> make_cancel_signal(const std::shared_ptr<ClientCore>& core);
+REDISYNC_API std::shared_ptr<CancelSignal> make_cancel_signal(
+    const std::shared_ptr<ClientCore>& core);
 /// Asks the wait of `signal` to give up; any thread, never throws, nothing once it ended.
-void request_cancel(const std::shared_ptr<CancelSignal>& signal) noexcept;
+REDISYNC_API void request_cancel(const std::shared_ptr<CancelSignal>& signal) noexcept;
 
 /// Per-operation cancellation (Asio's cancellation slots): when `handler` has a connected
 /// cancellation slot (asio::bind_cancellation_slot, the awaitable operators, a parallel
@@ -61,10 +64,10 @@ std::shared_ptr<CancelSignal> connect_cancellation(Handler& handler,
 }
 
 /// Passes an exception that escaped a handler on an I/O thread to the hook (never throws).
-void report_handler_exception(std::exception_ptr error) noexcept;
+REDISYNC_API void report_handler_exception(std::exception_ptr error) noexcept;
 
 /// True while this thread completes an async call of a closed Client (ClientCore::fail_later).
-bool delivering_closed_completion() noexcept;
+REDISYNC_API bool delivering_closed_completion() noexcept;
 
 /// Wraps a (possibly move-only) Asio completion handler into a copyable std::function that
 /// delivers the result on the handler's associated executor (default: the caller-given one).

@@ -12,6 +12,7 @@
 #include <string>
 #include <type_traits>
 
+#include "redisync/export.h"
 #include "redisync/async.h"
 #include "redisync/config.h"
 #include "redisync/release_result.h"
@@ -37,7 +38,7 @@ struct LockAccess;  // MultiLock's access to a member's internals (src/sync/mult
 ///
 /// Thread safety: a handle may be shared between threads; each thread is its own owner.
 /// Copy/move: cheap to copy (a name and references to the Client's internals).
-class BasicLock {
+class REDISYNC_API BasicLock {
  public:
   const std::string& name() const { return name_; }
 

@@ -13,6 +13,7 @@
 
 #include <asio/io_context.hpp>
 
+#include "redisync/export.h"
 #include "redisync/async.h"
 #include "redisync/config.h"
 #include "redisync/reply.h"
@@ -39,7 +40,7 @@ class ClientCore;
 /// Told to the holder when a lock it held was lost: the watchdog found the key gone (expired
 /// during a pause, deleted, lost in a server restart) or could not reach the server before
 /// the lease ran out.
-struct LockLostEvent {
+struct REDISYNC_API LockLostEvent {
   /// The lock's name; a ReadWriteLock's side carries its suffix: "NAME (read lock)" or
   /// "NAME (write lock)".
   std::string name;
@@ -59,7 +60,7 @@ struct LockLostEvent {
 /// Lifetime: the destructor stops the I/O thread and fails pending calls with
 /// ClientClosedError. Locks still held are not released (they expire after their lease, as
 /// for a crashed process); release them first.
-class Client {
+class REDISYNC_API Client {
  public:
   /// Connects lazily (on first use). Throws ConfigError if `config` is invalid (a database
   /// the server does not have is found on first use: that call throws ConfigError).

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "redisync/export.h"
+
 namespace redisync {
 
 class Metrics;  // redisync/metrics.h
@@ -53,7 +55,7 @@ inline Duration clamp_wait(Duration d) {
 }  // namespace detail
 
 /// TLS settings, used when Config::tls is true (URL scheme "rediss://").
-struct TlsConfig {
+struct REDISYNC_API TlsConfig {
   std::string ca_file;     ///< PEM CA bundle to verify the server; empty = system default paths
   std::string cert_file;   ///< client certificate (PEM) for mutual TLS; empty = none
   std::string key_file;    ///< client private key (PEM); required when cert_file is set
@@ -75,13 +77,13 @@ enum class Handoff {
 };
 
 /// One host:port pair, for sentinel and cluster seed lists.
-struct Endpoint {
+struct REDISYNC_API Endpoint {
   std::string host;
   std::uint16_t port = 6379;
 };
 
 /// Everything a Client needs to know. Defaults are Redisson's where Redisson has the option.
-struct Config {
+struct REDISYNC_API Config {
   // --- where ---
   Topology topology = Topology::single;
   std::string host = "127.0.0.1";  ///< server host (single topology)
@@ -192,6 +194,6 @@ struct Config {
 
 /// Parses "250ms", "30s", "5m", "1h", "1500" (ms) into milliseconds. Throws ConfigError naming
 /// `what` when the text is not a non-negative duration.
-Duration parse_duration(const std::string& text, const std::string& what);
+REDISYNC_API Duration parse_duration(const std::string& text, const std::string& what);
 
 }  // namespace redisync

@@ -11,6 +11,7 @@
 
 #include <asio/io_context.hpp>
 
+#include "redisync/export.h"
 #include "redisync/async.h"
 #include "redisync/config.h"
 
@@ -18,12 +19,13 @@ namespace redisync {
 
 namespace detail {
 class ClientCore;
-asio::io_context& io_of(const std::shared_ptr<ClientCore>& core);
+REDISYNC_API asio::io_context& io_of(const std::shared_ptr<ClientCore>& core);
 /// Starts a wait for the count to reach 0 on the I/O thread; `done(error, opened)`.
 /// wait < 0: no limit; wait == 0: one check.
-void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                      Duration wait, std::function<void(std::exception_ptr, bool)> done,
-                      std::shared_ptr<CancelSignal> cancel = nullptr);
+REDISYNC_API void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string& name,
+                                   Duration wait,
+                                   std::function<void(std::exception_ptr, bool)> done,
+                                   std::shared_ptr<CancelSignal> cancel = nullptr);
 }  // namespace detail
 
 /// A distributed count-down latch on Redis, compatible with Redisson's RCountDownLatch: Java
@@ -39,7 +41,7 @@ void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string
 /// waiters return when the latch is deleted); they never poll.
 ///
 /// Thread safety: a handle may be shared between threads. Copy/move: cheap to copy.
-class CountDownLatch {
+class REDISYNC_API CountDownLatch {
  public:
   /// Throws InvalidArgument if the name is empty.
   CountDownLatch(std::shared_ptr<detail::ClientCore> core, std::string name);

@@ -11,6 +11,8 @@
 #include <system_error>
 #include <utility>
 
+#include "redisync/export.h"
+
 namespace redisync {
 
 /// Error codes of redisync::error_category().
@@ -34,7 +36,7 @@ enum class errc {
 };
 
 /// The category of redisync::errc; name() is "redisync".
-const std::error_category& error_category() noexcept;
+REDISYNC_API const std::error_category& error_category() noexcept;
 
 inline std::error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), error_category()};
@@ -42,7 +44,7 @@ inline std::error_code make_error_code(errc e) noexcept {
 
 /// Base of every redisync exception.
 /// what() is the message alone (std::system_error would append the category's text).
-class Error : public std::system_error {
+class REDISYNC_API Error : public std::system_error {
  public:
   Error(errc code, const std::string& what)
       : std::system_error(make_error_code(code), what), message_(what) {}
@@ -57,7 +59,7 @@ class Error : public std::system_error {
 /// The server could not be reached, or the connection dropped before the reply arrived.
 /// maybe_sent() is true when the request had been written before the connection dropped, so
 /// the server may have run it.
-class ConnectionError : public Error {
+class REDISYNC_API ConnectionError : public Error {
  public:
   explicit ConnectionError(const std::string& what, errc code = errc::connection_failed,
                            bool maybe_sent = false)
@@ -69,19 +71,19 @@ class ConnectionError : public Error {
 };
 
 /// The server refused our credentials. A ConnectionError, since no command can run.
-class AuthError : public ConnectionError {
+class REDISYNC_API AuthError : public ConnectionError {
  public:
   explicit AuthError(const std::string& what) : ConnectionError(what, errc::auth_failed) {}
 };
 
 /// No reply within the configured timeout (server paused, overloaded or unreachable).
-class TimeoutError : public Error {
+class REDISYNC_API TimeoutError : public Error {
  public:
   explicit TimeoutError(const std::string& what) : Error(errc::timeout, what) {}
 };
 
 /// Redis answered with an error reply; reply() is the server's text (e.g. "WRONGTYPE ...").
-class ServerError : public Error {
+class REDISYNC_API ServerError : public Error {
  public:
   ServerError(const std::string& what, std::string reply)
       : Error(errc::server_error, what), reply_(std::move(reply)) {}
@@ -92,7 +94,7 @@ class ServerError : public Error {
 };
 
 /// The peer sent bytes that are not valid RESP. The connection is dropped and re-established.
-class ProtocolError : public Error {
+class REDISYNC_API ProtocolError : public Error {
  public:
   explicit ProtocolError(const std::string& what) : Error(errc::protocol_error, what) {}
 };
@@ -100,39 +102,39 @@ class ProtocolError : public Error {
 /// A Config field or URL is invalid; the message names the field. Also thrown by any call
 /// when the server refuses the Config's database (SELECT: no such index), at once, without
 /// resends: no retry can change that answer.
-class ConfigError : public Error {
+class REDISYNC_API ConfigError : public Error {
  public:
   explicit ConfigError(const std::string& what) : Error(errc::invalid_config, what) {}
 };
 
 /// A call got an argument it cannot use; the message names the argument.
-class InvalidArgument : public Error {
+class REDISYNC_API InvalidArgument : public Error {
  public:
   explicit InvalidArgument(const std::string& what) : Error(errc::invalid_argument, what) {}
 };
 
 /// Release by an owner that does not hold the lock (Java: IllegalMonitorStateException).
-class NotOwnerError : public Error {
+class REDISYNC_API NotOwnerError : public Error {
  public:
   explicit NotOwnerError(const std::string& what) : Error(errc::not_owner, what) {}
 };
 
 /// The lock this owner held expired or was removed behind its back (lease ran out while the
 /// process was paused, the key was deleted, the server restarted without it).
-class LockLostError : public Error {
+class REDISYNC_API LockLostError : public Error {
  public:
   explicit LockLostError(const std::string& what) : Error(errc::lock_lost, what) {}
 };
 
 /// A read holder asked for the write lock of the same ReadWriteLock; waiting would never end.
-class UpgradeError : public Error {
+class REDISYNC_API UpgradeError : public Error {
  public:
   explicit UpgradeError(const std::string& what) : Error(errc::upgrade_would_deadlock, what) {}
 };
 
 /// A RateLimiter was asked for permits (or released some) before its rate was set
 /// (try_set_rate / set_rate), or after it was removed or its keep-alive ran out.
-class NotConfiguredError : public Error {
+class REDISYNC_API NotConfiguredError : public Error {
  public:
   explicit NotConfiguredError(const std::string& what) : Error(errc::not_configured, what) {}
 };
@@ -140,7 +142,7 @@ class NotConfiguredError : public Error {
 /// The holder of a non-reentrant lock (NonReentrantLock, NonReentrantFairLock) asked for it
 /// again; nothing changed on the server (Java: IllegalMonitorStateException). Waiting would
 /// never end, and counting it as a re-entry is what the variant exists to forbid.
-class ReentryError : public Error {
+class REDISYNC_API ReentryError : public Error {
  public:
   explicit ReentryError(const std::string& what) : Error(errc::reentry_refused, what) {}
 };
@@ -151,13 +153,13 @@ class ReentryError : public Error {
 /// acquired: it gave up as a timed-out wait does, and left nothing behind (no queue entry, no
 /// registration, no hold; a multi-lock releases the members it had taken). A cancellation
 /// that comes after the lock was acquired changes nothing: the wait completes as acquired.
-class CancelledError : public Error {
+class REDISYNC_API CancelledError : public Error {
  public:
   explicit CancelledError(const std::string& what) : Error(errc::cancelled, what) {}
 };
 
 /// The Client was shut down while the call was pending.
-class ClientClosedError : public Error {
+class REDISYNC_API ClientClosedError : public Error {
  public:
   explicit ClientClosedError(const std::string& what) : Error(errc::client_closed, what) {}
 };

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "redisync/export.h"
 #include "redisync/basic_lock.h"
 
 namespace redisync {
@@ -28,7 +29,7 @@ namespace redisync {
 /// (docs/wire-format.md §1.4).
 ///
 /// API, leases, thread safety: as Lock (see BasicLock).
-class FairLock : public BasicLock {
+class REDISYNC_API FairLock : public BasicLock {
  public:
   FairLock(std::shared_ptr<detail::ClientCore> core, std::string name);
 };

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "redisync/export.h"
 #include "redisync/basic_lock.h"
 
 namespace redisync {
@@ -23,7 +24,7 @@ namespace redisync {
 ///
 /// The plain Lock API (lock(), try_lock_for(), unlock() ...) works too and also increments the
 /// counter; token() reads the latest value.
-class FencedLock : public BasicLock {
+class REDISYNC_API FencedLock : public BasicLock {
  public:
   FencedLock(std::shared_ptr<detail::ClientCore> core, std::string name);
 

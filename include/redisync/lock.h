@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "redisync/export.h"
 #include "redisync/basic_lock.h"
 
 namespace redisync {
@@ -21,7 +22,7 @@ namespace redisync {
 ///   turn from other redisync clients (a redisync-only key; Redisson clients ignore it);
 /// - waiting is push-based: a waiter subscribes to the lock's channel and sleeps until a
 ///   release message or the holder's remaining lease, then retries; it never polls.
-class Lock : public BasicLock {
+class REDISYNC_API Lock : public BasicLock {
  public:
   Lock(std::shared_ptr<detail::ClientCore> core, std::string name);
 };

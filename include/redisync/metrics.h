@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "redisync/export.h"
+
 namespace redisync {
 
 /// Event counts. The label `kind` is the primitive's kind (below); `name` its Redis name.
@@ -47,7 +49,7 @@ enum class Histogram {
 };
 
 /// What an event is about.
-struct MetricLabels {
+struct REDISYNC_API MetricLabels {
   /// "lock", "fair_lock", "read_lock", "write_lock", "fenced_lock", "spin_lock",
   /// "semaphore", "permit_expirable_semaphore", "count_down_latch", "rate_limiter",
   /// "multi_lock", "red_lock" (README "Metrics" lists what each reports); "watchdog" for
@@ -63,7 +65,7 @@ struct MetricLabels {
 /// The hook interface. Calls come from the Client's I/O thread and from threads calling the
 /// blocking API: implementations must be thread-safe, fast, must not block and must not
 /// throw (they are noexcept).
-class Metrics {
+class REDISYNC_API Metrics {
  public:
   virtual ~Metrics() = default;
   /// Adds `n` to a counter.
@@ -75,7 +77,7 @@ class Metrics {
 
 /// "acquires", "acquire_wait_seconds", ...: the names the Prometheus exporter uses (prefixed
 /// "redisync_"); handy for sinks of other kinds.
-std::string_view to_string(Counter counter);
-std::string_view to_string(Histogram histogram);
+REDISYNC_API std::string_view to_string(Counter counter);
+REDISYNC_API std::string_view to_string(Histogram histogram);
 
 }  // namespace redisync

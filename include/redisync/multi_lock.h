@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "redisync/export.h"
 #include "redisync/async.h"
 #include "redisync/basic_lock.h"
 #include "redisync/config.h"
@@ -29,7 +30,7 @@ class MultiLockMember;
 struct MultiLockState;
 
 /// What distinguishes RedLock from MultiLock (docs/wire-format.md §6 table).
-struct MultiLockPolicy {
+struct REDISYNC_API MultiLockPolicy {
   int tolerated_failures = 0;   ///< members that may fail per walk (RedLock: M - (M/2 + 1))
   bool split_wait = false;      ///< each member waits max(remaining / M, 1 ms), not all of it
   bool tolerant = false;        ///< release ignores unreachable members; held = on a majority
@@ -40,7 +41,7 @@ struct MultiLockPolicy {
 /// One member of a MultiLock / RedLock: any exclusive lock handle. Converts implicitly from
 /// Lock, FairLock, FencedLock, SpinLock, ReadLock, WriteLock (any BasicLock) and ReadWriteLock
 /// (its write lock), so `MultiLock{a, b, c}` takes a mix of kinds.
-class AnyLock {
+class REDISYNC_API AnyLock {
  public:
   AnyLock(const BasicLock& lock);      // NOLINT(google-explicit-constructor): by design
   AnyLock(const ReadWriteLock& lock);  // NOLINT(google-explicit-constructor)
@@ -67,16 +68,16 @@ enum class MemberOutcome {
 
 /// "acquired", "held by another", "timed out", "unreachable", "credentials refused", "error",
 /// "not attempted".
-const char* to_string(MemberOutcome outcome);
+REDISYNC_API const char* to_string(MemberOutcome outcome);
 
-struct MemberReport {
+struct REDISYNC_API MemberReport {
   std::string member;  ///< "<kind> '<name>' on <server>"
   MemberOutcome outcome = MemberOutcome::not_attempted;
   std::string detail;  ///< e.g. "remaining lease 2400 ms", the connection error's text
 };
 
 /// The outcome of one try (its last pass over the members, docs/wire-format.md §6 steps 2-4).
-struct AttemptReport {
+struct REDISYNC_API AttemptReport {
   bool acquired = false;
   /// On success: the time the hold is still guaranteed, measured from when the attempt began:
   /// (lease of the members needed) - (time the attempt took) - (clock drift allowance
@@ -97,7 +98,7 @@ struct AttemptReport {
 /// The lock could not be taken because too many members failed for reasons other than
 /// contention (unreachable, timed out, error). what() lists every member's outcome; report()
 /// has them as data.
-class MultiLockError : public Error {
+class REDISYNC_API MultiLockError : public Error {
  public:
   MultiLockError(const std::string& what, AttemptReport report)
       : Error(errc::multi_lock_failed, what), report_(std::move(report)) {}
@@ -107,7 +108,7 @@ class MultiLockError : public Error {
   AttemptReport report_;
 };
 
-struct MultiLockOptions {
+struct REDISYNC_API MultiLockOptions {
   /// How long past its own wait a member's answer is awaited before it counts as "timed out"
   /// and the walk moves on (a paused or partitioned server must not stall the attempt). A
   /// member that answers later is released (or its possible hold undone) when it does.
@@ -135,7 +136,7 @@ struct MultiLockOptions {
 /// Reentrant: each successful lock needs one unlock.
 /// Thread safety: a handle may be shared between threads. Copies share state (holds, last
 /// attempt). Blocking calls must not run on a Client's I/O thread.
-class MultiLock {
+class REDISYNC_API MultiLock {
  public:
   /// The shortest lease a lock with the validity check (RedLock) accepts: below it the drift
   /// allowance (0.01 x lease + 2 ms) leaves no validity, and every attempt would fail.

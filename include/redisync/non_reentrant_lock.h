@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "redisync/export.h"
 #include "redisync/basic_lock.h"
 
 namespace redisync {
@@ -23,7 +24,7 @@ namespace redisync {
 ///
 /// Unlike Lock, there is no starvation guard (the variant follows the spec's §2.2 step).
 /// API, thread safety: as BasicLock (lock(), try_lock_for(), unlock(), async forms...).
-class NonReentrantLock : public BasicLock {
+class REDISYNC_API NonReentrantLock : public BasicLock {
  public:
   NonReentrantLock(std::shared_ptr<detail::ClientCore> core, std::string name);
 };
@@ -31,7 +32,7 @@ class NonReentrantLock : public BasicLock {
 /// The non-reentrant FairLock: FIFO queueing exactly as FairLock (docs/wire-format.md §4), a second acquire
 /// by the holder throws ReentryError as NonReentrantLock does. It shares its queue with
 /// FairLock and Java's fair locks of the same name.
-class NonReentrantFairLock : public BasicLock {
+class REDISYNC_API NonReentrantFairLock : public BasicLock {
  public:
   NonReentrantFairLock(std::shared_ptr<detail::ClientCore> core, std::string name);
 };

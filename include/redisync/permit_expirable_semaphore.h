@@ -14,6 +14,7 @@
 
 #include <asio/io_context.hpp>
 
+#include "redisync/export.h"
 #include "redisync/async.h"
 #include "redisync/config.h"
 #include "redisync/errors.h"
@@ -22,27 +23,29 @@ namespace redisync {
 
 /// A permit id that is not held: never issued, already released, or its lease ran out (its
 /// permit went back to the semaphore). Code errc::unknown_permit.
-class UnknownPermitError : public Error {
+class REDISYNC_API UnknownPermitError : public Error {
  public:
   explicit UnknownPermitError(const std::string& what) : Error(errc::unknown_permit, what) {}
 };
 
 namespace detail {
 class ClientCore;
-asio::io_context& io_of(const std::shared_ptr<ClientCore>& core);
+REDISYNC_API asio::io_context& io_of(const std::shared_ptr<ClientCore>& core);
 /// Starts an acquisition of `permits` (>= 1) with `lease` (> 0, or no_expiry) on
 /// the I/O thread; `done(error, ids)` with the hex ids, empty when not acquired in time.
 /// wait < 0: no limit; wait == 0: one attempt.
-void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                          std::int64_t permits, Duration lease, Duration wait,
-                          std::function<void(std::exception_ptr, std::vector<std::string>)> done,
-                          std::shared_ptr<CancelSignal> cancel = nullptr);
+REDISYNC_API void start_permit_acquire(
+    const std::shared_ptr<ClientCore>& core, const std::string& name, std::int64_t permits,
+    Duration lease, Duration wait,
+    std::function<void(std::exception_ptr, std::vector<std::string>)> done,
+    std::shared_ptr<CancelSignal> cancel = nullptr);
 /// Releases one permit by hex id; UnknownPermitError when it is not held. Throws
 /// InvalidArgument at once for a malformed id.
-void start_permit_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                          const std::string& id, std::function<void(std::exception_ptr)> done);
+REDISYNC_API void start_permit_release(const std::shared_ptr<ClientCore>& core,
+                                       const std::string& name, const std::string& id,
+                                       std::function<void(std::exception_ptr)> done);
 /// Validation shared by the blocking and async forms (throws InvalidArgument).
-void check_permit_args(const std::string& name, std::int64_t permits, Duration lease);
+REDISYNC_API void check_permit_args(const std::string& name, std::int64_t permits, Duration lease);
 }  // namespace detail
 
 /// A counting semaphore whose permits carry ids and expire, compatible with Redisson's
@@ -77,7 +80,7 @@ void check_permit_args(const std::string& name, std::int64_t permits, Duration l
 /// that are not held.
 ///
 /// Thread safety: a handle may be shared between threads. Copy/move: cheap to copy.
-class PermitExpirableSemaphore {
+class REDISYNC_API PermitExpirableSemaphore {
  public:
   /// The lease meaning "held until released" (stored with score 922337203685477).
   static constexpr Duration no_expiry = Duration::max();

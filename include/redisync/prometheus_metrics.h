@@ -20,11 +20,12 @@
 #include <memory>
 #include <string>
 
+#include "redisync/export.h"
 #include "redisync/metrics.h"
 
 namespace redisync {
 
-class PrometheusMetrics : public Metrics {
+class REDISYNC_API PrometheusMetrics : public Metrics {
  public:
   struct Options {
     /// Label series with the lock's name too. Off by default: names can be unbounded (one

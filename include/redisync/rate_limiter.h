@@ -13,6 +13,7 @@
 
 #include <asio/io_context.hpp>
 
+#include "redisync/export.h"
 #include "redisync/async.h"
 #include "redisync/config.h"
 
@@ -25,7 +26,7 @@ enum class RateType {
 };
 
 /// A limiter's configuration as stored in its hash.
-struct RateLimiterConfig {
+struct REDISYNC_API RateLimiterConfig {
   RateType type = RateType::overall;
   std::int64_t rate = 0;    ///< permits per window
   Duration interval{0};     ///< the window's length
@@ -34,19 +35,21 @@ struct RateLimiterConfig {
 
 namespace detail {
 class ClientCore;
-asio::io_context& io_of(const std::shared_ptr<ClientCore>& core);
+REDISYNC_API asio::io_context& io_of(const std::shared_ptr<ClientCore>& core);
 /// Acquires `permits` on the I/O thread: wait < 0 (or a deadline past what the clock holds):
 /// no limit; wait == 0: one attempt.
-void start_rate_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                        std::int64_t permits, Duration wait,
-                        std::function<void(std::exception_ptr, bool)> done,
-                        std::shared_ptr<CancelSignal> cancel = nullptr);
-void start_rate_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                        std::int64_t permits, std::function<void(std::exception_ptr)> done);
-void start_rate_available(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                          std::function<void(std::exception_ptr, std::int64_t)> done);
+REDISYNC_API void start_rate_acquire(const std::shared_ptr<ClientCore>& core,
+                                     const std::string& name, std::int64_t permits, Duration wait,
+                                     std::function<void(std::exception_ptr, bool)> done,
+                                     std::shared_ptr<CancelSignal> cancel = nullptr);
+REDISYNC_API void start_rate_release(const std::shared_ptr<ClientCore>& core,
+                                     const std::string& name, std::int64_t permits,
+                                     std::function<void(std::exception_ptr)> done);
+REDISYNC_API void start_rate_available(const std::shared_ptr<ClientCore>& core,
+                                       const std::string& name,
+                                       std::function<void(std::exception_ptr, std::int64_t)> done);
 /// Throws InvalidArgument naming the limiter unless 1 <= permits <= RateLimiter::kMaxRate.
-void check_rate_permits(std::int64_t permits, const std::string& name);
+REDISYNC_API void check_rate_permits(std::int64_t permits, const std::string& name);
 }  // namespace detail
 
 /// A distributed rate limiter on Redis, compatible with Redisson's RRateLimiter: Java and C++
@@ -90,7 +93,7 @@ void check_rate_permits(std::int64_t permits, const std::string& name);
 ///    hash holds values that are not numbers.
 ///
 /// Thread safety: a handle may be shared between threads. Copy/move: cheap to copy.
-class RateLimiter {
+class REDISYNC_API RateLimiter {
  public:
   /// Largest rate and permit count: a grant records its permits as a 4-byte unsigned integer.
   static constexpr std::int64_t kMaxRate = 4294967295LL;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "redisync/export.h"
 #include "redisync/basic_lock.h"
 
 namespace redisync {
@@ -19,7 +20,7 @@ namespace redisync {
 /// Client renews this owner's markers (only its own, never other clients').
 /// Lost-lock reports (Client::on_lock_lost) name it "<name> (read lock)".
 /// is_locked(): someone reads (including a writer that also reads).
-class ReadLock : public BasicLock {
+class REDISYNC_API ReadLock : public BasicLock {
  public:
   ReadLock(std::shared_ptr<detail::ClientCore> core, std::string name);
 };
@@ -30,7 +31,7 @@ class ReadLock : public BasicLock {
 /// gets UpgradeError at once (Redisson would wait forever: its own read hold never goes away).
 /// Release the read lock first, or take the write lock first and then the read lock.
 /// Lost-lock reports name it "<name> (write lock)". is_locked(): someone writes.
-class WriteLock : public BasicLock {
+class REDISYNC_API WriteLock : public BasicLock {
  public:
   WriteLock(std::shared_ptr<detail::ClientCore> core, std::string name);
 };
@@ -51,7 +52,7 @@ class WriteLock : public BasicLock {
 ///
 /// Thread safety: a handle may be shared between threads; each thread is its own owner.
 /// Copy/move: cheap to copy.
-class ReadWriteLock {
+class REDISYNC_API ReadWriteLock {
  public:
   ReadWriteLock(std::shared_ptr<detail::ClientCore> core, std::string name);
 

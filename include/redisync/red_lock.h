@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "redisync/export.h"
 #include "redisync/multi_lock.h"
 
 namespace redisync {
@@ -29,7 +30,7 @@ namespace redisync {
 /// InvalidArgument: no attempt could have a positive validity. Release ignores members that
 /// cannot be reached. lock() throws
 /// MultiLockError when more members than tolerated are unreachable / timed out / failing.
-class RedLock : public MultiLock {
+class REDISYNC_API RedLock : public MultiLock {
  public:
   /// Throws InvalidArgument if `members` is empty or the members' names differ (the members
   /// are the same lock on different servers).

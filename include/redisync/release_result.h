@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "redisync/export.h"
+
 namespace redisync {
 
 /// What release() found.
@@ -15,7 +17,7 @@ enum class ReleaseOutcome {
   failed,       ///< the server could not be reached; see ReleaseResult::error
 };
 
-struct ReleaseResult {
+struct REDISYNC_API ReleaseResult {
   ReleaseOutcome outcome;
   std::string error;  ///< for `failed`: what went wrong
   explicit operator bool() const {

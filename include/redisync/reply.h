@@ -5,11 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "redisync/export.h"
+
 namespace redisync {
 
 /// One RESP2 reply. Error replies are values of kind `error` here; Client::execute() turns
 /// them into ServerError, so callers of the public API normally never see that kind.
-struct Reply {
+struct REDISYNC_API Reply {
   enum class Kind { nil, string, status, error, integer, array };
   Kind kind = Kind::nil;
   std::string str;              ///< string, status and error replies

@@ -12,6 +12,7 @@
 
 #include <asio/io_context.hpp>
 
+#include "redisync/export.h"
 #include "redisync/async.h"
 #include "redisync/config.h"
 
@@ -19,18 +20,20 @@ namespace redisync {
 
 namespace detail {
 class ClientCore;
-asio::io_context& io_of(const std::shared_ptr<ClientCore>& core);
+REDISYNC_API asio::io_context& io_of(const std::shared_ptr<ClientCore>& core);
 /// Starts an acquisition of `permits` (>= 0) on the I/O thread; `done(error, acquired)`.
 /// wait < 0: no limit; wait == 0: one attempt.
-void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                             std::int64_t permits, Duration wait,
-                             std::function<void(std::exception_ptr, bool)> done,
-                             std::shared_ptr<CancelSignal> cancel = nullptr);
+REDISYNC_API void start_semaphore_acquire(const std::shared_ptr<ClientCore>& core,
+                                          const std::string& name, std::int64_t permits,
+                                          Duration wait,
+                                          std::function<void(std::exception_ptr, bool)> done,
+                                          std::shared_ptr<CancelSignal> cancel = nullptr);
 /// Releases `permits` (>= 0; 0 completes at once without a server call).
-void start_semaphore_release(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                             std::int64_t permits, std::function<void(std::exception_ptr)> done);
+REDISYNC_API void start_semaphore_release(const std::shared_ptr<ClientCore>& core,
+                                          const std::string& name, std::int64_t permits,
+                                          std::function<void(std::exception_ptr)> done);
 /// Throws InvalidArgument naming `what` when `permits` is outside [0, kMaxPermits].
-void check_permits(std::int64_t permits, const char* what, const std::string& name);
+REDISYNC_API void check_permits(std::int64_t permits, const char* what, const std::string& name);
 }  // namespace detail
 
 /// The largest permit count (and number of permits per call) the semaphores accept: 2^53 - 1,
@@ -67,7 +70,7 @@ inline constexpr std::int64_t kMaxPermits = (std::int64_t{1} << 53) - 1;
 /// succeeds without a server call; releasing 0 does nothing.
 ///
 /// Thread safety: a handle may be shared between threads. Copy/move: cheap to copy.
-class Semaphore {
+class REDISYNC_API Semaphore {
  public:
   /// Throws InvalidArgument if the name is empty.
   Semaphore(std::shared_ptr<detail::ClientCore> core, std::string name);

@@ -6,12 +6,13 @@
 #include <memory>
 #include <string>
 
+#include "redisync/export.h"
 #include "redisync/basic_lock.h"
 
 namespace redisync {
 
 /// How a SpinLock waiter spaces its retries (SpinLock::Backoff).
-struct SpinBackoff {
+struct REDISYNC_API SpinBackoff {
   enum class Kind {
     exponential,  ///< first sleep `first`; after the k-th sleep the next is
                   ///< min(cap, previous * multiplier + a random integer in [0, k)) ms
@@ -45,7 +46,7 @@ struct SpinBackoff {
 /// on the same name is not woken by spin-lock releases and retries when the lease it saw ends.
 ///
 /// API, leases, thread safety: as Lock (see BasicLock).
-class SpinLock : public BasicLock {
+class REDISYNC_API SpinLock : public BasicLock {
  public:
   using Backoff = SpinBackoff;
 

@@ -132,12 +132,11 @@ void ClientCore::shutdown() {
   // A start admitted before closed_ was set posts its work now; it must be queued ahead of
   // the work below (ClientCore::post_start). Each takes a moment, so this wait is short.
   while (starting_.load() > 0) std::this_thread::yield();
-  deregister_grants();
+  send_last_writes();
   std::promise<void> done;
   asio::post(io_, [this, &done] {
     intake_.run_all();  // every call admitted before the close runs ahead of it
     watchdog_->stop();
-    release_records_->flush();  // queued before close, so the DEL still goes out if it can
     release_records_->stop();
     executor_->close();
     done.set_value();
@@ -148,38 +147,43 @@ void ClientCore::shutdown() {
   if (thread_.joinable()) thread_.join();
 }
 
-void ClientCore::deregister_grants() {
-  // Grant mode (sync/acquire/grant.h): the registrations of waits still pending are removed, so no
-  // release grants the lock to a waiter of a closed client (it would hold the lock for the
-  // grant lease, and its registration would otherwise live up to kGrantRegistration). Best
-  // effort: a bounded wait for the answers, then the close goes on.
-  if (config_.handoff != Handoff::grant) return;
+void ClientCore::send_last_writes() {
+  // Best effort: a bounded wait for the answers, then the close goes on.
+  // Grant mode (sync/acquire/grant.h): the registrations of waits still pending are removed, so
+  // no release grants the lock to a waiter of a closed client (it would hold the lock for the
+  // grant lease, and its registration would otherwise live up to kGrantRegistration).
+  // Release records: deleted now rather than left for their TTL (docs/wire-format.md §1.8);
+  // the records kept for a resend that may still arrive are not among them.
   struct Pending {
     std::mutex m;
     std::condition_variable cv;
     bool counted = false;
-    std::size_t left = 0;
+    long long left = 0;  // answers still due; below 0 while answers outrun the count
   };
   auto pending = std::make_shared<Pending>();
   asio::post(io_, [this, pending] {
-    auto commands = grants_.deregistrations();
+    auto answered = [pending] {
+      std::lock_guard g(pending->m);
+      --pending->left;
+      pending->cv.notify_all();
+    };
+    long long sent = 0;
+    if (config_.handoff == Handoff::grant) {
+      for (auto& command : grants_.deregistrations()) {
+        const std::string key = command.size() > 1 ? command[1] : std::string();
+        executor_->execute(
+            std::move(command), [answered](std::exception_ptr, net::Reply) { answered(); },
+            net::Retry::never, key);
+        ++sent;
+      }
+    }
+    sent += static_cast<long long>(release_records_->flush(answered));
     {
       std::lock_guard g(pending->m);
-      pending->left = commands.size();
+      pending->left += sent;
       pending->counted = true;
     }
     pending->cv.notify_all();
-    for (auto& command : commands) {
-      const std::string key = command.size() > 1 ? command[1] : std::string();
-      executor_->execute(
-          std::move(command),
-          [pending](std::exception_ptr, net::Reply) {
-            std::lock_guard g(pending->m);
-            --pending->left;
-            pending->cv.notify_all();
-          },
-          net::Retry::never, key);
-    }
   });
   const auto bound = std::min<Duration>(config_.timeout, Duration{1000});
   std::unique_lock lock(pending->m);

@@ -89,8 +89,11 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
 
   /// Stops the I/O thread after failing pending calls. Idempotent; not from the I/O thread.
   void shutdown();
-  /// Part of shutdown(): removes the grant registrations of waits still pending.
-  void deregister_grants();
+  /// Part of shutdown(): the closing Client's last writes, sent together and waited for at
+  /// most min(timeout, 1 s), so a dead server never holds up the close: the grant
+  /// registrations of waits still pending are removed, and the release records queued for
+  /// the sweeper are deleted (a short-lived Client would otherwise leave them for their TTL).
+  void send_last_writes();
 
   asio::io_context& io() { return io_; }
   const Config& config() const { return config_; }

@@ -11,8 +11,9 @@
 #                                      redisync in from SOURCE with FetchContent (no download),
 #                                      with -DREDISYNC_SHARED=ON and GTest, google-benchmark and
 #                                      CLI11 unavailable (a subproject must not need them); runs
-#                                      that consumer, checks the SONAME, then installs that
-#                                      build (the library is built once for both checks)
+#                                      that consumer, checks the SONAME and the exported
+#                                      symbols (exported_symbols.sh), then installs that
+#                                      build (the library is built once for all checks)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -47,6 +48,7 @@ if [ "${1:-}" = --shared ]; then
   soname=$(objdump -p "$lib" | awk '/SONAME/ {print $2}')
   [ "$soname" = libredisync.so.0.1 ] || fail "SONAME is '$soname', expected libredisync.so.0.1"
   echo "package_test: FetchContent consumer ran; SONAME $soname"
+  bash "$here/exported_symbols.sh" "$lib" || fail "the shared library exports more than its API"
 else
   build=$(cd "${1:?usage: package_test.sh BUILD_DIR | --shared SOURCE}" && pwd)
 fi

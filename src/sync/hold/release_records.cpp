@@ -18,7 +18,10 @@ void ReleaseRecordSweeper::add(std::string key) {
   if (kept_.erase(key) > 0) return;  // left to expire: a copy of its release may still arrive
   if (stopped_) return;
   pending_.push_back(std::move(key));
-  if (pending_.size() >= kBatch) return flush();
+  if (pending_.size() >= kBatch) {
+    flush();
+    return;
+  }
   if (armed_) return;
   armed_ = true;
   timer_.expires_after(kDelay);
@@ -29,17 +32,20 @@ void ReleaseRecordSweeper::add(std::string key) {
   });
 }
 
-void ReleaseRecordSweeper::flush() {
-  if (pending_.empty() || stopped_) return;
+std::size_t ReleaseRecordSweeper::flush(std::function<void()> on_answer) {
+  if (pending_.empty() || stopped_) return 0;
   std::vector<std::string> keys;
   keys.swap(pending_);
-  auto ignore = [](std::exception_ptr, net::Reply) {};
+  // The outcome does not matter (a record left behind expires by itself), only that it came.
+  auto answered = [on_answer = std::move(on_answer)](std::exception_ptr, net::Reply) {
+    if (on_answer) on_answer();
+  };
   if (!per_tag_) {
     std::vector<std::string> args{"DEL"};
     args.insert(args.end(), std::make_move_iterator(keys.begin()),
                 std::make_move_iterator(keys.end()));
-    executor_.execute(std::move(args), ignore, net::Retry::always);
-    return;
+    executor_.execute(std::move(args), answered, net::Retry::always);
+    return 1;
   }
   std::map<std::string, std::vector<std::string>> groups;
   for (auto& key : keys) groups[std::string(net::hash_tag_of(key))].push_back(std::move(key));
@@ -48,8 +54,9 @@ void ReleaseRecordSweeper::flush() {
     const std::string route = group.front();
     args.insert(args.end(), std::make_move_iterator(group.begin()),
                 std::make_move_iterator(group.end()));
-    executor_.execute(std::move(args), ignore, net::Retry::always, route);
+    executor_.execute(std::move(args), answered, net::Retry::always, route);
   }
+  return groups.size();
 }
 
 void ReleaseRecordSweeper::stop() {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -36,8 +37,9 @@ class ReleaseRecordSweeper {
   /// and change nothing. It expires by its own TTL (lock_release_record_ttl_ms). Call before
   /// add() for the same key (which then forgets it).
   void keep(std::string key);
-  /// Sends the DELs for everything queued now.
-  void flush();
+  /// Sends the DELs for everything queued now; returns how many. `on_answer`, when given, is
+  /// called once per DEL when it is answered or fails (a closing Client waits for them).
+  std::size_t flush(std::function<void()> on_answer = {});
   /// Stops the timer; queued keys are dropped (they expire by themselves).
   void stop();
 
