@@ -43,19 +43,26 @@ TEST(CliLsRender, EmptyTextAndJsonAndLeaseCells) {
 TEST(CliLsRender, OneLinePerEntryWithAlignedColumns) {
   LsEntry lock;
   lock.name = "orders";
-  lock.kind = "lock";
+  lock.kind = Kind::lock;
   lock.holders = {"0b7e3f2a-1111-2222-3333-444455556666:17"};
   lock.lease_ms = 29000;
   LsEntry sem;
   sem.name = "pool";
-  sem.kind = "semaphore";
+  sem.kind = {Kind::semaphore, Kind::permit_expirable_semaphore, Kind::count_down_latch};
+  sem.may_be_data = true;
   sem.permits = 3;
   const std::string text = render_ls_text({lock, sem});
   EXPECT_EQ(text,
             "KIND       NAME    HOLDERS          LEASE  WAITERS  PERMITS  DETAIL\n"
             "lock       orders  1 0b7e3f2a..:17  29.0s  -        -\n"
-            "semaphore  pool    -                -      -        3        or a latch's count\n")
+            "ambiguous  pool    -                -      -        3        semaphore, "
+            "permit-expirable-semaphore or count-down-latch, or data\n")
       << text;
+  const std::string json = render_ls_json({sem});
+  EXPECT_NE(json.find(R"("kind":"ambiguous","candidates":["semaphore",)"
+                      R"("permit-expirable-semaphore","count-down-latch"],"may_be_data":true)"),
+            std::string::npos)
+      << json;
 }
 
 // The columns of a row are separated by spaces: a name "a b" printed as it is read as a name
@@ -65,7 +72,7 @@ TEST(CliLsRender, OneLinePerEntryWithAlignedColumns) {
 TEST(CliLsRender, SpacesInNamesAndOwnersAreEscapedSoEachStaysOneWord) {
   LsEntry lock;
   lock.name = "nightly report";
-  lock.kind = "lock";
+  lock.kind = Kind::lock;
   lock.holders = {"x y:1"};
   lock.lease_ms = 29000;
   const std::string text = render_ls_text({lock});

@@ -105,7 +105,7 @@ TEST(CliStatusTest, TextIsAlignedAndJsonComplete) {
   StatusReport r;
   r.name = "orders";
   r.type = "hash";
-  r.kind = "lock";
+  r.kind = Kind::lock;
   r.state = "held";
   r.holders = {{"uuid:1", 2}};
   r.pttl_ms = 1234;
@@ -129,7 +129,7 @@ TEST(CliStatusTest, TextIsAlignedAndJsonComplete) {
   StatusReport sem;
   sem.name = "pool";
   sem.type = "string";
-  sem.kind = "permit-expirable-semaphore";
+  sem.kind = Kind::permit_expirable_semaphore;
   sem.value = "2";
   sem.permits = 2;
   sem.pttl_ms = -1;

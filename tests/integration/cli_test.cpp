@@ -133,7 +133,9 @@ TEST_F(CliTest, StatusJsonMatchesTheState) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.front(), '{') << r.output;
   EXPECT_NE(r.output.find("\"name\":\"" + name + "\""), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("\"kind\":\"lock\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"kind\":\"ambiguous\",\"candidates\":[\"lock\",\"fair-lock\"]"),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("\"state\":\"held\""), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\"count\":1}"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\"lease_ms\":"), std::string::npos) << r.output;
@@ -155,13 +157,15 @@ TEST_F(CliTest, StatusReadsOtherKinds) {
   const std::string sem = unique_name("cli:sem:");
   server_.command({"SET", sem, "3"});
   auto r = cli({"status", "--redis", server_.url(), "--json", sem});
-  EXPECT_NE(r.output.find("\"kind\":\"semaphore\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"kind\":\"ambiguous\",\"candidates\":[\"semaphore\","),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("\"permits\":3"), std::string::npos) << r.output;
 
   const std::string rw = unique_name("cli:rw:");
   server_.command({"HSET", rw, "mode", "read", "uuid-a:1", "2", "uuid-b:7", "1"});
   r = cli({"status", "--redis", server_.url(), "--json", rw});
-  EXPECT_NE(r.output.find("\"kind\":\"read-write\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"kind\":\"read-write-lock\""), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\"mode\":\"read\""), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("{\"owner\":\"uuid-a:1\",\"count\":2}"), std::string::npos) << r.output;
 

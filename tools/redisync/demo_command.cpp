@@ -122,8 +122,8 @@ class Demo {
     client_->execute({"SET", keys_.counter, "0"});
 
     std::cerr << "redisync demo: " << o_.workers << " processes contend for "
-              << (o_.kind == "lock" ? std::string("lock") : o_.kind + " lock") << " \"" << kLockName
-              << "\" on " << where << " for " << fixed(o_.seconds, 1) << " s\n"
+              << kind_noun(demo_kind(o_.kind)) << " \"" << kLockName << "\" on " << where << " for "
+              << fixed(o_.seconds, 1) << " s\n"
               << "  critical section: GET counter, ~1.5 ms of work, SET counter+1 (not atomic: "
                  "only the lock keeps updates from being lost)\n"
               << "  watchdog lease " << format_duration(Duration{kWatchdogMs})
@@ -367,7 +367,8 @@ CLI::App* add_demo_command(CLI::App& app, DemoOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(0.5, 3600.0));
   demo->add_option("--kind", o.kind,
-                   "Lock kind the workers contend for: lock, fair, rw (its write lock), fenced")
+                   "Lock kind the workers contend for: " + kind_list(kDemoKinds) +
+                       " (a read-write-lock: its write lock)")
       ->capture_default_str();
   demo->add_flag("--kill,!--no-kill", o.kill,
                  "SIGKILL one worker inside its critical section midway (default: on)");
@@ -375,9 +376,10 @@ CLI::App* add_demo_command(CLI::App& app, DemoOptions& o) {
 }
 
 int demo_command(const DemoOptions& o) {
-  check_demo_kind(o.kind);
+  DemoOptions canonical = o;  // the workers get the kind's name, whatever alias was given
+  canonical.kind = std::string(kind_name(demo_kind(o.kind)));
   TempDir dir;
-  Demo demo(o, dir);
+  Demo demo(canonical, dir);
   return demo.run();
 }
 

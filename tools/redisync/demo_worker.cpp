@@ -11,6 +11,7 @@
 #include "cli_error.h"
 #include "clock.h"
 #include "events.h"
+#include "kinds.h"
 #include "redis_option.h"
 #include "redisync/client.h"
 #include "redisync/fair_lock.h"
@@ -37,11 +38,17 @@ struct DemoLock {
     return {[lock](Duration wait) mutable { return lock.try_lock_for(wait); },
             [lock]() mutable { lock.unlock(); }};
   }
-  static DemoLock make(Client& client, const std::string& kind, const std::string& name) {
-    if (kind == "fair") return of(client.fair_lock(name));
-    if (kind == "rw") return of(client.read_write_lock(name).write_lock());
-    if (kind == "fenced") return of(client.fenced_lock(name));
-    return of(client.lock(name));
+  static DemoLock make(Client& client, Kind kind, const std::string& name) {
+    switch (kind) {
+      case Kind::fair_lock:
+        return of(client.fair_lock(name));
+      case Kind::read_write_lock:
+        return of(client.read_write_lock(name).write_lock());
+      case Kind::fenced_lock:
+        return of(client.fenced_lock(name));
+      default:
+        return of(client.lock(name));
+    }
   }
 };
 
@@ -51,7 +58,7 @@ class DemoWorker {
       : o_(o),
         keys_(DemoKeys::for_lock(o.lock_name)),
         client_(make_config(o)),
-        lock_(DemoLock::make(client_, o.kind, keys_.lock)),
+        lock_(DemoLock::make(client_, demo_kind(o.kind), keys_.lock)),
         log_(o.events),
         rng_(static_cast<unsigned>(::getpid())) {}
 
@@ -127,17 +134,10 @@ CLI::App* add_demo_worker_command(CLI::App& app, DemoWorkerOptions& o) {
   return w;
 }
 
-void check_demo_kind(const std::string& kind) {
-  std::string all;
-  for (const char* k : kDemoKinds) {
-    if (kind == k) return;
-    all += std::string(all.empty() ? "" : ", ") + k;
-  }
-  throw UsageError("unknown --kind '" + kind + "' (one of: " + all + ")");
-}
+Kind demo_kind(const std::string& text) { return parse_kind_option(text, kDemoKinds, "--kind"); }
 
 int demo_worker_command(const DemoWorkerOptions& o) {
-  check_demo_kind(o.kind);
+  demo_kind(o.kind);
   DemoWorker worker(o);
   return worker.run();
 }

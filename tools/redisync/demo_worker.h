@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "kinds.h"
+
 namespace redisync::cli {
 
 inline constexpr const char* kAnyVictim = "any";
@@ -35,13 +37,14 @@ struct DemoWorkerOptions {
   std::int64_t start_at_ns = 0;
   std::int64_t deadline_ns = 0;
   std::int64_t watchdog_ms = 2000;
-  std::string kind = "lock";  ///< lock, fair, rw (its write lock), fenced
+  std::string kind = "lock";  ///< one of kDemoKinds (kinds.h), by name or alias
 };
 
-/// The lock kinds `redisync demo --kind` accepts.
-inline constexpr const char* kDemoKinds[] = {"lock", "fair", "rw", "fenced"};
-/// Throws UsageError naming the kinds if `kind` is not one of them.
-void check_demo_kind(const std::string& kind);
+/// The lock kinds `redisync demo --kind` accepts (a read-write-lock: its write lock).
+inline constexpr Kind kDemoKinds[] = {Kind::lock, Kind::fair_lock, Kind::read_write_lock,
+                                      Kind::fenced_lock};
+/// The kind `text` names among kDemoKinds; throws UsageError naming them otherwise.
+Kind demo_kind(const std::string& text);
 
 /// Adds the hidden `demo-worker` subcommand.
 CLI::App* add_demo_worker_command(CLI::App& app, DemoWorkerOptions& options);

@@ -13,6 +13,7 @@ struct LsOptions {
   std::string pattern = "*";
   bool json = false;
   int count = 100;  ///< SCAN COUNT hint
+  bool counts = false;  ///< also integer strings that may be anybody's number
 };
 
 CLI::App* add_ls_command(CLI::App& app, LsOptions& options);

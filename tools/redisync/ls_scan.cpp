@@ -8,11 +8,11 @@
 
 #include "cli_error.h"
 #include "json_writer.h"
+#include "layout_kind.h"
 #include "names.h"
 #include "redis_option.h"
 #include "server_numbers.h"
 #include "status_rate_limiter.h"
-#include "unlock_kinds.h"
 
 namespace redisync::cli {
 namespace {
@@ -122,15 +122,10 @@ void scan_node(Client& node, const std::string& pattern, int count, std::set<std
 // A rate limiter's configuration and, for an overall one, the permits the next acquire could
 // take: the stored value does not count grants that left the window since the last acquire
 // (status_rate_limiter.cpp reads the window as the acquire step does).
-void describe_rate_limiter(Client& client, const Reply& hash, LsEntry& e) {
-  std::vector<std::pair<std::string, std::string>> fields;
-  for (std::size_t i = 0; i + 1 < hash.elements.size(); i += 2) {
-    fields.emplace_back(hash.elements[i].str, hash.elements[i + 1].str);
-  }
-  if (!is_rate_limiter(fields)) return;  // a configuration being written: no figures yet
+void describe_rate_limiter(Client& client, const LayoutFacts& facts, LsEntry& e) {
   StatusReport report;
   report.name = e.name;
-  inspect_rate_limiter(client, fields, report);
+  inspect_rate_limiter(client, facts.fields, report);
   const auto& status = *report.rate_limiter;
   e.rate = status.rate;
   e.interval_ms = status.interval_ms;
@@ -145,69 +140,37 @@ std::string interval_text(long long ms) {
   return ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms";
 }
 
-std::optional<LsEntry> classify(Client& client, const std::string& name) {
+// The kind its keys prove (layout_kind.h) and what its line shows; nullopt for keys in no
+// kind's layout, and for counts anybody could have written unless `counts`.
+std::optional<LsEntry> classify(Client& client, const std::string& name, bool counts) {
+  const LayoutFacts facts = read_layout(client, name);
   LsEntry e;
   e.name = name;
-  const std::string type = key_type(client, name);
+  e.kind = kind_of_layout(facts);
+  e.may_be_data = may_be_plain_data(facts);
+  if (e.kind.candidates.empty() || (e.may_be_data && !counts)) return std::nullopt;
   const std::string tag = hash_tag(name);
   const std::string queue = std::string(kQueuePrefix) + tag;
-  if (type == "none") {
-    if (key_type(client, queue) != "list") return std::nullopt;
-    e.kind = "fair-lock";
-    e.waiters = client.execute({"LLEN", queue}).integer;
-    return e;
-  }
-  if (type == "hash") {
-    const Reply all = client.execute({"HGETALL", name});
-    bool owners_only = true;
-    bool rate_limiter = false;
-    for (std::size_t i = 0; i + 1 < all.elements.size(); i += 2) {
-      const std::string& field = all.elements[i].str;
+  if (facts.fair_queue) e.waiters = client.execute({"LLEN", queue}).integer;
+  if (facts.type == "none") return e;  // a fair lock's queue: nobody holds it
+  if (e.kind.is(Kind::rate_limiter)) {
+    describe_rate_limiter(client, facts, e);
+  } else if (facts.type == "hash") {
+    for (const auto& [field, value] : facts.fields) {
       if (field == "mode") {
-        e.mode = all.elements[i + 1].str;
-        continue;
-      }
-      if (field == "rate") rate_limiter = true;
-      const auto count = integer_of(all.elements[i + 1].str);
-      const std::string base =
-          field.ends_with(":write") ? field.substr(0, field.size() - 6) : field;
-      if (is_owner_field(base) && count && *count >= 1) {
-        e.holders.push_back(field);
+        e.mode = value;
       } else {
-        owners_only = false;
+        e.holders.push_back(field);
       }
     }
-    if (rate_limiter) {
-      e.kind = "rate-limiter";
-      e.holders.clear();
-      describe_rate_limiter(client, all, e);
-    } else if (!owners_only) {
-      return std::nullopt;  // a user's hash
-    } else if (!e.mode.empty()) {
-      e.kind = "rwlock";
-    } else if (key_type(client, queue) == "list" ||
-               key_type(client, "redisson_lock_timeout:" + tag) == "zset") {
-      e.kind = "fair-lock";
-      e.waiters = client.execute({"LLEN", queue}).integer;
-    } else if (const Reply token = client.execute({"GET", "redisson_lock_token:" + tag});
-               token.is_string()) {
-      e.kind = "fenced-lock";
-      e.token = token.str;
-    } else {
-      e.kind = "lock";
+    if (e.kind.may_be(Kind::fenced_lock) && facts.fence_counter) {
+      e.token = client.execute({"GET", "redisson_lock_token:" + tag}).str;
     }
-  } else if (type == "string") {
-    const auto value = integer_of(client.execute({"GET", name}).str);
-    if (!value) return std::nullopt;
-    e.permits = value;
-    if (key_type(client, tag + ":timeout") == "zset") {
-      e.kind = "expirable-semaphore";
+  } else if (facts.type == "string") {
+    e.permits = integer_text(*facts.value);
+    if (e.kind.is(Kind::permit_expirable_semaphore)) {
       e.held = client.execute({"ZCARD", tag + ":timeout"}).integer;
-    } else {
-      e.kind = "semaphore";
     }
-  } else {
-    return std::nullopt;
   }
   const long long pttl = client.execute({"PTTL", name}).integer;
   if (pttl >= 0 || pttl == -1) e.lease_ms = pttl;
@@ -225,7 +188,8 @@ std::string cell(const std::optional<long long>& v) { return v ? std::to_string(
 
 }  // namespace
 
-std::vector<LsEntry> scan_locks(Client& client, const std::string& pattern, int count) {
+std::vector<LsEntry> scan_locks(Client& client, const std::string& pattern, int count,
+                                bool counts) {
   std::set<std::string> names;
   if (client.config().topology == Topology::cluster) {
     for (const auto& master : cluster_masters(client)) {
@@ -242,7 +206,7 @@ std::vector<LsEntry> scan_locks(Client& client, const std::string& pattern, int 
   }
   std::vector<LsEntry> entries;
   for (const auto& name : names) {
-    if (auto e = classify(client, name)) entries.push_back(std::move(*e));
+    if (auto e = classify(client, name, counts)) entries.push_back(std::move(*e));
   }
   return entries;
 }
@@ -271,13 +235,18 @@ std::string render_ls_text(const std::vector<LsEntry>& entries) {
     if (!e.mode.empty()) detail = "mode " + e.mode;
     if (e.token) detail = "token " + *e.token;
     if (e.held) detail = std::to_string(*e.held) + " held";
-    if (e.kind == "semaphore") detail = "or a latch's count";
     if (e.rate && e.interval_ms) {
       detail = "rate " + std::to_string(*e.rate) + "/" + interval_text(*e.interval_ms) + " " +
                e.rate_type;
     }
-    const bool lockish = e.kind.find("lock") != std::string::npos;
-    rows.push_back({printable(e.kind), printable_word(e.name), lockish ? holders : "-",
+    const bool lockish = !e.holders.empty() || e.kind.may_be(Kind::lock) ||
+                         e.kind.may_be(Kind::fair_lock) || e.kind.may_be(Kind::fenced_lock) ||
+                         e.kind.may_be(Kind::read_write_lock);
+    if (e.kind.ambiguous()) {
+      detail = e.kind.candidate_text() + (e.may_be_data ? ", or data" : "") +
+               (detail.empty() ? "" : "; " + detail);
+    }
+    rows.push_back({e.kind.label(kOtherData), printable_word(e.name), lockish ? holders : "-",
                     lease_cell(e.lease_ms), cell(e.waiters), cell(e.permits), printable(detail)});
   }
   std::vector<std::size_t> width(rows.front().size(), 0);
@@ -301,7 +270,13 @@ std::string render_ls_json(const std::vector<LsEntry>& entries) {
   JsonWriter w;
   w.begin_array();
   for (const auto& e : entries) {
-    w.begin_object().field("name", e.name).field("kind", e.kind);
+    w.begin_object().field("name", e.name).field("kind", e.kind.label(kOtherData));
+    if (e.kind.ambiguous()) {
+      w.key("candidates").begin_array();
+      for (Kind k : e.kind.candidates) w.value(kind_name(k));
+      w.end_array();
+      if (e.may_be_data) w.field("may_be_data", true);
+    }
     w.key("holders").begin_array();
     for (const auto& h : e.holders) w.value(h);
     w.end_array();

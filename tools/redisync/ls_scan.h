@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kinds.h"
 #include "redisync/client.h"
 
 namespace redisync::cli {
@@ -15,10 +16,9 @@ namespace redisync::cli {
 /// One lock or synchronizer found.
 struct LsEntry {
   std::string name;
-  /// lock, fair-lock, fenced-lock, rwlock, semaphore (a plain count: a semaphore's permits or
-  /// a count-down latch's count; the layout does not tell them apart), expirable-semaphore,
-  /// rate-limiter.
-  std::string kind;
+  /// What its keys prove (layout_kind.h): one kind, or the candidates when they cannot tell.
+  KindVerdict kind;
+  bool may_be_data = false;          ///< an ambiguous count: anybody's number looks the same
   std::vector<std::string> holders;  ///< owner fields (rwlock writers end in ":write")
   std::string mode;                  ///< rwlock: read / write
   std::optional<long long> lease_ms; ///< PTTL of the name; nullopt: no expiry
@@ -38,8 +38,11 @@ struct LsEntry {
 /// locks and synchronizers among them, sorted by name. Keys that are not in any primitive's
 /// layout (user data) are left out, and so are the helper keys of a primitive (fair-lock
 /// queue, fencing counter, read-lock markers...): they appear in their primitive's line.
-/// `count` is SCAN's COUNT hint per call. Throws ConnectionError / TimeoutError.
-std::vector<LsEntry> scan_locks(Client& client, const std::string& pattern, int count = 100);
+/// Integer strings with no companion key (a semaphore's, a latch's count, or anybody's
+/// number) are listed, as ambiguous, only with `counts`. `count` is SCAN's COUNT hint per
+/// call. Throws ConnectionError / TimeoutError.
+std::vector<LsEntry> scan_locks(Client& client, const std::string& pattern, int count = 100,
+                                bool counts = false);
 
 /// Aligned text lines with a header (empty string when `entries` is empty).
 std::string render_ls_text(const std::vector<LsEntry>& entries);

@@ -7,6 +7,7 @@
 //   top      watch them live
 //   bench    benchmark driver (one worker process)
 //   demo     contention + crash demo with a summary
+//   kinds    the kind names every command uses
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
@@ -16,6 +17,7 @@
 #include "cli_error.h"
 #include "demo_command.h"
 #include "demo_worker.h"
+#include "kinds_command.h"
 #include "ls_command.h"
 #include "run_command.h"
 #include "run_separator_hint.h"
@@ -74,6 +76,7 @@ int run_main(int argc, char** argv) {
   DemoWorkerOptions demo_worker_options;
   LsOptions ls_options;
   TopOptions top_options;
+  KindsOptions kinds_options;
   CLI::App* run = add_run_command(app, run_options);
   CLI::App* status = add_status_command(app, status_options);
   CLI::App* unlock = add_unlock_command(app, unlock_options);
@@ -82,6 +85,7 @@ int run_main(int argc, char** argv) {
   CLI::App* bench_driver = add_bench_driver_command(app, bench_options);
   CLI::App* demo = add_demo_command(app, demo_options);
   CLI::App* demo_worker = add_demo_worker_command(app, demo_worker_options);
+  CLI::App* kinds = add_kinds_command(app, kinds_options);
 
   const std::vector<std::string> words =
       with_run_separator(*run, std::vector<std::string>(argv + 1, argv + argc));
@@ -108,6 +112,7 @@ int run_main(int argc, char** argv) {
     if (bench_driver->parsed()) return bench_driver_command(bench_options);
     if (demo->parsed()) return demo_command(demo_options);
     if (demo_worker->parsed()) return demo_worker_command(demo_worker_options);
+    if (kinds->parsed()) return kinds_command(kinds_options);
     throw UsageError("no subcommand given (see redisync --help)");
   } catch (...) {
     return report_current_exception();

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "cli_error.h"
+#include "metrics_kind_labels.h"
 #include "option_checks.h"
 #include "redisync/errors.h"
 #ifdef REDISYNC_HAVE_PROMETHEUS
@@ -43,7 +44,7 @@ std::shared_ptr<MetricsServer> metrics_sink(const std::string& listen, Config& c
 #ifdef REDISYNC_HAVE_PROMETHEUS
   auto server = std::make_shared<MetricsServer>();
   server->address = host + ":" + std::to_string(port);
-  config.metrics = server->metrics;
+  config.metrics = with_cli_kind_labels(server->metrics);  // metrics_kind_labels.h
   return server;
 #else
   (void)config;

@@ -15,7 +15,12 @@ struct RunOptions {
   std::string lease;             ///< empty: watchdog lease (renewed while the command runs)
   std::string watchdog_timeout;  ///< empty: the Config default (30 s)
   bool verbose = false;
-  // --- kind (at most one; --multi combines with --fair, --read or --write) ---
+  // --- kind (at most one; --multi combines with lock, fair-lock, read-lock or write-lock) ---
+  std::string kind;     ///< --kind KIND (kinds.h), by name or alias; empty: not given
+  std::string permits;  ///< --permits N (permit-expirable-semaphore); empty: not given
+  // Earlier spellings, still accepted: --fair, --read, --write, --fenced = --kind fair-lock,
+  // read-lock, write-lock, fenced-lock; --semaphore N = --kind permit-expirable-semaphore
+  // --permits N.
   bool fair = false;
   bool read = false;
   bool write = false;

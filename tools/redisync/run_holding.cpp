@@ -19,25 +19,7 @@
 namespace redisync::cli {
 namespace {
 
-const char* noun_of(HoldKind kind) {
-  switch (kind) {
-    case HoldKind::lock:
-      return "lock";
-    case HoldKind::fair:
-      return "fair lock";
-    case HoldKind::read:
-      return "read lock";
-    case HoldKind::write:
-      return "write lock";
-    case HoldKind::fenced:
-      return "fenced lock";
-    case HoldKind::semaphore:
-      return "semaphore";
-    case HoldKind::multi:
-      return "multi-lock";
-  }
-  return "lock";
-}
+std::string noun_of(HoldKind kind) { return std::string(kind_noun(kind_of(kind))); }
 
 // Lock, FairLock, ReadLock, WriteLock: the same async API.
 template <class L>
@@ -45,7 +27,7 @@ class LockHolding : public Holding {
  public:
   LockHolding(L lock, HoldKind kind, std::int64_t owner)
       : lock_(std::move(lock)), kind_(kind), owner_(owner) {}
-  std::string describe() const override { return std::string(noun_of(kind_)) + " " + lock_.name(); }
+  std::string describe() const override { return noun_of(kind_) + " " + lock_.name(); }
   void start_acquire(std::optional<Duration> wait, Duration lease, AcquireDone done) override {
     if (wait) {
       lock_.async_try_lock(owner_, *wait, lease, std::move(done));
@@ -64,7 +46,7 @@ class LockHolding : public Holding {
 class FencedHolding : public Holding {
  public:
   FencedHolding(FencedLock lock, std::int64_t owner) : lock_(std::move(lock)), owner_(owner) {}
-  std::string describe() const override { return "fenced lock " + lock_.name(); }
+  std::string describe() const override { return noun_of(HoldKind::fenced) + " " + lock_.name(); }
   void start_acquire(std::optional<Duration> wait, Duration lease, AcquireDone done) override {
     // The completion may run after this object is gone (interrupted run): share the slot.
     auto token = token_;
@@ -102,7 +84,7 @@ class MultiHolding : public Holding {
       : multi_(std::move(multi)), member_kind_(member_kind), names_(std::move(names)),
         owner_(owner) {}
   std::string describe() const override {
-    std::string text = std::string(noun_of(member_kind_)) + "s ";
+    std::string text = noun_of(member_kind_) + "s ";
     for (std::size_t i = 0; i < names_.size(); ++i) text += (i ? ", " : "") + names_[i];
     return text;
   }
@@ -140,7 +122,8 @@ class SemaphoreHolding : public Holding {
         permits_(permits) {}
 
   std::string describe() const override {
-    return "semaphore " + name_ + " (one of " + std::to_string(permits_) + " permits)";
+    return noun_of(HoldKind::semaphore) + " " + name_ + " (one of " + std::to_string(permits_) +
+           " permits)";
   }
 
   // The count is created with N permits if the semaphore does not exist yet; an existing one
@@ -285,6 +268,29 @@ AnyLock member(Client& client, HoldKind kind, const std::string& name) {
 }
 
 }  // namespace
+
+namespace {
+constexpr std::pair<HoldKind, Kind> kHoldKinds[] = {
+    {HoldKind::lock, Kind::lock},          {HoldKind::fair, Kind::fair_lock},
+    {HoldKind::read, Kind::read_lock},     {HoldKind::write, Kind::write_lock},
+    {HoldKind::fenced, Kind::fenced_lock}, {HoldKind::semaphore, Kind::permit_expirable_semaphore},
+    {HoldKind::multi, Kind::multi_lock},
+};
+}  // namespace
+
+Kind kind_of(HoldKind kind) {
+  for (const auto& [hold, k] : kHoldKinds) {
+    if (hold == kind) return k;
+  }
+  return Kind::lock;
+}
+
+std::optional<HoldKind> hold_kind_of(Kind kind) {
+  for (const auto& [hold, k] : kHoldKinds) {
+    if (k == kind) return hold;
+  }
+  return std::nullopt;
+}
 
 std::unique_ptr<Holding> make_holding(Client& client, const HoldSpec& spec, std::int64_t owner) {
   const std::string& name = spec.names.front();

@@ -14,12 +14,18 @@
 #include <string>
 #include <vector>
 
+#include "kinds.h"
 #include "redisync/client.h"
 #include "redisync/config.h"
 
 namespace redisync::cli {
 
 enum class HoldKind { lock, fair, read, write, fenced, semaphore, multi };
+
+/// Its kind in the CLI's vocabulary (semaphore: a permit-expirable-semaphore).
+Kind kind_of(HoldKind kind);
+/// The hold `run` makes for `kind`; nullopt for a kind `run` cannot hold.
+std::optional<HoldKind> hold_kind_of(Kind kind);
 
 struct HoldSpec {
   HoldKind kind = HoldKind::lock;

@@ -5,6 +5,7 @@
 
 #include "cli_error.h"
 #include "duration.h"
+#include "kinds.h"
 #include "metrics_option.h"
 #include "names.h"
 #include "option_checks.h"
@@ -16,46 +17,86 @@
 namespace redisync::cli {
 namespace {
 
-// The kind flags given, as they were spelt ("--fair", ...).
-std::vector<std::string> kind_flags(const RunOptions& o) {
-  std::vector<std::string> flags;
-  if (o.fair) flags.emplace_back("--fair");
-  if (o.read) flags.emplace_back("--read");
-  if (o.write) flags.emplace_back("--write");
-  if (o.fenced) flags.emplace_back("--fenced");
-  if (!o.semaphore.empty()) flags.emplace_back("--semaphore");
-  return flags;
+// The kinds `run` holds (--kind); the members of --multi are one of kMultiMemberKinds.
+constexpr Kind kRunKinds[] = {Kind::lock,        Kind::fair_lock,
+                              Kind::read_lock,   Kind::write_lock,
+                              Kind::fenced_lock, Kind::permit_expirable_semaphore};
+constexpr Kind kMultiMemberKinds[] = {Kind::lock, Kind::fair_lock, Kind::read_lock,
+                                      Kind::write_lock};
+
+// A kind as given: "--kind fair-lock", or an earlier flag ("--fair").
+struct KindChoice {
+  std::string spelt;
+  Kind kind;
+};
+
+std::vector<KindChoice> kind_choices(const RunOptions& o) {
+  std::vector<KindChoice> choices;
+  if (!o.kind.empty()) {
+    choices.push_back({"--kind " + o.kind, parse_kind_option(o.kind, kRunKinds, "run: --kind")});
+  }
+  if (o.fair) choices.push_back({"--fair", Kind::fair_lock});
+  if (o.read) choices.push_back({"--read", Kind::read_lock});
+  if (o.write) choices.push_back({"--write", Kind::write_lock});
+  if (o.fenced) choices.push_back({"--fenced", Kind::fenced_lock});
+  if (!o.semaphore.empty()) choices.push_back({"--semaphore", Kind::permit_expirable_semaphore});
+  return choices;
 }
 
-std::string joined(const std::vector<std::string>& words) {
+std::string joined(const std::vector<KindChoice>& choices) {
   std::string text;
-  for (std::size_t i = 0; i < words.size(); ++i) text += (i ? " and " : "") + words[i];
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    text += (i ? " and " : "") + choices[i].spelt;
+  }
   return text;
 }
 
-std::int64_t parse_permits(const std::string& text) {
+std::int64_t parse_permits(const std::string& text, const std::string& option) {
   std::int64_t n = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
   // The library's own limit (a larger count was once written, and then refused by every step).
   constexpr auto limit = PermitExpirableSemaphore::kMaxCount;
   if (ec != std::errc() || ptr != text.data() + text.size() || n <= 0 || n > limit) {
-    throw UsageError("--semaphore N: N must be a whole number of permits >= 1 and <= " +
+    throw UsageError(option + " N: N must be a whole number of permits >= 1 and <= " +
                      std::to_string(limit) + " (got '" + text + "')");
   }
   return n;
 }
 
+// The semaphore's total: --permits N or --semaphore N (one of them, with that kind only).
+std::int64_t permits_of(const RunOptions& o, Kind kind) {
+  const bool semaphore = kind == Kind::permit_expirable_semaphore;
+  if (!o.permits.empty() && !semaphore) {
+    throw UsageError("run: --permits N goes with --kind " +
+                     std::string(kind_name(Kind::permit_expirable_semaphore)) + " (got " +
+                     std::string(kind_name(kind)) + ")");
+  }
+  if (!semaphore) return 0;
+  if (!o.permits.empty() && !o.semaphore.empty()) {
+    throw UsageError("run: give the number of permits once: --permits N or --semaphore N");
+  }
+  if (!o.semaphore.empty()) return parse_permits(o.semaphore, "--semaphore");
+  if (o.permits.empty()) {
+    throw UsageError("run: --kind " + std::string(kind_name(kind)) +
+                     " needs --permits N (the semaphore's total, the same for every user)");
+  }
+  return parse_permits(o.permits, "--permits");
+}
+
 HoldSpec parse_hold(const RunOptions& o) {
   HoldSpec hold;
-  const auto kinds = kind_flags(o);
+  const auto kinds = kind_choices(o);
+  const Kind kind = kinds.empty() ? Kind::lock : kinds.front().kind;
   if (!o.multi.empty()) {
     if (!o.name.empty()) {
       throw UsageError("run: give the names either after --multi or as NAME, not both (got NAME '" +
                        o.name + "' and --multi)");
     }
-    if (kinds.size() > 1 || o.fenced || !o.semaphore.empty()) {
-      throw UsageError("run: --multi combines with at most one of --fair, --read, --write (got " +
-                       joined(kinds) + ")");
+    const bool member_kind = std::find(std::begin(kMultiMemberKinds), std::end(kMultiMemberKinds),
+                                       kind) != std::end(kMultiMemberKinds);
+    if (kinds.size() > 1 || !member_kind || !o.permits.empty()) {
+      throw UsageError("run: --multi combines with at most one --kind of " +
+                       kind_list(kMultiMemberKinds) + " (got " + joined(kinds) + ")");
     }
     std::set<std::string> seen;
     for (const auto& n : o.multi) {
@@ -64,9 +105,7 @@ HoldSpec parse_hold(const RunOptions& o) {
     }
     hold.kind = HoldKind::multi;
     hold.names = o.multi;
-    hold.member_kind = o.fair ? HoldKind::fair : o.read ? HoldKind::read
-                                              : o.write ? HoldKind::write
-                                                        : HoldKind::lock;
+    hold.member_kind = *hold_kind_of(kind);
     return hold;
   }
   if (kinds.size() > 1) {
@@ -74,14 +113,8 @@ HoldSpec parse_hold(const RunOptions& o) {
   }
   check_name(o.name, "run");
   hold.names = {o.name};
-  if (o.fair) hold.kind = HoldKind::fair;
-  if (o.read) hold.kind = HoldKind::read;
-  if (o.write) hold.kind = HoldKind::write;
-  if (o.fenced) hold.kind = HoldKind::fenced;
-  if (!o.semaphore.empty()) {
-    hold.kind = HoldKind::semaphore;
-    hold.permits = parse_permits(o.semaphore);
-  }
+  hold.kind = *hold_kind_of(kind);  // kRunKinds: each has its hold
+  hold.permits = permits_of(o, kind);
   return hold;
 }
 
@@ -124,12 +157,14 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
       "gets SIGTERM, SIGKILL 5 s later); 69 Redis unreachable; 64 usage error; 127 CMD not\n"
       "found; 1 other errors (e.g. --semaphore N differs from the semaphore's total, or\n"
       "NAME holds other data: refused before anything is written).\n\n"
-      "Kinds (default: a plain reentrant lock, Redisson RLock): --fair (FIFO), --read / --write\n"
-      "(read-write lock: many --read commands run together, like flock -s), --fenced (the\n"
-      "fencing token reaches CMD as $REDISYNC_FENCING_TOKEN), --semaphore N (hold one of N\n"
-      "permits of a permit-expirable semaphore; created with N permits if absent, and an\n"
-      "existing one must have N in total), --multi NAME... (all of several locks at once;\n"
-      "with --fair, --read or --write each is of that kind).\n"
+      "Kinds (--kind; default lock, a reentrant lock, Redisson RLock): fair-lock (FIFO),\n"
+      "read-lock / write-lock (the two sides of a read-write-lock: many read-lock commands run\n"
+      "together, like flock -s), fenced-lock (the fencing token reaches CMD as\n"
+      "$REDISYNC_FENCING_TOKEN), permit-expirable-semaphore with --permits N (hold one of N\n"
+      "permits; created with N permits if absent, and an existing one must have N in total).\n"
+      "--multi NAME... holds all of several locks at once, each of --kind lock, fair-lock,\n"
+      "read-lock or write-lock. Earlier spellings still work: --fair, --read, --write,\n"
+      "--fenced, --semaphore N.\n"
       "CMD runs in its own process group: a lost lock signals the whole group, and if run\n"
       "itself dies (even by SIGKILL) the group is SIGKILLed.\n\n"
       "Example: redisync run --wait 10s nightly-report -- ./make-report.sh --full");
@@ -145,15 +180,23 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   run->add_option("--watchdog-timeout", o.watchdog_timeout,
                   "Watchdog lease, renewed every third of it (default 30s)")
       ->check(non_empty());
-  run->add_flag("--fair", o.fair, "A fair lock: granted in request order (Redisson RFairLock)");
-  run->add_flag("--read", o.read, "The read side of a read-write lock (shared, like flock -s)");
-  run->add_flag("--write", o.write, "The write side of a read-write lock (exclusive)");
-  run->add_flag("--fenced", o.fenced,
-                "A fenced lock; CMD gets the token in $REDISYNC_FENCING_TOKEN");
-  run->add_option("--semaphore", o.semaphore,
-                  "Hold one of N permits of semaphore NAME (N >= 1, the same for every user)")
+  run->add_option("--kind", o.kind, "What to hold: " + kind_list(kRunKinds) + " (default lock)")
+      ->type_name("KIND")
+      ->check(non_empty());
+  run->add_option("--permits", o.permits,
+                  "With --kind permit-expirable-semaphore: its total N (>= 1, the same for "
+                  "every user); run holds one of them")
       ->type_name("N")
       ->check(non_empty());
+  const std::string earlier = "Earlier spellings";
+  run->add_flag("--fair", o.fair, "= --kind fair-lock")->group(earlier);
+  run->add_flag("--read", o.read, "= --kind read-lock")->group(earlier);
+  run->add_flag("--write", o.write, "= --kind write-lock")->group(earlier);
+  run->add_flag("--fenced", o.fenced, "= --kind fenced-lock")->group(earlier);
+  run->add_option("--semaphore", o.semaphore, "= --kind permit-expirable-semaphore --permits N")
+      ->type_name("N")
+      ->check(non_empty())
+      ->group(earlier);
   run->add_option("--multi", o.multi, "Hold all of these locks at once (instead of NAME)")
       ->type_name("NAME...")
       ->expected(1, -1);

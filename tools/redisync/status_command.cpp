@@ -6,11 +6,12 @@
 #include <chrono>
 #include <iostream>
 
+#include "layout_kind.h"
 #include "names.h"
 #include "redis_option.h"
 #include "redisync/errors.h"
-#include "status_rate_limiter.h"
 #include "server_numbers.h"
+#include "status_rate_limiter.h"
 
 namespace redisync::cli {
 namespace {
@@ -47,42 +48,33 @@ bool ends_with(const std::string& text, std::string_view suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-void inspect_hash(Client& client, StatusReport& r) {
-  const Reply all = client.execute({"HGETALL", r.name});
-  std::vector<std::pair<std::string, std::string>> fields;
-  for (std::size_t i = 0; i + 1 < all.elements.size(); i += 2) {
-    fields.emplace_back(all.elements[i].str, all.elements[i + 1].str);
-  }
-  const auto mode =
-      std::find_if(fields.begin(), fields.end(), [](const auto& f) { return f.first == "mode"; });
-  if (is_rate_limiter(fields)) {
-    inspect_rate_limiter(client, fields, r);
-  } else if (mode != fields.end()) {
-    r.kind = "read-write";
-    r.mode = mode->second;
-    for (const auto& [field, value] : fields) {
-      if (field == "mode") continue;
+void inspect_hash(Client& client, const LayoutFacts& facts, StatusReport& r) {
+  if (r.kind.is(Kind::rate_limiter)) {
+    inspect_rate_limiter(client, facts.fields, r);
+  } else if (r.kind.is(Kind::read_write_lock)) {
+    for (const auto& [field, value] : facts.fields) {
+      if (field == "mode") {
+        r.mode = value;
+        continue;
+      }
       Holder h{field, integer_text(value).value_or(0)};
       (ends_with(field, ":write") ? r.writers : r.readers).push_back(h);
     }
     r.state = r.mode == "write" ? "write-locked" : "read-locked";
-  } else {
-    r.kind = "lock";
-    for (const auto& [field, value] : fields) {
+  } else if (!r.kind.candidates.empty()) {  // lock, fair-lock, fenced-lock
+    for (const auto& [field, value] : facts.fields) {
       r.holders.push_back(Holder{field, integer_text(value).value_or(0)});
     }
-    r.state = r.holders.empty() ? "free" : "held";
+    r.state = "held";
     r.lock_family = true;
   }
 }
 
-void inspect_string(Client& client, StatusReport& r) {
-  r.value = client.execute({"GET", r.name}).str;
+void inspect_string(Client& client, const LayoutFacts& facts, StatusReport& r) {
+  r.value = facts.value;
   r.permits = integer_text(*r.value);
-  r.kind = "semaphore";
+  if (!r.kind.is(Kind::permit_expirable_semaphore)) return;
   const std::string timeouts = hash_tag(r.name) + ":timeout";
-  if (key_type(client, timeouts) != "zset") return;
-  r.kind = "permit-expirable-semaphore";
   const Reply permits = client.execute({"ZRANGE", timeouts, "0", "-1", "WITHSCORES"});
   const long long now = epoch_ms_now();
   for (std::size_t i = 0; i + 1 < permits.elements.size(); i += 2) {
@@ -123,17 +115,17 @@ void inspect_lock_extras(Client& client, StatusReport& r) {
 StatusReport inspect(Client& client, const std::string& name) {
   StatusReport r;
   r.name = name;
-  r.type = key_type(client, name);
+  const LayoutFacts facts = read_layout(client, name);  // layout_kind.h: the one rule
+  r.type = facts.type;
+  r.kind = kind_of_layout(facts);
+  r.may_be_data = may_be_plain_data(facts);
   if (r.type == "none") {
-    r.kind = "none";
     r.state = "free";
     r.lock_family = true;
   } else if (r.type == "hash") {
-    inspect_hash(client, r);
+    inspect_hash(client, facts, r);
   } else if (r.type == "string") {
-    inspect_string(client, r);
-  } else {
-    r.kind = "other";
+    inspect_string(client, facts, r);
   }
   if (r.type != "none") r.pttl_ms = client.execute({"PTTL", name}).integer;
   if (r.lock_family) inspect_lock_extras(client, r);

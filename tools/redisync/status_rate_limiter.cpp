@@ -77,7 +77,7 @@ RateWindow read_rate_window(long long rate, long long interval_ms, long long now
 void inspect_rate_limiter(Client& client,
                           const std::vector<std::pair<std::string, std::string>>& fields,
                           StatusReport& r) {
-  r.kind = "rate-limiter";
+  r.kind = Kind::rate_limiter;
   RateLimiterStatus s;
   s.rate = integer_text(*field(fields, "rate")).value_or(0);
   s.interval_ms = integer_text(*field(fields, "interval")).value_or(0);

@@ -39,10 +39,16 @@ void write_holders(JsonWriter& w, std::string_view key, const std::vector<Holder
 std::string render_text(const StatusReport& r) {
   Lines lines;
   lines.emplace_back("name", r.name);
-  lines.emplace_back("kind", r.kind == "other" ? "other (Redis type " + r.type + ")" : r.kind);
+  std::string kind = r.kind_label();
+  if (r.kind.ambiguous()) {
+    kind += " (" + r.kind.candidate_text() + (r.may_be_data ? ", or anybody's number" : "") +
+            ": the keys cannot tell)";
+  }
+  if (kind == kOtherData) kind += " (Redis type " + r.type + ")";
+  lines.emplace_back("kind", kind);
   if (!r.state.empty()) lines.emplace_back("state", r.state);
-  if (r.kind == "lock") add_holders(lines, "holder", r.holders);
-  if (r.kind == "read-write") {
+  add_holders(lines, "holder", r.holders);
+  if (r.kind.is(Kind::read_write_lock)) {
     lines.emplace_back("mode", r.mode);
     add_holders(lines, "writer", r.writers);
     add_holders(lines, "reader", r.readers);
@@ -50,9 +56,10 @@ std::string render_text(const StatusReport& r) {
   if (r.value) {
     lines.emplace_back("value", *r.value);
     if (r.permits) {
-      lines.emplace_back("permits available", std::to_string(*r.permits) +
-                                                  " (as a semaphore; a count-down latch "
-                                                  "stores its count the same way)");
+      // Permits only when the layout proves a semaphore; else a count of any of the candidates.
+      lines.emplace_back(
+          r.kind.is(Kind::permit_expirable_semaphore) ? "permits available" : "count",
+          std::to_string(*r.permits));
     }
   }
   for (const auto& p : r.acquired_permits) {
@@ -83,7 +90,7 @@ std::string render_text(const StatusReport& r) {
   }
   if (r.pttl_ms) lines.emplace_back("lease", lease_text(*r.pttl_ms));
   if (r.lock_family) {
-    if (r.queue.empty() && r.kind != "none") lines.emplace_back("queue", "empty");
+    if (r.queue.empty() && r.type != "none") lines.emplace_back("queue", "empty");
     for (std::size_t i = 0; i < r.queue.size(); ++i) {
       const auto& q = r.queue[i];
       std::string text = q.owner;
@@ -108,10 +115,16 @@ std::string render_text(const StatusReport& r) {
 
 std::string render_json(const StatusReport& r) {
   JsonWriter w;
-  w.begin_object().field("name", r.name).field("type", r.type).field("kind", r.kind);
+  w.begin_object().field("name", r.name).field("type", r.type).field("kind", r.kind_label());
+  if (r.kind.ambiguous()) {
+    w.key("candidates").begin_array();
+    for (Kind k : r.kind.candidates) w.value(kind_name(k));
+    w.end_array();
+    if (r.may_be_data) w.field("may_be_data", true);
+  }
   if (!r.state.empty()) w.field("state", r.state);
-  if (r.kind == "lock") write_holders(w, "holders", r.holders);
-  if (r.kind == "read-write") {
+  if (r.lock_family && r.type != "none") write_holders(w, "holders", r.holders);
+  if (r.kind.is(Kind::read_write_lock)) {
     w.field("mode", r.mode);
     write_holders(w, "writers", r.writers);
     write_holders(w, "readers", r.readers);
@@ -120,7 +133,7 @@ std::string render_json(const StatusReport& r) {
     w.field("value", *r.value);
     if (r.permits) w.field("permits", *r.permits);
   }
-  if (r.kind == "permit-expirable-semaphore") {
+  if (r.kind.is(Kind::permit_expirable_semaphore)) {
     w.key("acquired_permits").begin_array();
     for (const auto& p : r.acquired_permits) {
       w.begin_object().field("id", p.id).key("remaining_ms");

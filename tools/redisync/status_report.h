@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "kinds.h"
+
 namespace redisync::cli {
 
 /// An owner field of a lock hash and its hold count.
@@ -48,13 +50,15 @@ struct RateLimiterStatus {
 struct StatusReport {
   std::string name;
   std::string type;   ///< Redis TYPE: none, hash, string, ...
-  std::string kind;   ///< none, lock, read-write, semaphore, permit-expirable-semaphore,
-                      ///< rate-limiter, other
+  /// What the keys prove (kinds.h); no candidates: kNoKind when nothing is stored under the
+  /// name (type none), kOtherData otherwise.
+  KindVerdict kind;
+  bool may_be_data = false;  ///< an ambiguous count: anybody's number looks the same
   std::string state;  ///< free, held, read-locked, write-locked, open / limited (rate limiter)
   std::optional<long long> pttl_ms;  ///< remaining lease (PTTL; -1 = no expiry)
 
-  std::vector<Holder> holders;  ///< kind lock
-  std::string mode;             ///< kind read-write: "read" or "write"
+  std::vector<Holder> holders;  ///< the lock kinds but read-write-lock
+  std::string mode;             ///< read-write-lock: "read" or "write"
   std::vector<Holder> writers;
   std::vector<Holder> readers;
 
@@ -65,6 +69,9 @@ struct StatusReport {
   std::vector<Waiter> queue;               ///< fair-lock queue (lock kinds and none)
   std::optional<std::string> fence_token;  ///< fenced-lock counter, if present
   bool lock_family = false;                ///< queue / fence token apply
+
+  /// kind.label() with kNoKind or kOtherData for no candidates.
+  std::string kind_label() const { return kind.label(type == "none" ? kNoKind : kOtherData); }
 
   std::optional<RateLimiterStatus> rate_limiter;  ///< kind rate-limiter
 };

@@ -3,6 +3,7 @@
 
 #include <charconv>
 
+#include "kinds.h"
 #include "redis_option.h"
 #include "server_numbers.h"
 
@@ -21,8 +22,9 @@ std::string describe_other(Client& client, const std::string& name, const std::s
   if (type == "string") {
     const std::string value = client.execute({"GET", name}).str;
     if (is_integer(value)) {
-      return "a string holding the count " + value +
-             " (a semaphore's permits or a count-down latch's count)";
+      return "a string holding the count " + value + " (a " +
+             KindVerdict{Kind::semaphore, Kind::count_down_latch}.candidate_text() +
+             " count, or data)";
     }
     return "a string";
   }
@@ -35,21 +37,6 @@ bool is_owner_field(const std::string& field) {
   const auto colon = field.rfind(':');
   if (colon == std::string::npos || colon == 0) return false;
   return is_integer(std::string_view(field).substr(colon + 1));
-}
-
-const char* family_noun(LockFamily family) {
-  switch (family) {
-    case LockFamily::lock:
-      return "lock";
-    case LockFamily::fair:
-      return "fair lock";
-    case LockFamily::fenced:
-      return "fenced lock";
-    case LockFamily::read_write:
-      return "read-write lock";
-    default:
-      return "lock";
-  }
 }
 
 LockProbe probe_lock(Client& client, const std::string& name) {
@@ -90,7 +77,9 @@ LockProbe probe_lock(Client& client, const std::string& name) {
   if (!owners_only) {
     p.family = LockFamily::not_a_lock;
     p.description = "a hash whose field '" + first_odd + "' is not a lock owner" +
-                    (first_odd == "rate" || first_odd == "interval" ? " (a rate limiter)" : "");
+                    (first_odd == "rate" || first_odd == "interval"
+                         ? " (a " + std::string(kind_name(Kind::rate_limiter)) + ")"
+                         : "");
     return p;
   }
   if (!p.mode.empty()) {

@@ -29,9 +29,6 @@ struct LockProbe {
 /// only when every field is an owner field ("<client id>:<thread id>" -> hold count >= 1).
 LockProbe probe_lock(Client& client, const std::string& name);
 
-/// "lock", "fair lock", "fenced lock", "read-write lock".
-const char* family_noun(LockFamily family);
-
 /// True for "<something>:<integer>" (an owner field of docs/wire-format.md §1.2).
 bool is_owner_field(const std::string& field);
 
