@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_error.h"
+#include "json_writer.h"
 #include "ls_scan.h"
 #include "names.h"
 #include "unlock_kinds.h"
@@ -20,6 +21,25 @@ TEST(CliNames, EmptyNameIsAUsageErrorNamingTheCommand) {
         << e.what();
   }
   EXPECT_NO_THROW(check_name(" ", "status"));  // only empty is refused here
+}
+
+// A listed name's exact bytes go out as name_hex and come back through --name-hex.
+TEST(CliNames, HexRoundTripsAnyBytes) {
+  const std::string bytes("a\xff\0\n\"", 5);
+  EXPECT_EQ(name_hex(bytes), "61ff000a22");
+  EXPECT_EQ(given_name("", name_hex(bytes), "status"), bytes);
+  EXPECT_EQ(given_name("", std::string("61FF000A22"), "status"), bytes);
+  EXPECT_EQ(given_name("plain", std::nullopt, "status"), "plain");
+  JsonWriter w;
+  w.begin_object();
+  write_name_fields(w, bytes);
+  w.end_object();
+  EXPECT_EQ(w.str(), R"({"name_hex":"61ff000a22"})") << "not UTF-8: no lossy name";
+  JsonWriter utf8;
+  utf8.begin_object();
+  write_name_fields(utf8, "caf\xc3\xa9 \"x\"");
+  utf8.end_object();
+  EXPECT_EQ(utf8.str(), R"({"name":"café \"x\"","name_hex":"636166c3a920227822"})");
 }
 
 TEST(CliOwnerField, OnlyClientColonIntegerIsAnOwner) {

@@ -44,6 +44,15 @@ void append_u_escape(std::string& out, unsigned value) {
 
 }  // namespace
 
+bool is_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = utf8_length(text, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
 std::string json_quote(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 2);

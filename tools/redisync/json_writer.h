@@ -15,6 +15,9 @@ namespace redisync::cli {
 /// so the output is always valid JSON.
 std::string json_quote(std::string_view text);
 
+/// True when `text` is valid UTF-8 (JSON then carries it exactly).
+bool is_utf8(std::string_view text);
+
 /// Writes compact JSON. Call key() before each value inside an object.
 ///   JsonWriter w; w.begin_object().key("n").value(1).end_object();  // {"n":1}
 class JsonWriter {

@@ -30,7 +30,10 @@ CLI::App* add_ls_command(CLI::App& app, LsOptions& o) {
       "subscribers, not stored: '-'). Keys in no primitive's layout are not listed. Nothing\n"
       "matching: no output, exit 0. Exit 69: Redis unreachable.\n"
       "Each NAME (and a holder's owner) is one word: a space shows as \\x20, a backslash as\n"
-      "\\\\, control bytes as \\n, \\t, \\xNN; --json has the exact bytes.");
+      "\\\\, control bytes as \\n, \\t, \\xNN. --json has the exact bytes in name_hex (and\n"
+      "in name when they are UTF-8): `status` and `unlock --force` take them as --name-hex.\n"
+      "A key named like a helper key (redisson_*, {NAME}:timeout...) is listed when its\n"
+      "type and fields are a kind's.");
   add_redis_option(*ls, o.redis_url);
   ls->add_flag("--json", o.json, "Print a JSON array instead of aligned lines");
   ls->add_option("--count", o.count, "SCAN COUNT hint per call (default 100)");

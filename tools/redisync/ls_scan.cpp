@@ -37,8 +37,11 @@ std::string untag(const std::string& tag) {
   return tag;
 }
 
-// A helper key of some primitive (shown in its primitive's line), not a name of its own.
-bool is_helper_key(const std::string& key) {
+// Named as a helper key of some primitive is (a fair lock's queue, a fencing counter, a
+// release record, a permit set...). The name alone does not decide: a lock may be called
+// "redisson_x" or "{x}:timeout" too. Helpers are lists, sorted sets and strings; a hash so
+// named is listed when its fields are a kind's (classify()).
+bool named_like_a_helper(const std::string& key) {
   if (key.rfind("redisson_", 0) == 0 || key.rfind("redisync_", 0) == 0) return true;
   if (key.find(":rwlock_timeout:") != std::string::npos) return true;
   const auto close = key.find("}:");
@@ -84,7 +87,13 @@ std::vector<Target> cluster_masters(Client& client) {
   return masters;
 }
 
-void scan_one(Client& node, const std::string& pattern, int count, std::set<std::string>& names) {
+// Names found, and which of them are named like a helper key.
+struct Found {
+  std::set<std::string> names;
+  std::set<std::string> helper_like;
+};
+
+void scan_one(Client& node, const std::string& pattern, int count, Found& found) {
   std::string cursor = "0";
   for (int calls = 0; calls < kMaxScanCalls; ++calls) {
     const Reply r =
@@ -101,9 +110,10 @@ void scan_one(Client& node, const std::string& pattern, int count, std::set<std:
     }
     for (const auto& key : r.elements[1].elements) {
       if (key.str.rfind(kQueuePrefix, 0) == 0) {
-        names.insert(untag(key.str.substr(kQueuePrefix.size())));
-      } else if (!is_helper_key(key.str)) {
-        names.insert(key.str);
+        found.names.insert(untag(key.str.substr(kQueuePrefix.size())));
+      } else {
+        found.names.insert(key.str);
+        if (named_like_a_helper(key.str)) found.helper_like.insert(key.str);
       }
     }
     cursor = r.elements[0].str;
@@ -111,11 +121,11 @@ void scan_one(Client& node, const std::string& pattern, int count, std::set<std:
   }
 }
 
-void scan_node(Client& node, const std::string& pattern, int count, std::set<std::string>& names) {
-  scan_one(node, pattern, count, names);
+void scan_node(Client& node, const std::string& pattern, int count, Found& found) {
+  scan_one(node, pattern, count, found);
   // A fair lock nobody holds but somebody queues for has only its queue keys.
   if (pattern.find('{') == std::string::npos) {
-    scan_one(node, std::string(kQueuePrefix) + "{" + pattern + "}", count, names);
+    scan_one(node, std::string(kQueuePrefix) + "{" + pattern + "}", count, found);
   }
 }
 
@@ -142,7 +152,10 @@ std::string interval_text(long long ms) {
 
 // The kind its keys prove (layout_kind.h) and what its line shows; nullopt for keys in no
 // kind's layout, and for counts anybody could have written unless `counts`.
-std::optional<LsEntry> classify(Client& client, const std::string& name, bool counts) {
+std::optional<LsEntry> classify(Client& client, const std::string& name, bool counts,
+                                bool helper_like) {
+  // Named like a helper and of a helper's type: a helper (one TYPE call, no more).
+  if (helper_like && key_type(client, name) != "hash") return std::nullopt;
   const LayoutFacts facts = read_layout(client, name);
   LsEntry e;
   e.name = name;
@@ -190,7 +203,7 @@ std::string cell(const std::optional<long long>& v) { return v ? std::to_string(
 
 std::vector<LsEntry> scan_locks(Client& client, const std::string& pattern, int count,
                                 bool counts) {
-  std::set<std::string> names;
+  Found found;
   if (client.config().topology == Topology::cluster) {
     for (const auto& master : cluster_masters(client)) {
       Config config = client.config();
@@ -199,14 +212,16 @@ std::vector<LsEntry> scan_locks(Client& client, const std::string& pattern, int 
       config.host = master.host;
       config.port = master.port;
       Client node(config);
-      scan_node(node, pattern, count, names);
+      scan_node(node, pattern, count, found);
     }
   } else {
-    scan_node(client, pattern, count, names);
+    scan_node(client, pattern, count, found);
   }
   std::vector<LsEntry> entries;
-  for (const auto& name : names) {
-    if (auto e = classify(client, name, counts)) entries.push_back(std::move(*e));
+  for (const auto& name : found.names) {
+    if (auto e = classify(client, name, counts, found.helper_like.contains(name))) {
+      entries.push_back(std::move(*e));
+    }
   }
   return entries;
 }
@@ -270,7 +285,9 @@ std::string render_ls_json(const std::vector<LsEntry>& entries) {
   JsonWriter w;
   w.begin_array();
   for (const auto& e : entries) {
-    w.begin_object().field("name", e.name).field("kind", e.kind.label(kOtherData));
+    w.begin_object();
+    write_name_fields(w, e.name);  // exact bytes in name_hex
+    w.field("kind", e.kind.label(kOtherData));
     if (e.kind.ambiguous()) {
       w.key("candidates").begin_array();
       for (Kind k : e.kind.candidates) w.value(kind_name(k));

@@ -141,14 +141,14 @@ CLI::App* add_status_command(CLI::App& app, StatusOptions& o) {
       "when free); 69 if Redis is unreachable.");
   add_redis_option(*status, o.redis_url);
   status->add_flag("--json", o.json, "Print one JSON object instead of aligned lines");
-  status->add_option("name", o.name, "Lock or synchronizer name")->required();
+  add_name_options(*status, o.name, o.name_hex);  // names.h
   return status;
 }
 
 int status_command(const StatusOptions& o) {
-  check_name(o.name, "status");
+  const std::string name = given_name(o.name, o.name_hex, "status");
   Client client(config_from_url(o.redis_url));
-  const StatusReport report = inspect(client, o.name);
+  const StatusReport report = inspect(client, name);
   std::cout << (o.json ? render_json(report) + "\n" : render_text(report)) << std::flush;
   return 0;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
 #include "redisync/client.h"
@@ -13,6 +14,7 @@ namespace redisync::cli {
 struct StatusOptions {
   std::string redis_url;
   std::string name;
+  std::optional<std::string> name_hex;  ///< --name-hex: the name's bytes, instead of NAME
   bool json = false;
 };
 

@@ -115,7 +115,9 @@ std::string render_text(const StatusReport& r) {
 
 std::string render_json(const StatusReport& r) {
   JsonWriter w;
-  w.begin_object().field("name", r.name).field("type", r.type).field("kind", r.kind_label());
+  w.begin_object();
+  write_name_fields(w, r.name);  // exact bytes in name_hex
+  w.field("type", r.type).field("kind", r.kind_label());
   if (r.kind.ambiguous()) {
     w.key("candidates").begin_array();
     for (Kind k : r.kind.candidates) w.value(kind_name(k));

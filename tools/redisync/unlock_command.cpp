@@ -48,30 +48,30 @@ CLI::App* add_unlock_command(CLI::App& app, UnlockOptions& o) {
       "error; 69 Redis unreachable.");
   add_redis_option(*unlock, o.redis_url);
   unlock->add_flag("--force", o.force, "Delete the lock even though another process holds it");
-  unlock->add_option("name", o.name, "Lock name")->required();
+  add_name_options(*unlock, o.name, o.name_hex);  // names.h
   return unlock;
 }
 
 int unlock_command(const UnlockOptions& o) {
-  check_name(o.name, "unlock");
+  const std::string name = given_name(o.name, o.name_hex, "unlock");
   if (!o.force) {
     throw UsageError(
         "unlock needs --force: a redisync process never holds a lock it could release "
         "normally (locks taken by `redisync run` are released when the command exits); "
         "`redisync unlock --force " +
-        o.name + "` deletes it whoever holds it");
+        (o.name_hex ? "--name-hex " + *o.name_hex : name) + "` deletes it whoever holds it");
   }
   Client client(config_from_url(o.redis_url));
   // The kind can change between the probe and the release (a read-write lock's mode): the
   // kind's own step checks its precondition, so probe again when it found nothing to do.
   for (int attempt = 0; attempt < 3; ++attempt) {
-    const LockProbe probe = probe_lock(client, o.name);
+    const LockProbe probe = probe_lock(client, name);
     if (probe.family == LockFamily::not_a_lock) {
-      throw CliError(kExitFailure, "unlock: " + o.name + " is " + probe.description +
+      throw CliError(kExitFailure, "unlock: " + name + " is " + probe.description +
                                        ", not a lock; nothing deleted");
     }
     if (probe.family == LockFamily::none) break;
-    if (force_unlock(client, o.name, probe)) {
+    if (force_unlock(client, name, probe)) {
       std::cout << "released" << std::endl;
       return 0;
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
 namespace redisync::cli {
@@ -10,6 +11,7 @@ namespace redisync::cli {
 struct UnlockOptions {
   std::string redis_url;
   std::string name;
+  std::optional<std::string> name_hex;  ///< --name-hex: the name's bytes, instead of NAME
   bool force = false;
 };
 
