@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "app_docs.h"
 #include "bench_driver.h"
 #include "cli_error.h"
 #include "demo_command.h"
@@ -89,6 +90,15 @@ int run_main(int argc, char** argv) {
 
   const std::vector<std::string> words =
       with_run_separator(*run, std::vector<std::string>(argv + 1, argv + argc));
+  // Hidden: the man page and the bash completion, written from this very App (app_docs.h).
+  if (words == std::vector<std::string>{"--generate-man"}) {
+    std::cout << render_man_page(app);
+    return kExitOk;
+  }
+  if (words == std::vector<std::string>{"--generate-completion", "bash"}) {
+    std::cout << render_bash_completion(app);
+    return kExitOk;
+  }
   SplitArgs args = split_command(words);
   try {
     app.parse(args.ours);
