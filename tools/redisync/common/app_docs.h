@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The man page and the bash completion, written from the CLI11 App tree itself (the options
 // every command really has), by the hidden `redisync --generate-man` and
-// `redisync --generate-completion bash`. The checked-in copies (share/) are compared with a
-// fresh run in CI (tests/scripts/cli_docs_test.sh): an option added without regenerating fails.
+// `redisync --generate-completion bash`. The checked-in copies (tools/redisync/share/) are
+// compared with a fresh run in CI (tests/scripts/cli_docs_test.sh): an option added without
+// regenerating fails.
 #pragma once
 
 #include <CLI/CLI.hpp>
