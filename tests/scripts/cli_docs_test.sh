@@ -31,8 +31,12 @@ completes() {
 completes redisync ru | grep -qx run || fail "'redisync ru<TAB>' does not offer run"
 completes redisync run --ki | grep -qx -- --kind || fail "'redisync run --ki<TAB>' does not offer --kind"
 completes redisync status --name | grep -qx -- --name-hex || fail "'status --name<TAB>': no --name-hex"
-completes redisync bench dr | grep -qx driver || fail "'redisync bench dr<TAB>' does not offer driver"
+completes redisync kin | grep -qx kinds || fail "'redisync kin<TAB>' does not offer kinds"
 [ -z "$(completes redisync run x -- ls --ki)" ] || fail "words after -- are CMD's, not completed"
+
+rc=0
+"$redisync" bench driver --port 1 >/dev/null 2>&1 || rc=$?
+[ "$rc" = 64 ] || fail "the installed CLI still runs the benchmark driver (it is redisync-bench): exit $rc"
 
 version=$("$redisync" --version)
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || fail "--version printed '$version'"

@@ -5,7 +5,6 @@
 //   unlock   force-release a lock
 //   ls       list locks and synchronizers (SCAN)
 //   top      watch them live
-//   bench    benchmark driver (one worker process)
 //   demo     contention + crash demo with a summary
 //   kinds    the kind names every command uses
 #include <CLI/CLI.hpp>
@@ -14,7 +13,6 @@
 #include <vector>
 
 #include "app_docs.h"
-#include "bench_driver.h"
 #include "cli_error.h"
 #include "demo_command.h"
 #include "demo_worker.h"
@@ -72,7 +70,6 @@ int run_main(int argc, char** argv) {
   RunOptions run_options;
   StatusOptions status_options;
   UnlockOptions unlock_options;
-  BenchDriverOptions bench_options;
   DemoOptions demo_options;
   DemoWorkerOptions demo_worker_options;
   LsOptions ls_options;
@@ -83,7 +80,6 @@ int run_main(int argc, char** argv) {
   CLI::App* unlock = add_unlock_command(app, unlock_options);
   CLI::App* ls = add_ls_command(app, ls_options);
   CLI::App* top = add_top_command(app, top_options);
-  CLI::App* bench_driver = add_bench_driver_command(app, bench_options);
   CLI::App* demo = add_demo_command(app, demo_options);
   CLI::App* demo_worker = add_demo_worker_command(app, demo_worker_options);
   CLI::App* kinds = add_kinds_command(app, kinds_options);
@@ -119,7 +115,6 @@ int run_main(int argc, char** argv) {
     if (unlock->parsed()) return unlock_command(unlock_options);
     if (ls->parsed()) return ls_command(ls_options);
     if (top->parsed()) return top_command(top_options);
-    if (bench_driver->parsed()) return bench_driver_command(bench_options);
     if (demo->parsed()) return demo_command(demo_options);
     if (demo_worker->parsed()) return demo_worker_command(demo_worker_options);
     if (kinds->parsed()) return kinds_command(kinds_options);

@@ -141,7 +141,7 @@ class Driver {
       if (section()) {
         consecutive_errors = 0;
       } else if (++consecutive_errors >= kMaxConsecutiveErrors) {
-        std::cerr << "redisync bench driver: " << kMaxConsecutiveErrors
+        std::cerr << "redisync-bench driver: " << kMaxConsecutiveErrors
                   << " failed sections in a row; stopping" << std::endl;
         break;
       }
@@ -196,7 +196,7 @@ class Driver {
       return true;
     } catch (const std::exception& e) {
       ++tally_.errors;
-      if (tally_.errors <= 5) std::cerr << "redisync bench driver: " << e.what() << std::endl;
+      if (tally_.errors <= 5) std::cerr << "redisync-bench driver: " << e.what() << std::endl;
       if (held) std::visit([](auto& l) { l.release(); }, lock_);
       return false;
     }
@@ -232,9 +232,7 @@ class Driver {
 }  // namespace
 
 CLI::App* add_bench_driver_command(CLI::App& app, BenchDriverOptions& o) {
-  CLI::App* bench = app.add_subcommand("bench", "Benchmark helpers");
-  bench->require_subcommand(1);
-  CLI::App* d = bench->add_subcommand(
+  CLI::App* d = app.add_subcommand(
       "driver",
       "One worker of the multi-process contention benchmark: take the lock --key up to\n"
       "--iterations times between --start-at-ns and --deadline-ns (CLOCK_MONOTONIC ns),\n"

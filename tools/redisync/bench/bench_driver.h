@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// `redisync bench driver ...`: one worker process of the multi-process contention benchmark.
+// `redisync-bench driver ...`: one worker process of the multi-process contention benchmark
+// (bench/run). A developer tool, built beside the CLI and not installed (bench_main.cpp).
 // The harness starts several, each with the same --key, --start-at-ns and --deadline-ns, and
 // merges their event files. Contract: every flag is "--name value"; stdout is exactly one
 // JSON line at the end; diagnostics go to stderr.
@@ -30,7 +31,7 @@ struct BenchDriverOptions {
   std::int64_t workers = 1;   ///< ring size (latch-ring)
 };
 
-/// Adds `bench` with its `driver` subcommand; returns the driver.
+/// Adds the `driver` subcommand to `app` (redisync-bench); returns it.
 CLI::App* add_bench_driver_command(CLI::App& app, BenchDriverOptions& options);
 
 /// Runs the worker; 0 on success, 1 if any operation failed (still prints the JSON line).

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `redisync bench driver --kind latch-ring`: the floor of a handoff by notification, for
+// `redisync-bench driver --kind latch-ring`: the floor of a handoff by notification, for
 // bench/run to set beside the locks' handoffs in the same run.
 //
 // Not a lock: a token passed round a ring of --workers driver processes through count-down

@@ -20,14 +20,12 @@ _redisync() {
 _redisync_words() {
   local words=""
   case $1 in
-    "") words="-h --help --version run status unlock ls top bench demo kinds" ;;
+    "") words="-h --help --version run status unlock ls top demo kinds" ;;
     "run") words="-h --help --redis --wait --lease --watchdog-timeout --kind --permits --fair --read --write --fenced --semaphore --multi -v --verbose --metrics-port" ;;
     "status") words="-h --help --redis --json --name-hex" ;;
     "unlock") words="-h --help --redis --force --name-hex" ;;
     "ls") words="-h --help --redis --json --count --counts" ;;
     "top") words="-h --help --redis --interval --count" ;;
-    "bench") words="-h --help driver" ;;
-    "bench driver") words="-h --help --host --port --key --iterations --warmup --cs --counter-key --ttl-ms --retry-delay-ms --start-at-ns --deadline-ns --events --worker-id --think-us --kind --workers" ;;
     "demo") words="-h --help --redis --workers --seconds --kind --kill --no-kill" ;;
     "kinds") words="-h --help --json" ;;
   esac
