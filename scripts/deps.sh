@@ -11,10 +11,12 @@ set -euo pipefail
 DEMO_PACKAGES=(build-essential cmake pkg-config libasio-dev libhiredis-dev libssl-dev
                libcli11-dev redis-server ninja-build mold)
 TEST_PACKAGES=(libgtest-dev libgmock-dev libbenchmark-dev redis-sentinel redis-tools
-               openssl procps python3 util-linux tmux faketime prometheus-cpp-dev prometheus ccache)
+               openssl procps python3 util-linux tmux faketime prometheus-cpp-dev prometheus ccache
+               groff-base bsdextrautils)
 # ninja-build, mold: a faster build and link (scripts/build.sh, CMakeLists.txt); ccache:
 # rebuilds (three build directories, repeated runs) reuse compiled objects; tmux: the
-# `redisync top` test; faketime: the client clock-jump test.
+# `redisync top` test; faketime: the client clock-jump test; groff-base, bsdextrautils (col):
+# the man page's check (tests/scripts/cli_docs_test.sh).
 # prometheus-cpp-dev: the optional exporter (REDISYNC_PROMETHEUS, on in scripts/test.sh's plain
 # build); prometheus: its promtool checks the exposition in a test (and, on a systemd host,
 # starts a Prometheus server on :9090: one reason the demo does not install it).

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Durations on the command line (tools/redisync/duration.h): units, decimals and compound
+// Durations on the command line (tools/redisync/common/duration.h): units, decimals and compound
 // forms; a bare number needs a unit; hostile text is a usage error naming the flag.
 #include <gtest/gtest.h>
 

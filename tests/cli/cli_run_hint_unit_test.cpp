@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `redisync run NAME CMD ARGS...` without "--": the command starts at its first word, as with
 // flock(1); with --multi, whose names run on until "--", the parser's error gets a hint
-// (tools/redisync/run_separator_hint.h), and only that mistake does.
+// (tools/redisync/run/run_separator_hint.h), and only that mistake does.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -105,7 +105,7 @@ TEST(CliStatusTest, TextIsAlignedAndJsonComplete) {
   StatusReport r;
   r.name = "orders";
   r.type = "hash";
-  r.kind = "lock";
+  r.kind = Kind::lock;
   r.state = "held";
   r.holders = {{"uuid:1", 2}};
   r.pttl_ms = 1234;
@@ -122,20 +122,21 @@ TEST(CliStatusTest, TextIsAlignedAndJsonComplete) {
             "fence token: 7\n");
   EXPECT_EQ(
       render_json(r),
-      R"({"name":"orders","type":"hash","kind":"lock","state":"held",)"
+      R"({"name":"orders","name_hex":"6f7264657273","type":"hash","kind":"lock","state":"held",)"
       R"("holders":[{"owner":"uuid:1","count":2}],"lease_ms":1234,)"
       R"("queue":[{"owner":"uuid:2","deadline_ms":1000,"remaining_ms":50}],"fence_token":"7"})");
 
   StatusReport sem;
   sem.name = "pool";
   sem.type = "string";
-  sem.kind = "permit-expirable-semaphore";
+  sem.kind = Kind::permit_expirable_semaphore;
   sem.value = "2";
   sem.permits = 2;
   sem.pttl_ms = -1;
   sem.acquired_permits = {{"00ff", std::nullopt}, {"0a0b", 900}};
   EXPECT_EQ(render_json(sem),
-            R"({"name":"pool","type":"string","kind":"permit-expirable-semaphore","value":"2",)"
+            R"({"name":"pool","name_hex":"706f6f6c","type":"string",)"
+            R"("kind":"permit-expirable-semaphore","value":"2",)"
             R"("permits":2,"acquired_permits":[{"id":"00ff","remaining_ms":null},)"
             R"({"id":"0a0b","remaining_ms":900}],"lease_ms":-1})");
 }

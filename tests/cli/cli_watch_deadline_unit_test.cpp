@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What `redisync run` tells its watcher (tools/redisync/watch_deadline.h), without processes.
+// What `redisync run` tells its watcher (tools/redisync/run/watch_deadline.h), without processes.
 #include <gtest/gtest.h>
 
 #include "watch_deadline.h"

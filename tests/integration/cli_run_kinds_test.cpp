@@ -95,8 +95,9 @@ TEST_F(CliRunKindsTest, SemaphoreLetsNHoldersInAndNoMore) {
       << read_file(out1) << read_file(out2);
   auto third = cli(run_args({"--semaphore", "2", "--wait", "0"}, name, "true"));
   EXPECT_EQ(third.exit_code, 75) << third.output;
-  EXPECT_NE(third.output.find("semaphore " + name + " (one of 2 permits) not acquired"),
-            std::string::npos)
+  EXPECT_NE(
+      third.output.find("permit-expirable semaphore " + name + " (one of 2 permits) not acquired"),
+      std::string::npos)
       << third.output;
 
   // Another N than the semaphore's total is refused before waiting, naming both numbers.
@@ -184,8 +185,9 @@ TEST_F(CliRunKindsTest, SemaphorePermitTakenAwayIsALostLock) {
   ASSERT_TRUE(wait_until([&] { return file_exists(marker); }, 10s)) << read_file(out);
   server_.command({"DEL", "{" + name + "}:timeout"});  // the permit is gone
   EXPECT_EQ(finish(pid, 15s), 76) << read_file(out);
-  EXPECT_NE(read_file(out).find("semaphore " + name + " (one of 1 permits) lost: "),
-            std::string::npos)
+  EXPECT_NE(
+      read_file(out).find("permit-expirable semaphore " + name + " (one of 1 permits) lost: "),
+      std::string::npos)
       << read_file(out);
 }
 
@@ -259,7 +261,8 @@ TEST_F(CliRunKindsTest, ExclusiveOptionsAndBadCountsAreUsageErrors) {
   EXPECT_NE(r.output.find("twice"), std::string::npos) << r.output;
   r = cli({"demo", "--kind", "nope"});
   EXPECT_EQ(r.exit_code, 64) << r.output;
-  EXPECT_NE(r.output.find("unknown --kind 'nope' (one of: lock, fair, rw, fenced)"),
+  EXPECT_NE(r.output.find("--kind: unknown kind 'nope' (one of: lock, fair-lock, read-write-lock, "
+                          "fenced-lock)"),
             std::string::npos)
       << r.output;
   EXPECT_EQ(server_.command({"DBSIZE"}).as_integer(), 0);  // nothing written
@@ -313,13 +316,17 @@ TEST_F(CliRunKindsTest, EveryCommandHasHelp) {
 }
 
 TEST_F(CliRunKindsTest, DemoRunsWithEveryKind) {
-  for (const char* kind : {"fair", "rw", "fenced"}) {
+  // The kinds by name, and "rw", an earlier spelling (the write side of a read-write-lock).
+  const std::pair<const char*, const char*> kinds[] = {{"fair-lock", "contend for fair lock"},
+                                                       {"rw", "contend for read-write lock"},
+                                                       {"fenced-lock", "contend for fenced lock"}};
+  for (const auto& [kind, header] : kinds) {
     const auto r = cli({"demo", "--redis", server_.url(), "--kind", kind, "--workers", "3",
                         "--seconds", "1", "--no-kill"},
                        60s);
     EXPECT_EQ(r.exit_code, 0) << kind << ": " << r.output;
     EXPECT_NE(r.output.find("lost updates: 0"), std::string::npos) << kind << ": " << r.output;
-    EXPECT_NE(r.output.find(std::string(kind) + " lock"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(header), std::string::npos) << r.output;
   }
 }
 

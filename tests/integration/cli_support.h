@@ -36,6 +36,12 @@ inline std::string cli_path() {
       .string();
 }
 
+// redisync-bench, the benchmark driver ($REDISYNC_BENCH, else beside the CLI).
+inline std::string bench_path() {
+  if (const char* env = std::getenv("REDISYNC_BENCH"); env != nullptr && *env != '\0') return env;
+  return (std::filesystem::path(cli_path()).parent_path() / "redisync-bench").string();
+}
+
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -51,9 +57,16 @@ class CliTest : public ::testing::Test {
     return run_process(args, timeout);
   }
 
-  // Starts the CLI in the background, output to a temp file; reap with finish().
-  pid_t start_cli(std::vector<std::string> args, std::string* output_path) {
-    args.insert(args.begin(), cli_);
+  // Runs redisync-bench (bench_path()) as cli() runs the CLI.
+  ProcessResult bench(std::vector<std::string> args, std::chrono::milliseconds timeout = 30s) {
+    args.insert(args.begin(), bench_path());
+    return run_process(args, timeout);
+  }
+
+  // Starts the CLI (or `program`) in the background, output to a temp file; reap with finish().
+  pid_t start_cli(std::vector<std::string> args, std::string* output_path,
+                  const std::string& program = "") {
+    args.insert(args.begin(), program.empty() ? cli_ : program);
     *output_path = temp_file("cli.out");
     const int fd = ::open(output_path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     EXPECT_GE(fd, 0);

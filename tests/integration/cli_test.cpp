@@ -133,7 +133,9 @@ TEST_F(CliTest, StatusJsonMatchesTheState) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.front(), '{') << r.output;
   EXPECT_NE(r.output.find("\"name\":\"" + name + "\""), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("\"kind\":\"lock\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"kind\":\"ambiguous\",\"candidates\":[\"lock\",\"fair-lock\"]"),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("\"state\":\"held\""), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\"count\":1}"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\"lease_ms\":"), std::string::npos) << r.output;
@@ -155,13 +157,15 @@ TEST_F(CliTest, StatusReadsOtherKinds) {
   const std::string sem = unique_name("cli:sem:");
   server_.command({"SET", sem, "3"});
   auto r = cli({"status", "--redis", server_.url(), "--json", sem});
-  EXPECT_NE(r.output.find("\"kind\":\"semaphore\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"kind\":\"ambiguous\",\"candidates\":[\"semaphore\","),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("\"permits\":3"), std::string::npos) << r.output;
 
   const std::string rw = unique_name("cli:rw:");
   server_.command({"HSET", rw, "mode", "read", "uuid-a:1", "2", "uuid-b:7", "1"});
   r = cli({"status", "--redis", server_.url(), "--json", rw});
-  EXPECT_NE(r.output.find("\"kind\":\"read-write\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"kind\":\"read-write-lock\""), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\"mode\":\"read\""), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("{\"owner\":\"uuid-a:1\",\"count\":2}"), std::string::npos) << r.output;
 
@@ -200,14 +204,29 @@ TEST_F(CliTest, UnlockForce) {
 TEST_F(CliTest, BenchDriverWritesEventsAndOneJsonLine) {
   const std::string key = unique_name("cli:bench:");
   const std::string events = temp_file("events.txt");
-  const auto r = cli({"bench",       "driver",     "--host",
-                      "127.0.0.1",   "--port",     std::to_string(server_.port()),
-                      "--key",       key,          "--iterations",
-                      "25",          "--warmup",   "3",
-                      "--cs",        "counter",    "--counter-key",
-                      key + ":n",    "--events",   events,
-                      "--worker-id", "4",          "--retry-delay-ms",
-                      "5",           "--think-us", "100"});
+  const auto r = bench({"driver",
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        std::to_string(server_.port()),
+                        "--key",
+                        key,
+                        "--iterations",
+                        "25",
+                        "--warmup",
+                        "3",
+                        "--cs",
+                        "counter",
+                        "--counter-key",
+                        key + ":n",
+                        "--events",
+                        events,
+                        "--worker-id",
+                        "4",
+                        "--retry-delay-ms",
+                        "5",
+                        "--think-us",
+                        "100"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << "exactly one line:\n" << r.output;
   EXPECT_EQ(
@@ -231,8 +250,7 @@ TEST_F(CliTest, BenchDriverWritesEventsAndOneJsonLine) {
   EXPECT_EQ(server_.command({"GET", key + ":n"}).as_string(), "25");
   EXPECT_FALSE(key_exists(key));
 
-  const auto bad =
-      cli({"bench", "driver", "--port", std::to_string(server_.port()), "--kind", "paxos"});
+  const auto bad = bench({"driver", "--port", std::to_string(server_.port()), "--kind", "paxos"});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("--kind must be one of"), std::string::npos) << bad.output;
 }
@@ -241,9 +259,9 @@ TEST_F(CliTest, BenchDriverRunsEveryLockKind) {
   for (const char* kind : {"lock", "fair", "fenced", "spin", "rw-write"}) {
     const std::string key = unique_name(std::string("cli:kind:") + kind + ":");
     const std::string events = temp_file(std::string("events-") + kind + ".txt");
-    const auto r = cli({"bench", "driver", "--port", std::to_string(server_.port()), "--key", key,
-                        "--iterations", "20", "--warmup", "2", "--cs", "counter", "--events",
-                        events, "--retry-delay-ms", "2", "--kind", kind});
+    const auto r = bench({"driver", "--port", std::to_string(server_.port()), "--key", key,
+                          "--iterations", "20", "--warmup", "2", "--cs", "counter", "--events",
+                          events, "--retry-delay-ms", "2", "--kind", kind});
     ASSERT_EQ(r.exit_code, 0) << kind << ": " << r.output;
     EXPECT_NE(r.output.find(std::string("\"kind\":\"") + kind + "\""), std::string::npos)
         << r.output;
@@ -272,18 +290,28 @@ TEST_F(CliTest, BenchDriverLatchRingPassesTheTokenInRingOrder) {
     const auto index = static_cast<std::size_t>(i);
     if (i == 1) std::this_thread::sleep_for(1500ms);
     events[index] = temp_file("ring-events.txt");
-    pids[index] = start_cli({"bench",         "driver",
-                             "--port",        std::to_string(server_.port()),
-                             "--key",         key,
-                             "--kind",        "latch-ring",
-                             "--workers",     std::to_string(kWorkers),
-                             "--worker-id",   std::to_string(i),
-                             "--iterations",  std::to_string(kTurns),
-                             "--cs",          "counter",
-                             "--events",      events[index],
-                             "--start-at-ns", std::to_string(now_ns + 1'000'000'000),
-                             "--deadline-ns", std::to_string(now_ns + 21'000'000'000)},
-                            &outputs[index]);
+    pids[index] = start_cli({"driver",
+                             "--port",
+                             std::to_string(server_.port()),
+                             "--key",
+                             key,
+                             "--kind",
+                             "latch-ring",
+                             "--workers",
+                             std::to_string(kWorkers),
+                             "--worker-id",
+                             std::to_string(i),
+                             "--iterations",
+                             std::to_string(kTurns),
+                             "--cs",
+                             "counter",
+                             "--events",
+                             events[index],
+                             "--start-at-ns",
+                             std::to_string(now_ns + 1'000'000'000),
+                             "--deadline-ns",
+                             std::to_string(now_ns + 21'000'000'000)},
+                            &outputs[index], bench_path());
   }
   struct Turn {
     long long t1, t2;
@@ -314,10 +342,10 @@ TEST_F(CliTest, BenchDriverLatchRingPassesTheTokenInRingOrder) {
   for (const std::vector<std::string>& bad :
        {std::vector<std::string>{"--workers", "1", "--worker-id", "0"},
         std::vector<std::string>{"--workers", "3", "--worker-id", "3"}}) {
-    std::vector<std::string> args{"bench",  "driver",    "--port", std::to_string(server_.port()),
-                                  "--kind", "latch-ring"};
+    std::vector<std::string> args{"driver", "--port", std::to_string(server_.port()), "--kind",
+                                  "latch-ring"};
     args.insert(args.end(), bad.begin(), bad.end());
-    const auto r = cli(args);
+    const auto r = bench(args);
     EXPECT_EQ(r.exit_code, 64) << r.output;
     EXPECT_NE(r.output.find("--kind latch-ring needs --workers >= 2"), std::string::npos)
         << r.output;
@@ -331,9 +359,9 @@ TEST_F(CliTest, BenchDriverStopsAtTheDeadline) {
                           .count();
   const auto start = std::chrono::steady_clock::now();
   const auto r =
-      cli({"bench", "driver", "--port", std::to_string(server_.port()), "--key", key,
-           "--iterations", "100000000", "--start-at-ns", std::to_string(now_ns + 200'000'000),
-           "--deadline-ns", std::to_string(now_ns + 700'000'000)});
+      bench({"driver", "--port", std::to_string(server_.port()), "--key", key, "--iterations",
+             "100000000", "--start-at-ns", std::to_string(now_ns + 200'000'000), "--deadline-ns",
+             std::to_string(now_ns + 700'000'000)});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   EXPECT_NE(r.output.find("\"errors\":0"), std::string::npos) << r.output;

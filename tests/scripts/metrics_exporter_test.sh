@@ -39,16 +39,18 @@ grep -q '^redisync_acquires_total{kind="lock"} 1$' "$tmp/metrics.txt" ||
 grep -q '^redisync_acquire_wait_seconds_count{kind="lock"} 1$' "$tmp/metrics.txt" ||
   fail "the acquire wait is not in the exposition"
 
-# A permit of N (redisync run --semaphore N: a permit-expirable semaphore) reports under its
-# own kind, and the exposition with it still passes promtool.
-"$redisync" run --redis "$REDIS_URL" --metrics-port "$port" --semaphore 2 metrics-test-sem -- \
+# A permit of N (redisync run --kind permit-expirable-semaphore --permits N) reports under its
+# own kind, named as every command names it (`redisync kinds`), and the exposition with it
+# still passes promtool.
+"$redisync" run --redis "$REDIS_URL" --metrics-port "$port" --kind permit-expirable-semaphore \
+  --permits 2 metrics-test-sem -- \
   python3 -c "$fetch" "http://127.0.0.1:$port/metrics" "$tmp/metrics-sem.txt" ||
-  fail "redisync run --semaphore 2 --metrics-port failed"
+  fail "redisync run --kind permit-expirable-semaphore --permits 2 --metrics-port failed"
 promtool check metrics <"$tmp/metrics-sem.txt" ||
   fail "promtool rejects the semaphore's exposition: $(cat "$tmp/metrics-sem.txt")"
-grep -q '^redisync_acquires_total{kind="permit_expirable_semaphore"} 1$' "$tmp/metrics-sem.txt" ||
+grep -q '^redisync_acquires_total{kind="permit-expirable-semaphore"} 1$' "$tmp/metrics-sem.txt" ||
   fail "the semaphore's acquisition is not in the exposition: $(cat "$tmp/metrics-sem.txt")"
-grep -q '^redisync_attempts_per_acquire_count{kind="permit_expirable_semaphore"} 1$' \
+grep -q '^redisync_attempts_per_acquire_count{kind="permit-expirable-semaphore"} 1$' \
   "$tmp/metrics-sem.txt" ||
   fail "the semaphore's attempts are not in the exposition"
 

@@ -5,17 +5,18 @@
 //   unlock   force-release a lock
 //   ls       list locks and synchronizers (SCAN)
 //   top      watch them live
-//   bench    benchmark driver (one worker process)
 //   demo     contention + crash demo with a summary
+//   kinds    the kind names every command uses
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "bench_driver.h"
+#include "app_docs.h"
 #include "cli_error.h"
 #include "demo_command.h"
 #include "demo_worker.h"
+#include "kinds_command.h"
 #include "ls_command.h"
 #include "run_command.h"
 #include "run_separator_hint.h"
@@ -69,22 +70,31 @@ int run_main(int argc, char** argv) {
   RunOptions run_options;
   StatusOptions status_options;
   UnlockOptions unlock_options;
-  BenchDriverOptions bench_options;
   DemoOptions demo_options;
   DemoWorkerOptions demo_worker_options;
   LsOptions ls_options;
   TopOptions top_options;
+  KindsOptions kinds_options;
   CLI::App* run = add_run_command(app, run_options);
   CLI::App* status = add_status_command(app, status_options);
   CLI::App* unlock = add_unlock_command(app, unlock_options);
   CLI::App* ls = add_ls_command(app, ls_options);
   CLI::App* top = add_top_command(app, top_options);
-  CLI::App* bench_driver = add_bench_driver_command(app, bench_options);
   CLI::App* demo = add_demo_command(app, demo_options);
   CLI::App* demo_worker = add_demo_worker_command(app, demo_worker_options);
+  CLI::App* kinds = add_kinds_command(app, kinds_options);
 
   const std::vector<std::string> words =
       with_run_separator(*run, std::vector<std::string>(argv + 1, argv + argc));
+  // Hidden: the man page and the bash completion, written from this very App (app_docs.h).
+  if (words == std::vector<std::string>{"--generate-man"}) {
+    std::cout << render_man_page(app);
+    return kExitOk;
+  }
+  if (words == std::vector<std::string>{"--generate-completion", "bash"}) {
+    std::cout << render_bash_completion(app);
+    return kExitOk;
+  }
   SplitArgs args = split_command(words);
   try {
     app.parse(args.ours);
@@ -105,9 +115,9 @@ int run_main(int argc, char** argv) {
     if (unlock->parsed()) return unlock_command(unlock_options);
     if (ls->parsed()) return ls_command(ls_options);
     if (top->parsed()) return top_command(top_options);
-    if (bench_driver->parsed()) return bench_driver_command(bench_options);
     if (demo->parsed()) return demo_command(demo_options);
     if (demo_worker->parsed()) return demo_worker_command(demo_worker_options);
+    if (kinds->parsed()) return kinds_command(kinds_options);
     throw UsageError("no subcommand given (see redisync --help)");
   } catch (...) {
     return report_current_exception();
