@@ -135,7 +135,7 @@ void ClientCore::shutdown() {
   send_last_writes();
   std::promise<void> done;
   asio::post(io_, [this, &done] {
-    intake_.run_all();  // every call admitted before the close runs ahead of it
+    intake_.run_all();  // calls handed over since (none admitted: async execute's)
     watchdog_->stop();
     release_records_->stop();
     executor_->close();
@@ -162,6 +162,9 @@ void ClientCore::send_last_writes() {
   };
   auto pending = std::make_shared<Pending>();
   asio::post(io_, [this, pending] {
+    // Every call admitted before the close runs first, so its registration or release record
+    // is among those this step removes.
+    intake_.run_all();
     auto answered = [pending] {
       std::lock_guard g(pending->m);
       --pending->left;
