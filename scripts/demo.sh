@@ -12,9 +12,11 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh demo
 export BUILD_DIR=${BUILD_DIR:-build-demo}
 # -O2 as the other builds (CMake's Release would be -O3: slower to compile, not faster here).
+# No precompiled headers: the unity batches share the heavy headers already, and building the
+# PCH cost more than it saved (4 min 52 s with it, 1 min 30 s without, from a fresh clone).
 BUILD_TYPE=${BUILD_TYPE:-Release} bash scripts/build.sh "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" \
   -DREDISYNC_BUILD_TOOLS=ON \
   -DREDISYNC_BUILD_TESTS=OFF -DREDISYNC_BUILD_BENCH=OFF -DREDISYNC_BUILD_EXAMPLES=OFF \
-  -DREDISYNC_PROMETHEUS=OFF -DREDISYNC_SANITIZE= -DREDISYNC_TRACE_POINTS=OFF
+  -DREDISYNC_PROMETHEUS=OFF -DREDISYNC_SANITIZE= -DREDISYNC_TRACE_POINTS=OFF -DREDISYNC_PCH=OFF
 if [ "${CONFIGURE_ONLY:-0}" = 1 ]; then exit 0; fi
 exec "$BUILD_DIR/tools/redisync/redisync" demo "$@"
