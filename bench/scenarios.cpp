@@ -12,6 +12,7 @@
 //       uncontended lock+unlock pairs/s of a Client without a Metrics hook and of one with a
 //       no-op hook, in alternating rounds of the same run (the hook's cost on the hot path)
 // Every loop is bounded in count and time.
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -57,6 +58,10 @@ long long rss_kib() {
   }
   return 0;
 }
+
+// Bytes the process's heap has handed out and not taken back: the memory a structure really
+// costs, where RSS also keeps what a burst allocated and freed (glibc keeps freed pages).
+long long heap_bytes() { return static_cast<long long>(mallinfo2().uordblks); }
 
 long long info_field(redisync::Client& c, const std::string& section, const std::string& key) {
   const std::string info = c.execute({"INFO", section}).str;
@@ -129,6 +134,7 @@ int watchdog(const std::string& url, int count, int periods, long long lease_ms)
   observer.execute({"PING"});
   client.execute({"PING"});
   const long long rss0 = rss_kib();
+  const long long heap0 = heap_bytes();
   std::atomic<int> lost{0};
   client.on_lock_lost([&](const redisync::LockLostEvent&) { ++lost; });
   std::vector<redisync::Lock> locks;
@@ -158,6 +164,7 @@ int watchdog(const std::string& url, int count, int periods, long long lease_ms)
   // The handles, owners and the library's per-hold state; the burst's transient memory is
   // freed by now but may stay with the process (RSS is an upper bound).
   const long long rss_held = rss_kib();
+  const long long heap_held = heap_bytes();
   const long long calls0 = info_field(observer, "commandstats", "cmdstat_evalsha");
   const long long in0 = info_field(observer, "stats", "total_net_input_bytes");
   const long long out0 = info_field(observer, "stats", "total_net_output_bytes");
@@ -179,12 +186,13 @@ int watchdog(const std::string& url, int count, int periods, long long lease_ms)
       "\"script_calls_per_period\":%.1f,\"bytes_per_period\":%.0f,"
       "\"client_cpu_ms_per_period\":%.2f,\"client_cpu_pct_holding\":%.2f,\"locks_alive\":%lld,"
       "\"lost\":%d,\"take_seconds\":%.2f,\"takes_per_s\":%.0f,\"lost_while_taking\":%d,"
-      "\"client_cpu_us_per_take\":%.1f,\"rss_bytes_per_hold\":%.0f}\n",
+      "\"client_cpu_us_per_take\":%.1f,\"rss_bytes_per_hold\":%.0f,\"heap_bytes_per_hold\":%.0f}\n",
       count, lease_ms, periods, static_cast<double>(calls) / periods,
       static_cast<double>(in + out) / periods, cpu * 1000 / periods,
       100.0 * cpu / (std::chrono::duration<double>(period).count() * periods + 0.3), alive,
       lost.load(), take_seconds, count / take_seconds, lost_while_taking, take_cpu_us,
-      static_cast<double>(rss_held - rss0) * 1024.0 / count);
+      static_cast<double>(rss_held - rss0) * 1024.0 / count,
+      static_cast<double>(heap_held - heap0) / count);
   std::atomic<int> releasing{count};
   std::promise<void> released;
   for (int i = 0; i < count; ++i) {
@@ -200,12 +208,30 @@ int watchdog(const std::string& url, int count, int periods, long long lease_ms)
 int waiters(const std::string& url, int count, int lock_count) {
   redisync::Client holder(url), client(url), observer(url);
   std::vector<std::string> names;
-  for (int i = 0; i < lock_count; ++i) {
-    names.push_back("bench:wait:" + std::to_string(i));
-    holder.lock(names.back()).lock(60s);
+  std::vector<redisync::Lock> held;
+  const auto holder_owner = redisync::Client::new_owner_id();
+  {
+    // Taken at once, with a lease far longer than the run (a sequential setup of 20,000
+    // blocking calls took long enough for 60 s leases to near their end).
+    std::atomic<int> pending{lock_count};
+    std::promise<void> taken;
+    for (int i = 0; i < lock_count; ++i) {
+      names.push_back("bench:wait:" + std::to_string(i));
+      held.push_back(holder.lock(names.back()));
+    }
+    for (auto& lock : held) {
+      lock.async_lock(holder_owner, 600s, [&](std::exception_ptr) {
+        if (--pending == 0) taken.set_value();
+      });
+    }
+    if (taken.get_future().wait_for(60s) != std::future_status::ready) {
+      std::cerr << "waiters: could not take the locks in 60 s\n";
+      return 1;
+    }
   }
   client.execute({"PING"});
   const long long rss0 = rss_kib();
+  const long long heap0 = heap_bytes();
   std::mutex m;
   std::map<int, std::vector<Clock::time_point>> acquired_at;  // per lock
   std::atomic<int> done{0};
@@ -228,9 +254,15 @@ int waiters(const std::string& url, int count, int lock_count) {
       if (++done == count) all.set_value();
     });
   }
-  // Wait until every waiter is subscribed and asleep.
-  std::this_thread::sleep_for(1500ms);
+  // Wait until every lock's channel is subscribed (at most 30 s), and the waiters asleep.
+  for (int i = 0; i < 300; ++i) {
+    const auto channels = observer.execute({"PUBSUB", "CHANNELS", "*bench:wait:*"});
+    if (static_cast<int>(channels.elements.size()) >= lock_count) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  std::this_thread::sleep_for(500ms);
   const long long rss1 = rss_kib();
+  const long long heap1 = heap_bytes();
   long long pubsub_connections = 0;
   {
     const std::string list = observer.execute({"CLIENT", "LIST", "TYPE", "pubsub"}).str;
@@ -238,9 +270,10 @@ int waiters(const std::string& url, int count, int lock_count) {
   }
   // Each lock's release time: a waiter's wake is counted from its own lock's release.
   std::vector<Clock::time_point> released_at(names.size());
+  // Released in one burst, as a Client ending many holds at once would.
   for (std::size_t l = 0; l < names.size(); ++l) {
     released_at[l] = Clock::now();
-    holder.lock(names[l]).force_unlock();
+    held[l].async_unlock(holder_owner, [](std::exception_ptr) {});
   }
   all.get_future().wait_for(120s);
   std::vector<double> first_wake_us, gaps_us;
@@ -258,10 +291,12 @@ int waiters(const std::string& url, int count, int lock_count) {
   }
   std::printf(
       "{\"scenario\":\"waiters\",\"waiters\":%d,\"locks\":%d,\"bytes_per_waiter\":%.0f,"
+      "\"heap_bytes_per_waiter\":%.0f,"
       "\"pubsub_connections\":%lld,\"first_wake_us_p50\":%.0f,\"first_wake_us_max\":%.0f,"
       "\"handoff_gap_us_p50\":%.0f,"
       "\"handoff_gap_us_p99\":%.0f,\"failures\":%d}\n",
-      count, lock_count, static_cast<double>(rss1 - rss0) * 1024.0 / count, pubsub_connections,
+      count, lock_count, static_cast<double>(rss1 - rss0) * 1024.0 / count,
+      static_cast<double>(heap1 - heap0) / count, pubsub_connections,
       percentile(first_wake_us, 0.5), percentile(first_wake_us, 1.0), percentile(gaps_us, 0.5),
       percentile(gaps_us, 0.99),
       failures.load());
