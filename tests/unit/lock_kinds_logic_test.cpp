@@ -133,5 +133,5 @@ TEST(ReadRenewalPlan, KeepsEveryFieldOfAHashInOneCall) {
   EXPECT_EQ(batches[1][0].key, "c");
   EXPECT_EQ(redisync::sync::plan_read_batches(regs, 100).size(), 1u);
   EXPECT_EQ(redisync::sync::plan_read_batches(regs, 0).size(), 4u);
-  EXPECT_TRUE(redisync::sync::plan_read_batches({}, 10).empty());
+  EXPECT_TRUE(redisync::sync::plan_read_batches(std::vector<redisync::sync::RenewalKey>{}, 10).empty());
 }

@@ -18,7 +18,8 @@ const RenewalKey kOther{"other", "c1:7"};
 const RenewalKey kReader{"rw", "c1:7", RenewalKind::rwlock_read};
 
 // Every renewal due at any time: what a renewal tick would send if it came last.
-std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> all_due(RenewalTable& table) {
+std::pair<std::vector<RenewalTable::Ticket>, std::vector<RenewalTable::Ticket>> all_due(
+    RenewalTable& table) {
   return table.take_due(t0, Clock::time_point::max());
 }
 }  // namespace
@@ -72,7 +73,7 @@ TEST(RenewalTable, FixedLeasesAreWatchedNotRenewed) {
   table.watch(kOther, kOther, 500ms, t0 + 1s);
   auto [hash, read] = all_due(table);
   ASSERT_EQ(hash.size(), 1u);
-  EXPECT_EQ(hash[0].key, "lock");
+  EXPECT_EQ(hash[0].reg().key, "lock");
   EXPECT_TRUE(read.empty());
   // The fixed lease's deadline comes first although it was taken later.
   EXPECT_EQ(table.next_deadline(), t0 + 1450ms);
@@ -99,7 +100,8 @@ TEST(RenewalTable, APartialReleaseLeavingOnlyFixedLeasesStopsTheRenewals) {
   RenewalTable table(1000ms);
   table.watch(kLock, kLock, 6000ms, t0);
   table.add(kLock, kLock, t0 + 10ms);  // re-entered in watchdog mode: renewed
-  EXPECT_EQ(all_due(table).first.size(), 1u);
+  const auto earlier_round = all_due(table).first;
+  ASSERT_EQ(earlier_round.size(), 1u);
   table.remove(kLock);
   table.fix(kLock, 6000ms, t0);  // only the 6 s hold remains
   const auto [locks, readers] = all_due(table);  // every hold in watchdog mode
@@ -107,7 +109,7 @@ TEST(RenewalTable, APartialReleaseLeavingOnlyFixedLeasesStopsTheRenewals) {
   EXPECT_TRUE(readers.empty());
   EXPECT_EQ(table.next_deadline(), t0 + 5400ms);
   // A renewal of the earlier round that answers now does not extend the fixed lease.
-  EXPECT_FALSE(table.renewal_answered(kLock, t0 + 300ms, true));
+  EXPECT_FALSE(table.renewal_answered(earlier_round[0], t0 + 300ms, true));
   EXPECT_EQ(table.next_deadline(), t0 + 5400ms);
 }
 
@@ -142,7 +144,7 @@ TEST(RenewalTable, ReadersOfOneHashAreRenewedTogether) {
   auto [hash, read] = all_due(table);
   EXPECT_EQ(hash.size(), 1u);
   ASSERT_EQ(read.size(), 2u);
-  EXPECT_EQ(read[0].key, read[1].key);
+  EXPECT_EQ(read[0].reg().key, read[1].reg().key);
 }
 
 TEST(RenewalTable, ForceUnlockDropsEveryRegistrationOfTheKey) {
@@ -171,12 +173,12 @@ TEST(RenewalTable, EachHoldIsDueAThirdOfTheLeaseAfterItsOwnLastRenewal) {
   // At 1 s only the first hold is due; sent then, it is due again at 2 s.
   auto first = table.take_due(t0 + 1000ms, t0 + 1100ms);
   ASSERT_EQ(first.first.size(), 1u);
-  EXPECT_EQ(first.first[0].key, "lock");
+  EXPECT_EQ(first.first[0].reg().key, "lock");
   EXPECT_EQ(table.next_renewal_due(), t0 + 1600ms);
   // Within the window given, the later one goes along (coalesced).
   auto second = table.take_due(t0 + 1500ms, t0 + 1600ms);
   ASSERT_EQ(second.first.size(), 1u);
-  EXPECT_EQ(second.first[0].key, "other");
+  EXPECT_EQ(second.first[0].reg().key, "other");
   EXPECT_EQ(table.next_renewal_due(), t0 + 2000ms);
   // A released hold is never due again; the fixed lease never was.
   table.remove(kLock);
@@ -195,4 +197,42 @@ TEST(RenewalTable, AFixedLeaseReenteredInWatchdogModeComesDueAndAFixOnlyHoldDoes
   table.remove(kLock);
   table.fix(kLock, 6000ms, t0);
   EXPECT_FALSE(table.next_renewal_due());
+}
+
+// A renewal answered after its hold was released: nothing is reported, and the registration
+// kept for that answer goes with it.
+TEST(RenewalTable, ARenewalAnsweredAfterTheReleaseReportsNothing) {
+  RenewalTable table(1000ms);
+  table.add(kLock, kLock, t0);
+  const auto tickets = all_due(table).first;
+  ASSERT_EQ(tickets.size(), 1u);
+  table.remove(kLock);
+  EXPECT_TRUE(table.empty());
+  EXPECT_FALSE(table.renewal_answered(tickets[0], t0 + 10ms, false));
+  EXPECT_TRUE(table.empty());
+  EXPECT_FALSE(table.next_deadline());
+  EXPECT_FALSE(table.next_renewal_due());
+}
+
+// A renewal sent for an earlier hold of the same lock and field, answered after that hold was
+// released and the lock taken again: the answer says nothing about the new hold. "Not
+// renewed" ran between the release and the new acquire; it must not report the new hold
+// lost. "Renewed" may have run before the release; it must not extend the new hold.
+TEST(RenewalTable, ARenewalOfAnEarlierHoldSaysNothingAboutTheNextOne) {
+  RenewalTable table(1000ms);
+  table.add(kLock, kLock, t0);
+  const auto before_release = all_due(table).first;
+  ASSERT_EQ(before_release.size(), 1u);
+  table.remove(kLock);
+  table.add(kLock, kLock, t0 + 50ms);  // taken again
+  EXPECT_FALSE(table.renewal_answered(before_release[0], t0 + 20ms, false));
+  EXPECT_EQ(table.size(), 1u);
+  EXPECT_EQ(table.next_deadline(), t0 + 950ms);  // counted from the new acquire
+  const auto again = all_due(table).first;
+  ASSERT_EQ(again.size(), 1u);
+  table.remove(kLock);
+  table.add(kLock, kLock, t0 + 100ms);
+  EXPECT_FALSE(table.renewal_answered(again[0], t0 + 400ms, true));
+  EXPECT_EQ(table.next_deadline(), t0 + 1000ms);  // not extended by the earlier hold's answer
+  EXPECT_TRUE(table.take_overdue(t0 + 1000ms).size() == 1u);
 }

@@ -18,7 +18,7 @@ TEST(WatchdogPlan, BatchesOfAtMostBatchSize) {
   ASSERT_EQ(batches.size(), 100u);  // 10,000 locks: 100 script calls per period
   for (const auto& b : batches) EXPECT_EQ(b.size(), 100u);
   EXPECT_EQ(plan_batches(keys, 3000).back().size(), 1000u);
-  EXPECT_TRUE(plan_batches({}, 100).empty());
+  EXPECT_TRUE(plan_batches(std::vector<RenewalKey>{}, 100).empty());
   EXPECT_EQ(plan_batches(std::vector<RenewalKey>(7, {"k", "f"}), 0).size(), 7u);
 }
 

@@ -23,95 +23,150 @@ RenewalTable::RenewalTable(Duration watchdog_lease)
 
 Duration RenewalTable::renewal_interval() const { return std::max(lease_ / 3, Duration{1}); }
 
-void RenewalTable::place_due(Entries::iterator it, Clock::time_point at) {
-  Entry& e = it->second;
-  if (e.due != renewals_.end()) renewals_.erase(e.due);
-  e.due = e.renew ? renewals_.insert({at, &it->first}).first : renewals_.end();
+RenewalTable::DeadlineIndex::iterator RenewalTable::move_slot(DeadlineIndex& index,
+                                                             DeadlineIndex::iterator at,
+                                                             DeadlineSlot to) {
+  // A renewal moves two slots of its hold: the node is re-keyed in place of an erase and an
+  // insert, so a round of 100,000 renewals allocates nothing here.
+  if (at == index.end()) return index.insert(to).first;
+  auto node = index.extract(at);
+  node.value() = to;
+  return index.insert(std::move(node)).position;
 }
 
-void RenewalTable::reindex(Entries::iterator it) {
-  Entry& e = it->second;
-  const DeadlineSlot slot{local_deadline(e.last_renewed, e.lease), &it->first};
-  if (e.slot != deadlines_.end()) {
-    if (*e.slot == slot) return;
-    deadlines_.erase(e.slot);
+void RenewalTable::place_due(Node& node, Clock::time_point at) {
+  Entry& e = node.second;
+  if (e.renew) {
+    e.due = move_slot(renewals_, e.due, {at, &node});
+  } else if (e.due != renewals_.end()) {
+    renewals_.erase(e.due);
+    e.due = renewals_.end();
   }
-  e.slot = deadlines_.insert(slot).first;
+}
+
+void RenewalTable::reindex(Node& node) {
+  Entry& e = node.second;
+  const DeadlineSlot slot{local_deadline(e.last_renewed, e.lease), &node};
+  if (e.slot != deadlines_.end() && *e.slot == slot) return;
+  e.slot = move_slot(deadlines_, e.slot, slot);
+}
+
+void RenewalTable::set_report(Node& node, RenewalKey report) {
+  if (report.key == node.first.key && report.field == node.first.field) {
+    node.second.report.reset();
+  } else {
+    node.second.report = std::make_unique<RenewalKey>(std::move(report));
+  }
+}
+
+const RenewalKey& RenewalTable::report_of(const Node& node) {
+  return node.second.report ? *node.second.report : node.first;
+}
+
+RenewalTable::Entries::iterator RenewalTable::find_held(const RenewalKey& reg) {
+  auto it = entries_.find(reg);
+  return it != entries_.end() && it->second.count > 0 ? it : entries_.end();
+}
+
+RenewalTable::Entries::iterator RenewalTable::hold(const RenewalKey& reg) {
+  const auto it = entries_.try_emplace(reg).first;
+  Entry& e = it->second;
+  if (e.count == 0) {
+    // New, or kept only for tickets of an earlier hold: those answer nothing about this one.
+    ++e.epoch;
+    e.slot = deadlines_.end();
+    e.due = renewals_.end();
+    ++live_;
+  }
+  return it;
 }
 
 RenewalTable::Entries::iterator RenewalTable::erase(Entries::iterator it) {
-  if (it->second.slot != deadlines_.end()) deadlines_.erase(it->second.slot);
-  if (it->second.due != renewals_.end()) renewals_.erase(it->second.due);
+  Entry& e = it->second;
+  if (e.slot != deadlines_.end()) deadlines_.erase(e.slot);
+  if (e.due != renewals_.end()) renewals_.erase(e.due);
+  e.slot = deadlines_.end();
+  e.due = renewals_.end();
+  if (e.count > 0) --live_;
+  e.count = 0;
+  if (e.tickets > 0) return std::next(it);
   return entries_.erase(it);
 }
 
+RenewalTable::Node* RenewalTable::settle(const Ticket& ticket) {
+  Node& node = *ticket.node_;
+  Entry& e = node.second;
+  --e.tickets;
+  if (e.count > 0 && e.epoch == ticket.epoch_) return &node;
+  if (e.count == 0 && e.tickets == 0) entries_.erase(entries_.find(node.first));
+  return nullptr;
+}
+
 void RenewalTable::add(const RenewalKey& reg, RenewalKey report, Clock::time_point sent) {
-  const auto it = entries_.try_emplace(reg).first;
+  const auto it = hold(reg);
   auto& e = it->second;
-  if (e.count == 0) {
-    e.slot = deadlines_.end();
-    e.due = renewals_.end();
-  }
   if (e.count++ == 0 || !e.renew) {
     // New, or a fixed-lease hold now re-entered in watchdog mode: renewed from now on.
     if (e.count == 1 || sent > e.last_renewed) e.last_renewed = sent;
     e.renew = true;
-    place_due(it, e.last_renewed + renewal_interval());
+    place_due(*it, e.last_renewed + renewal_interval());
   }
   e.lease = lease_;
-  e.report = std::move(report);
-  reindex(it);
+  set_report(*it, std::move(report));
+  reindex(*it);
 }
 
 void RenewalTable::watch(const RenewalKey& reg, RenewalKey report, Duration lease,
                          Clock::time_point sent) {
-  const auto it = entries_.try_emplace(reg).first;
+  const auto it = hold(reg);
   auto& e = it->second;
   if (e.count++ == 0) {
-    e.slot = deadlines_.end();
-    e.due = renewals_.end();
     e.renew = false;
     e.lease = lease;
     e.last_renewed = sent;
-    e.report = std::move(report);
+    set_report(*it, std::move(report));
   } else if (!e.renew) {
     // A re-entry sets the key's expiry to its own lease (PEXPIRE) from its send time.
     e.lease = lease;
     e.last_renewed = sent;
   }
-  reindex(it);
+  reindex(*it);
 }
 
 void RenewalTable::fix(const RenewalKey& reg, Duration lease, Clock::time_point sent) {
-  auto it = entries_.find(reg);
+  auto it = find_held(reg);
   if (it == entries_.end()) return;
   it->second.renew = false;
   it->second.lease = lease;
   it->second.last_renewed = sent;
-  place_due(it, sent);  // out of renewals_
-  reindex(it);
+  place_due(*it, sent);  // out of renewals_
+  reindex(*it);
 }
 
 bool RenewalTable::cap(const RenewalKey& reg, Duration lease, Clock::time_point sent) {
-  auto it = entries_.find(reg);
+  auto it = find_held(reg);
   if (it == entries_.end()) return false;
   Entry& e = it->second;
   if (local_deadline(sent, lease) < local_deadline(e.last_renewed, e.lease)) {
     e.lease = lease;
     e.last_renewed = sent;
-    reindex(it);
+    reindex(*it);
   }
   return true;
 }
 
 void RenewalTable::remove(const RenewalKey& reg) {
-  auto it = entries_.find(reg);
+  auto it = find_held(reg);
   if (it == entries_.end()) return;
-  if (--it->second.count <= 0) erase(it);
+  if (it->second.count <= 1) {
+    erase(it);
+  } else {
+    --it->second.count;
+  }
 }
 
 void RenewalTable::forget(const RenewalKey& reg) {
-  auto it = entries_.find(reg);
+  auto it = find_held(reg);
   if (it != entries_.end()) erase(it);
 }
 
@@ -119,25 +174,28 @@ void RenewalTable::remove_all(const std::string& key) {
   auto it = entries_.lower_bound(RenewalKey{key, ""});
   while (it != entries_.end() && it->first.key == key) {
     ++steps_;
-    it = erase(it);
+    it = it->second.count > 0 ? erase(it) : std::next(it);
   }
 }
 
-std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> RenewalTable::take_due(
-    Clock::time_point now, Clock::time_point until) {
-  // The due renewals are the head of renewals_.
-  std::vector<Entries::iterator> taken;
+std::pair<std::vector<RenewalTable::Ticket>, std::vector<RenewalTable::Ticket>>
+RenewalTable::take_due(Clock::time_point now, Clock::time_point until) {
+  // The due renewals are the head of renewals_ (their nodes, reached without a lookup).
+  std::vector<Node*> taken;
   for (auto slot = renewals_.begin(); slot != renewals_.end() && slot->first <= until; ++slot) {
     ++steps_;
-    taken.push_back(entries_.find(*slot->second));
+    taken.push_back(slot->second);
   }
-  std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> due;
-  for (auto it : taken) {
-    (it->first.kind == RenewalKind::rwlock_read ? due.second : due.first).push_back(it->first);
-    place_due(it, now + renewal_interval());
+  std::pair<std::vector<Ticket>, std::vector<Ticket>> due;
+  for (Node* node : taken) {
+    ++node->second.tickets;
+    (node->first.kind == RenewalKind::rwlock_read ? due.second : due.first)
+        .push_back(Ticket(node, node->second.epoch));
+    place_due(*node, now + renewal_interval());
   }
   // A hash's reader fields go together into one call (Watchdog, plan_read_batches).
-  std::sort(due.second.begin(), due.second.end());
+  std::sort(due.second.begin(), due.second.end(),
+            [](const Ticket& a, const Ticket& b) { return a.reg() < b.reg(); });
   return due;
 }
 
@@ -147,34 +205,62 @@ std::optional<Clock::time_point> RenewalTable::next_renewal_due() const {
 }
 
 LostHold RenewalTable::take(Entries::iterator it, std::string reason) {
-  LostHold lost{it->second.report, std::move(reason)};
+  LostHold lost{report_of(*it), std::move(reason)};
   erase(it);
   return lost;
 }
 
+std::optional<LostHold> RenewalTable::renewal_answered(const Ticket& ticket,
+                                                       Clock::time_point sent, bool renewed) {
+  Node* node = settle(ticket);
+  if (!node) return std::nullopt;  // released meanwhile (and maybe taken again since)
+  return answered(*node, sent, renewed);
+}
+
+std::optional<LostHold> RenewalTable::renewal_failed(const Ticket& ticket, Clock::time_point now,
+                                                     const std::string& why) {
+  Node* node = settle(ticket);
+  if (!node) return std::nullopt;
+  return failed(*node, now, why);
+}
+
 std::optional<LostHold> RenewalTable::renewal_answered(const RenewalKey& reg,
                                                        Clock::time_point sent, bool renewed) {
-  auto it = entries_.find(reg);
-  if (it == entries_.end()) return std::nullopt;  // released meanwhile
-  if (renewed) {
-    // The server reset the lease no earlier than the renewal was sent.
-    if (it->second.renew && sent > it->second.last_renewed) {
-      it->second.last_renewed = sent;
-      reindex(it);
-    }
-    return std::nullopt;
-  }
-  return take(it, "the lock key or its owner field is gone (expired or deleted)");
+  auto it = find_held(reg);
+  if (it == entries_.end()) return std::nullopt;
+  return answered(*it, sent, renewed);
 }
 
 std::optional<LostHold> RenewalTable::renewal_failed(const RenewalKey& reg,
                                                      Clock::time_point now,
                                                      const std::string& why) {
-  auto it = entries_.find(reg);
+  auto it = find_held(reg);
   if (it == entries_.end()) return std::nullopt;
+  return failed(*it, now, why);
+}
+
+std::optional<LostHold> RenewalTable::answered(Node& node, Clock::time_point sent,
+                                               bool renewed) {
+  Entry& e = node.second;
+  if (renewed) {
+    // The server reset the lease no earlier than the renewal was sent.
+    if (e.renew && sent > e.last_renewed) {
+      e.last_renewed = sent;
+      reindex(node);
+    }
+    return std::nullopt;
+  }
+  return take(entries_.find(node.first),
+              "the lock key or its owner field is gone (expired or deleted)");
+}
+
+std::optional<LostHold> RenewalTable::failed(Node& node, Clock::time_point now,
+                                             const std::string& why) {
+  const Entry& e = node.second;
   // Errors keep the schedule (docs/wire-format.md §3.2) until the lease itself has run out.
-  if (!lease_ran_out(it->second.last_renewed, now, it->second.lease)) return std::nullopt;
-  return take(it, "lease ran out without a confirmed renewal" + (why.empty() ? "" : ": " + why));
+  if (!lease_ran_out(e.last_renewed, now, e.lease)) return std::nullopt;
+  return take(entries_.find(node.first),
+              "lease ran out without a confirmed renewal" + (why.empty() ? "" : ": " + why));
 }
 
 std::vector<LostHold> RenewalTable::take_overdue(Clock::time_point now) {
@@ -182,7 +268,7 @@ std::vector<LostHold> RenewalTable::take_overdue(Clock::time_point now) {
   std::vector<Entries::iterator> overdue;
   for (auto slot = deadlines_.begin(); slot != deadlines_.end() && slot->first <= now; ++slot) {
     ++steps_;
-    overdue.push_back(entries_.find(*slot->second));
+    overdue.push_back(entries_.find(slot->second->first));
   }
   // Reported in registration order, as a walk of entries_ would.
   std::sort(overdue.begin(), overdue.end(), [this](Entries::iterator a, Entries::iterator b) {
@@ -199,7 +285,7 @@ std::vector<LostHold> RenewalTable::take_overdue(Clock::time_point now) {
                       " ms) may end on the server within " + margin + " ms"
                 : "its fixed lease (" + lease + " ms) is ending on the server (within " +
                       margin + " ms)";
-    lost.push_back(LostHold{e.report, std::move(reason)});
+    lost.push_back(LostHold{report_of(*it), std::move(reason)});
     erase(it);
   }
   return lost;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -68,7 +69,24 @@ struct LostHold {
 };
 
 class RenewalTable {
+  struct Entry;
+  using Node = std::pair<const RenewalKey, Entry>;
+
  public:
+  /// A renewal taken by take_due() and not answered yet. It keeps its registration's node in
+  /// the table until the answer comes (a release meanwhile leaves the node, emptied, until
+  /// then), so the answer needs no lookup and nothing copies the key and field on the way.
+  class Ticket {
+   public:
+    const RenewalKey& reg() const { return node_->first; }
+
+   private:
+    friend class RenewalTable;
+    Ticket(Node* node, std::uint32_t epoch) : node_(node), epoch_(epoch) {}
+    Node* node_;
+    std::uint32_t epoch_;  ///< the registration's life it was taken in (Entry::epoch)
+  };
+
   /// `watchdog_lease`: the lease every renewal sets (Config::lock_watchdog_timeout).
   explicit RenewalTable(Duration watchdog_lease);
   // The indexes' comparators point at steps_: the table stays where it was built.
@@ -101,18 +119,24 @@ class RenewalTable {
   Duration renewal_interval() const;
   /// Takes the renewals due by `until`: hash-field registrations, and reader registrations
   /// sorted by key (all fields of one hash together). Each is due again renewal_interval()
-  /// after `now`, when the caller sends it. Fixed leases are never due.
-  std::pair<std::vector<RenewalKey>, std::vector<RenewalKey>> take_due(Clock::time_point now,
-                                                                       Clock::time_point until);
+  /// after `now`, when the caller sends it. Fixed leases are never due. Every ticket must be
+  /// answered (renewal_answered or renewal_failed) exactly once.
+  std::pair<std::vector<Ticket>, std::vector<Ticket>> take_due(Clock::time_point now,
+                                                               Clock::time_point until);
   /// When the earliest renewal is due; nullopt when no hold is renewed.
   std::optional<Clock::time_point> next_renewal_due() const;
   /// The answer for `reg` of a renewal sent at `sent`: renewed moves its deadline to count
   /// from `sent`; not renewed (key or field gone) means lost now. nullopt: not lost (or
   /// released meanwhile).
-  std::optional<LostHold> renewal_answered(const RenewalKey& reg, Clock::time_point sent,
+  std::optional<LostHold> renewal_answered(const Ticket& ticket, Clock::time_point sent,
                                            bool renewed);
   /// A renewal call for `reg` failed (error, timeout): the hold stays until its deadline;
   /// past it, it is lost now.
+  std::optional<LostHold> renewal_failed(const Ticket& ticket, Clock::time_point now,
+                                         const std::string& why);
+  /// The same answers for a registration found by its key (the unit tests' way in).
+  std::optional<LostHold> renewal_answered(const RenewalKey& reg, Clock::time_point sent,
+                                           bool renewed);
   std::optional<LostHold> renewal_failed(const RenewalKey& reg, Clock::time_point now,
                                          const std::string& why);
   /// Removes and returns every hold whose local deadline has passed at `now`.
@@ -120,8 +144,8 @@ class RenewalTable {
   /// The earliest local deadline; nullopt when the table is empty.
   std::optional<Clock::time_point> next_deadline() const;
 
-  std::size_t size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
+  std::size_t size() const { return live_; }
+  bool empty() const { return live_ == 0; }
 
   /// The work done so far: key and deadline comparisons in the indexes, plus entries visited
   /// by a walk. Only the unit test that proves the cost grows as n log n reads it.
@@ -136,42 +160,64 @@ class RenewalTable {
       return a < b;
     }
   };
-  /// The deadline index: (local deadline, the entry's key in entries_), earliest first.
-  using DeadlineSlot = std::pair<Clock::time_point, const RenewalKey*>;
+  /// An index slot: (a time, the entry's node in entries_), earliest first. The node's address
+  /// reaches the entry without a lookup (map nodes stay where they are until erased).
+  using DeadlineSlot = std::pair<Clock::time_point, Node*>;
   struct CountingDeadlineLess {
     std::uint64_t* steps;
     bool operator()(const DeadlineSlot& a, const DeadlineSlot& b) const {
       ++*steps;
       if (a.first != b.first) return a.first < b.first;
-      return std::less<const RenewalKey*>()(a.second, b.second);
+      return std::less<const Node*>()(a.second, b.second);
     }
   };
   using DeadlineIndex = std::set<DeadlineSlot, CountingDeadlineLess>;
 
+  // Kept small: a Client may hold 100,000 of them (docs/performance.md, "many locks").
   struct Entry {
-    int count = 0;
-    Clock::time_point last_renewed;  ///< send time of the last acknowledged renewal/acquire
-    RenewalKey report;               ///< what the LostHandler is told
+    int count = 0;                   ///< holds; 0: released, the node kept for tickets out
+    std::uint32_t tickets = 0;       ///< renewals taken and not answered yet
+    std::uint32_t epoch = 0;         ///< +1 each time the registration is taken anew
     bool renew = true;               ///< false: a fixed lease, only its deadline is watched
+    Clock::time_point last_renewed;  ///< send time of the last acknowledged renewal/acquire
     Duration lease{0};               ///< the lease its deadline counts
+    /// What the LostHandler is told when it differs from the registration (a writer field
+    /// is reported as the hold's owner field); null: the registration itself.
+    std::unique_ptr<RenewalKey> report;
     DeadlineIndex::iterator slot;    ///< its place in deadlines_ (end(): not placed yet)
     DeadlineIndex::iterator due;     ///< its place in renewals_ (end(): not renewed)
   };
   using Entries = std::map<RenewalKey, Entry, CountingKeyLess>;
 
   /// Places the entry in deadlines_ again after last_renewed or lease changed.
-  void reindex(Entries::iterator it);
+  void reindex(Node& node);
   /// Places a renewed entry in renewals_ at `at`; takes a fixed-lease one out.
-  void place_due(Entries::iterator it, Clock::time_point at);
-  /// Removes the entry from every index; returns the next one.
+  void place_due(Node& node, Clock::time_point at);
+  /// Moves `index`'s slot `at` to `to` (the end(): a new slot), reusing its allocation.
+  DeadlineIndex::iterator move_slot(DeadlineIndex& index, DeadlineIndex::iterator at,
+                                    DeadlineSlot to);
+  /// The registration `reg` while held; end() when not (or only kept for tickets out).
+  Entries::iterator find_held(const RenewalKey& reg);
+  /// A new hold of `reg`: its entry, taken anew (a new epoch) when it had no hold.
+  Entries::iterator hold(const RenewalKey& reg);
+  /// Removes the entry from every index and ends its hold; the node itself stays while
+  /// tickets for it are out. Returns the next entry.
   Entries::iterator erase(Entries::iterator it);
+  /// The node of an answered ticket when its registration is still held in the ticket's
+  /// epoch; null otherwise (and the node freed when it was kept only for tickets).
+  Node* settle(const Ticket& ticket);
+  std::optional<LostHold> answered(Node& node, Clock::time_point sent, bool renewed);
+  std::optional<LostHold> failed(Node& node, Clock::time_point now, const std::string& why);
   LostHold take(Entries::iterator it, std::string reason);
+  static void set_report(Node& node, RenewalKey report);
+  static const RenewalKey& report_of(const Node& node);
 
   Duration lease_;
   mutable std::uint64_t steps_ = 0;  // counted by const walks too
   Entries entries_;
   DeadlineIndex deadlines_;
   DeadlineIndex renewals_;  // (next renewal due, key) of the renewed entries
+  std::size_t live_ = 0;    // entries with holds (entries_ also keeps some for tickets)
 };
 
 }  // namespace redisync::sync

@@ -11,49 +11,6 @@
 
 namespace redisync::sync {
 
-// The planners take their registrations by value and move them into the batches: a renewal
-// tick of 100,000 holds copied every key and field twice on its way to the calls.
-std::vector<std::vector<RenewalKey>> plan_batches(std::vector<RenewalKey> keys,
-                                                  std::size_t batch_size) {
-  std::vector<std::vector<RenewalKey>> batches;
-  if (batch_size == 0) batch_size = 1;
-  for (std::size_t i = 0; i < keys.size(); i += batch_size) {
-    const auto end = std::min(keys.size(), i + batch_size);
-    batches.emplace_back(std::make_move_iterator(keys.begin() + static_cast<std::ptrdiff_t>(i)),
-                         std::make_move_iterator(keys.begin() + static_cast<std::ptrdiff_t>(end)));
-  }
-  return batches;
-}
-
-std::vector<std::vector<RenewalKey>> plan_read_batches(std::vector<RenewalKey> regs,
-                                                       std::size_t batch_size) {
-  std::vector<std::vector<RenewalKey>> batches;
-  if (batch_size == 0) batch_size = 1;
-  std::size_t hashes = 0;
-  for (std::size_t i = 0; i < regs.size(); ++i) {
-    const bool new_hash = i == 0 || regs[i].key != regs[i - 1].key;
-    if (new_hash && (batches.empty() || hashes == batch_size)) {
-      batches.emplace_back();
-      hashes = 0;
-    }
-    if (new_hash) ++hashes;
-    batches.back().push_back(regs[i]);  // regs[i].key is read by the next step: copied
-  }
-  return batches;
-}
-
-std::vector<std::vector<RenewalKey>> group_by_slot(std::vector<RenewalKey> regs) {
-  std::map<std::uint16_t, std::vector<RenewalKey>> by_slot;
-  for (auto& r : regs) {
-    const auto slot = net::key_slot(r.key);
-    by_slot[slot].push_back(std::move(r));
-  }
-  std::vector<std::vector<RenewalKey>> groups;
-  groups.reserve(by_slot.size());
-  for (auto& [slot, group] : by_slot) groups.push_back(std::move(group));
-  return groups;
-}
-
 Watchdog::Watchdog(net::Executor& executor, Duration lease, std::size_t batch_size,
                    LostHandler lost)
     : executor_(executor),
@@ -173,9 +130,9 @@ void Watchdog::renew_due() {
   ++rounds_;
   // One server: batches mix any keys. Cluster: each batch stays within one slot (docs/wire-format.md §3.2).
   const bool per_slot = executor_.cluster() != nullptr;
-  auto groups = [per_slot](std::vector<RenewalKey> regs) {
+  auto groups = [per_slot](std::vector<RenewalTable::Ticket> regs) {
     if (per_slot) return group_by_slot(std::move(regs));
-    std::vector<std::vector<RenewalKey>> one;
+    std::vector<std::vector<RenewalTable::Ticket>> one;
     if (!regs.empty()) one.push_back(std::move(regs));
     return one;
   };
@@ -193,13 +150,13 @@ void Watchdog::renew_due() {
 }
 
 // §3.2: KEYS[i] hash i, ARGV[1] lease, ARGV[1 + i] owner field of hash i.
-Watchdog::Call Watchdog::hash_call(std::vector<RenewalKey> batch) const {
+Watchdog::Call Watchdog::hash_call(std::vector<RenewalTable::Ticket> batch) const {
   Call call{&lua::lock_renew, {}, {std::to_string(lease_.count())}, {}};
   call.keys.reserve(batch.size());
   call.args.reserve(batch.size() + 1);
-  for (const auto& k : batch) {
-    call.keys.push_back(k.key);
-    call.args.push_back(k.field);
+  for (const auto& t : batch) {
+    call.keys.push_back(t.reg().key);
+    call.args.push_back(t.reg().field);
   }
   call.regs = std::move(batch);  // what the reply answers, in order
   return call;
@@ -207,15 +164,16 @@ Watchdog::Call Watchdog::hash_call(std::vector<RenewalKey> batch) const {
 
 // §5.7: per hash, its marker prefix TAG(N), the number of listed reader fields, the fields.
 // The reply has one element per listed field, in order.
-Watchdog::Call Watchdog::read_call(std::vector<RenewalKey> batch) const {
+Watchdog::Call Watchdog::read_call(std::vector<RenewalTable::Ticket> batch) const {
   Call call{&lua::rwlock_read_renew, {}, {std::to_string(lease_.count())}, {}};
   for (std::size_t i = 0; i < batch.size();) {
+    const std::string& key = batch[i].reg().key;
     std::size_t j = i;
-    while (j < batch.size() && batch[j].key == batch[i].key) ++j;
-    call.keys.push_back(batch[i].key);
-    call.args.push_back(hash_tag(batch[i].key));
+    while (j < batch.size() && batch[j].reg().key == key) ++j;
+    call.keys.push_back(key);
+    call.args.push_back(hash_tag(key));
     call.args.push_back(std::to_string(j - i));
-    for (std::size_t f = i; f < j; ++f) call.args.push_back(batch[f].field);
+    for (std::size_t f = i; f < j; ++f) call.args.push_back(batch[f].reg().field);
     i = j;
   }
   call.regs = std::move(batch);

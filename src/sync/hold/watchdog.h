@@ -10,8 +10,11 @@
 // Threading: io thread only.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,6 +25,7 @@
 
 #include <asio/steady_timer.hpp>
 
+#include "net/cluster_slot.h"
 #include "net/executor.h"
 #include "redisync/metrics.h"
 #include "sync/hold/renewal_table.h"
@@ -30,18 +34,54 @@ namespace redisync::sync {
 
 using Clock = std::chrono::steady_clock;
 
-/// Splits registrations into script calls of at most `batch_size` keys. Pure, for unit tests.
-std::vector<std::vector<RenewalKey>> plan_batches(std::vector<RenewalKey> keys,
-                                                  std::size_t batch_size);
+/// The registration a planner sorts by: itself, or what a renewal ticket renews.
+inline const RenewalKey& reg_of(const RenewalKey& reg) { return reg; }
+inline const RenewalKey& reg_of(const RenewalTable::Ticket& ticket) { return ticket.reg(); }
+
+/// Splits registrations (or tickets) into script calls of at most `batch_size` keys, moving
+/// them (a tick of 100,000 renewals copies nothing here). Pure, for unit tests.
+template <class Reg>
+std::vector<std::vector<Reg>> plan_batches(std::vector<Reg> regs, std::size_t batch_size) {
+  std::vector<std::vector<Reg>> batches;
+  if (batch_size == 0) batch_size = 1;
+  for (std::size_t i = 0; i < regs.size(); i += batch_size) {
+    const auto end = std::min(regs.size(), i + batch_size);
+    batches.emplace_back(std::make_move_iterator(regs.begin() + static_cast<std::ptrdiff_t>(i)),
+                         std::make_move_iterator(regs.begin() + static_cast<std::ptrdiff_t>(end)));
+  }
+  return batches;
+}
 
 /// Splits read-lock registrations (sorted by key) into script calls of at most `batch_size`
 /// distinct hashes; all fields of one hash go into the same call (§5.7). Pure, for unit tests.
-std::vector<std::vector<RenewalKey>> plan_read_batches(std::vector<RenewalKey> regs,
-                                                       std::size_t batch_size);
+template <class Reg>
+std::vector<std::vector<Reg>> plan_read_batches(std::vector<Reg> regs, std::size_t batch_size) {
+  std::vector<std::vector<Reg>> batches;
+  if (batch_size == 0) batch_size = 1;
+  std::size_t hashes = 0;
+  for (std::size_t i = 0; i < regs.size(); ++i) {
+    const bool new_hash = i == 0 || reg_of(regs[i]).key != reg_of(regs[i - 1]).key;
+    if (new_hash && (batches.empty() || hashes == batch_size)) {
+      batches.emplace_back();
+      hashes = 0;
+    }
+    if (new_hash) ++hashes;
+    batches.back().push_back(regs[i]);  // regs[i] is read by the next step: copied
+  }
+  return batches;
+}
 
 /// Splits registrations into groups of one cluster slot each, keeping their order within a
 /// group (groups ordered by slot). Pure, for unit tests.
-std::vector<std::vector<RenewalKey>> group_by_slot(std::vector<RenewalKey> regs);
+template <class Reg>
+std::vector<std::vector<Reg>> group_by_slot(std::vector<Reg> regs) {
+  std::map<std::uint16_t, std::vector<Reg>> by_slot;
+  for (auto& r : regs) by_slot[net::key_slot(reg_of(r).key)].push_back(std::move(r));
+  std::vector<std::vector<Reg>> groups;
+  groups.reserve(by_slot.size());
+  for (auto& [slot, group] : by_slot) groups.push_back(std::move(group));
+  return groups;
+}
 
 class Watchdog {
  public:
@@ -98,7 +138,7 @@ class Watchdog {
     const lua::Script* script;
     std::vector<std::string> keys;
     std::vector<std::string> args;
-    std::vector<RenewalKey> regs;
+    std::vector<RenewalTable::Ticket> regs;
   };
   /// Arms the renewal timer at the earliest renewal due, unless it is armed for that or an
   /// earlier time already.
@@ -112,8 +152,8 @@ class Watchdog {
   /// Reports every hold whose local deadline has passed (deadline timer).
   void expire_overdue();
   void report(const LostHold& lost);
-  Call hash_call(std::vector<RenewalKey> batch) const;
-  Call read_call(std::vector<RenewalKey> batch) const;
+  Call hash_call(std::vector<RenewalTable::Ticket> batch) const;
+  Call read_call(std::vector<RenewalTable::Ticket> batch) const;
   void count_renewals(bool ok, const net::Reply& reply);  // metrics_ set
   void send(Call call, Clock::time_point started);
 
