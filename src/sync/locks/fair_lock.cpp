@@ -235,7 +235,7 @@ class FairKind final : public detail::LockKind {
 }  // namespace
 
 FairLock::FairLock(std::shared_ptr<detail::ClientCore> core, std::string name)
-    : BasicLock(std::move(core), std::move(name), std::make_shared<const FairKind>()) {}
+    : BasicLock(std::move(core), std::move(name), detail::shared_kind<FairKind>()) {}
 
 namespace detail {
 KindPtr non_reentrant_fair_kind() { return std::make_shared<const FairKind>(false); }

@@ -138,7 +138,7 @@ class FencedKind final : public detail::HashLockKind {
 }  // namespace
 
 FencedLock::FencedLock(std::shared_ptr<detail::ClientCore> core, std::string name)
-    : BasicLock(std::move(core), std::move(name), std::make_shared<const FencedKind>()) {}
+    : BasicLock(std::move(core), std::move(name), detail::shared_kind<FencedKind>()) {}
 
 void FencedLock::start_token_acquire(std::int64_t owner, Duration lease, Duration wait,
                                      TokenDone done,

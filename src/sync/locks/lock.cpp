@@ -69,6 +69,6 @@ class PlainKind final : public detail::HashLockKind {
 }  // namespace
 
 Lock::Lock(std::shared_ptr<detail::ClientCore> core, std::string name)
-    : BasicLock(std::move(core), std::move(name), std::make_shared<const PlainKind>()) {}
+    : BasicLock(std::move(core), std::move(name), detail::shared_kind<PlainKind>()) {}
 
 }  // namespace redisync

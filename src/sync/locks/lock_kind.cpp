@@ -156,8 +156,9 @@ sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& c
   if (!parse) parse = parse_nil_or_ttl;
   // Shared, not copied into every attempt's completion: it is only read for an error.
   auto described = std::make_shared<const std::string>("acquiring " + what);
-  return [core, script = &script, keys = std::move(keys), args = std::move(args),
-          described = std::move(described), parse, undo](sync::AcquireLoop::AttemptDone cb) {
+  auto attempt = [core, script = &script, keys = std::move(keys), args = std::move(args),
+                  described = std::move(described), parse,
+                  undo](sync::AcquireLoop::AttemptDone cb) {
     // The send time of this attempt: a hold it takes counts its local lease deadline from
     // it, whichever path (loop, one attempt, spin loop) reports it (docs/safety.md).
     const auto sent = sync::Clock::now();
@@ -199,6 +200,10 @@ sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& c
                             });
     }
   };
+  // One copy per acquisition: the loop's attempt and its recheck hold the same one (a waiter
+  // kept two copies of the keys, arguments, parser and undo step: issue 34).
+  return [shared = std::make_shared<const decltype(attempt)>(std::move(attempt))](
+             sync::AcquireLoop::AttemptDone cb) { (*shared)(std::move(cb)); };
 }
 
 UndoFn release_undo(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,

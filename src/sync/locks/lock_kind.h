@@ -117,6 +117,14 @@ class HashLockKind : public LockKind {
 
 using KindPtr = std::shared_ptr<const LockKind>;
 
+/// The one instance of a kind without state of its own, shared by every lock handle of that
+/// kind (a handle per lock, 100,000 locks: one allocation each saved).
+template <class Kind>
+KindPtr shared_kind() {
+  static const KindPtr kind = std::make_shared<const Kind>();
+  return kind;
+}
+
 // --- The flows every kind shares ---
 
 /// Acquires on the I/O thread: picks the lease (watchdog when lease <= 0), runs the kind's

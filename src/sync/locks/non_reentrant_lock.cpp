@@ -117,7 +117,7 @@ class NonReentrantKind final : public detail::HashLockKind {
 }  // namespace
 
 NonReentrantLock::NonReentrantLock(std::shared_ptr<detail::ClientCore> core, std::string name)
-    : BasicLock(std::move(core), std::move(name), std::make_shared<const NonReentrantKind>()) {}
+    : BasicLock(std::move(core), std::move(name), detail::shared_kind<NonReentrantKind>()) {}
 
 NonReentrantFairLock::NonReentrantFairLock(std::shared_ptr<detail::ClientCore> core,
                                            std::string name)

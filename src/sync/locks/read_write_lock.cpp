@@ -243,10 +243,10 @@ class WriteKind final : public RwKind {
 }  // namespace
 
 ReadLock::ReadLock(std::shared_ptr<detail::ClientCore> core, std::string name)
-    : BasicLock(std::move(core), std::move(name), std::make_shared<const ReadKind>()) {}
+    : BasicLock(std::move(core), std::move(name), detail::shared_kind<ReadKind>()) {}
 
 WriteLock::WriteLock(std::shared_ptr<detail::ClientCore> core, std::string name)
-    : BasicLock(std::move(core), std::move(name), std::make_shared<const WriteKind>()) {}
+    : BasicLock(std::move(core), std::move(name), detail::shared_kind<WriteKind>()) {}
 
 ReadWriteLock::ReadWriteLock(std::shared_ptr<detail::ClientCore> core, std::string name)
     : read_(core, name), write_(core, name) {}
