@@ -18,6 +18,8 @@ extern const Script lock_acquire;
 extern const Script lock_release;
 extern const Script lock_force_release;
 extern const Script lock_renew;
+// Cluster: one call renews hashes of any slots of one node (docs/wire-format.md §3.2).
+extern const Script lock_renew_node;
 extern const Script lock_guard_drop;
 // Shared sub-steps of the lock releases: the release record read first, every outcome recorded
 // (docs/wire-format.md §1.8), and the reentrant hash's one-hold release.

@@ -128,25 +128,75 @@ void Watchdog::renew_due() {
   const auto now = Clock::now();
   auto [hash_regs, read_regs] = table_.take_due(now, now + coalescing());
   ++rounds_;
-  // One server: batches mix any keys. Cluster: each batch stays within one slot (docs/wire-format.md §3.2).
-  const bool per_slot = executor_.cluster() != nullptr;
-  auto groups = [per_slot](std::vector<RenewalTable::Ticket> regs) {
-    if (per_slot) return group_by_slot(std::move(regs));
-    std::vector<std::vector<RenewalTable::Ticket>> one;
-    if (!regs.empty()) one.push_back(std::move(regs));
-    return one;
-  };
-  for (auto& group : groups(std::move(hash_regs))) {
-    for (auto& batch : plan_batches(std::move(group), batch_size_)) {
-      send(hash_call(std::move(batch)), now);
-    }
+  // One server: batches mix any keys. Cluster: a batch's hashes share a node (Redis 7) or a
+  // slot (docs/wire-format.md §3.2).
+  auto* router = executor_.cluster();
+  if (router && node_batches_) {
+    send_by_node(*router, std::move(hash_regs), now);
+  } else {
+    send_by_slot(std::move(hash_regs), now);
   }
-  for (auto& group : groups(std::move(read_regs))) {
+  auto read_groups = router ? group_by_slot(std::move(read_regs))
+                            : std::vector<std::vector<RenewalTable::Ticket>>{std::move(read_regs)};
+  for (auto& group : read_groups) {
     for (auto& batch : plan_read_batches(std::move(group), batch_size_)) {
       send(read_call(std::move(batch)), now);
     }
   }
   schedule();
+}
+
+void Watchdog::send_by_slot(std::vector<RenewalTable::Ticket> regs, Clock::time_point started) {
+  auto groups = executor_.cluster() ? group_by_slot(std::move(regs))
+                                    : std::vector<std::vector<RenewalTable::Ticket>>{std::move(regs)};
+  for (auto& group : groups) {
+    for (auto& batch : plan_batches(std::move(group), batch_size_)) {
+      send(hash_call(std::move(batch)), started);
+    }
+  }
+}
+
+void Watchdog::send_by_node(net::ClusterRouter& router, std::vector<RenewalTable::Ticket> regs,
+                            Clock::time_point started) {
+  // 100,000 holds spread over 16,384 slots share a slot with hardly any other: batches of one
+  // slot were calls of one or two hashes, a call per hold per renewal period.
+  std::map<const net::ClusterNode*, std::vector<RenewalTable::Ticket>> by_node;
+  std::vector<RenewalTable::Ticket> unrouted;  // no slot map yet
+  for (auto& t : regs) {
+    const auto node = router.node_for_slot(net::key_slot(t.reg().key));
+    (node ? by_node[node.get()] : unrouted).push_back(std::move(t));
+  }
+  for (auto& [node, group] : by_node) {
+    for (auto& batch : plan_batches(std::move(group), batch_size_)) {
+      send_node_call(std::move(batch), started);
+    }
+  }
+  if (!unrouted.empty()) send_by_slot(std::move(unrouted), started);
+}
+
+void Watchdog::send_node_call(std::vector<RenewalTable::Ticket> batch, Clock::time_point started) {
+  // KEYS[1] routes the call; every hash and field goes in ARGV (lock_renew_node.lua).
+  std::vector<std::string> keys{batch.front().reg().key};
+  std::vector<std::string> args;
+  args.reserve(2 * batch.size() + 1);
+  args.push_back(std::to_string(lease_.count()));
+  for (const auto& t : batch) {
+    args.push_back(t.reg().key);
+    args.push_back(t.reg().field);
+  }
+  ++calls_sent_;
+  executor_.eval(
+      lua::lock_renew_node, std::move(keys), std::move(args),
+      [this, regs = std::move(batch), started](std::exception_ptr error, net::Reply reply) mutable {
+        if (!error && reply.is_error() && !stopped_) {
+          // A hash whose slot moved to another node, or a server without script flags
+          // (before Redis 7): this batch goes slot by slot; the latter turns node batches off.
+          if (reply.str.find("non local key") == std::string::npos) node_batches_ = false;
+          return send_by_slot(std::move(regs), started);
+        }
+        answer(regs, started, error, reply);
+      },
+      net::Retry::never);
 }
 
 // §3.2: KEYS[i] hash i, ARGV[1] lease, ARGV[1 + i] owner field of hash i.
@@ -192,32 +242,36 @@ void Watchdog::count_renewals(bool ok, const net::Reply& reply) {
 
 void Watchdog::send(Call call, Clock::time_point started) {
   ++calls_sent_;
-  auto regs = std::move(call.regs);
   executor_.eval(
       *call.script, std::move(call.keys), std::move(call.args),
-      [this, regs = std::move(regs), started](std::exception_ptr error, net::Reply reply) {
-        const bool ok = !error && reply.is_array() && reply.elements.size() == regs.size();
-        if (metrics_) count_renewals(ok, reply);
-        std::string why;
-        if (!ok) {
-          if (error) {
-            try {
-              std::rethrow_exception(error);
-            } catch (const std::exception& e) {
-              why = e.what();
-            }
-          } else if (reply.is_error()) {
-            why = reply.str;
-          }
-        }
-        const auto now = Clock::now();
-        for (std::size_t i = 0; i < regs.size(); ++i) {
-          auto lost = ok ? table_.renewal_answered(regs[i], started, reply.elements[i].integer == 1)
-                         : table_.renewal_failed(regs[i], now, why);
-          if (lost) report(*lost);
-        }
+      [this, regs = std::move(call.regs), started](std::exception_ptr error, net::Reply reply) {
+        answer(regs, started, error, reply);
       },
       net::Retry::never);
+}
+
+void Watchdog::answer(const std::vector<RenewalTable::Ticket>& regs, Clock::time_point started,
+                      const std::exception_ptr& error, const net::Reply& reply) {
+  const bool ok = !error && reply.is_array() && reply.elements.size() == regs.size();
+  if (metrics_) count_renewals(ok, reply);
+  std::string why;
+  if (!ok) {
+    if (error) {
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+    } else if (reply.is_error()) {
+      why = reply.str;
+    }
+  }
+  const auto now = Clock::now();
+  for (std::size_t i = 0; i < regs.size(); ++i) {
+    auto lost = ok ? table_.renewal_answered(regs[i], started, reply.elements[i].integer == 1)
+                   : table_.renewal_failed(regs[i], now, why);
+    if (lost) report(*lost);
+  }
 }
 
 }  // namespace redisync::sync

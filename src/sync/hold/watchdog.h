@@ -156,6 +156,15 @@ class Watchdog {
   Call read_call(std::vector<RenewalTable::Ticket> batch) const;
   void count_renewals(bool ok, const net::Reply& reply);  // metrics_ set
   void send(Call call, Clock::time_point started);
+  /// Hash renewals in calls of one slot each (one server: any keys together).
+  void send_by_slot(std::vector<RenewalTable::Ticket> regs, Clock::time_point started);
+  /// Cluster, Redis 7: hash renewals in calls of one node each, any slots.
+  void send_by_node(net::ClusterRouter& router, std::vector<RenewalTable::Ticket> regs,
+                    Clock::time_point started);
+  void send_node_call(std::vector<RenewalTable::Ticket> batch, Clock::time_point started);
+  /// Answers each ticket of a call from its reply (or its failure).
+  void answer(const std::vector<RenewalTable::Ticket>& regs, Clock::time_point started,
+              const std::exception_ptr& error, const net::Reply& reply);
 
   net::Executor& executor_;
   Duration lease_;
@@ -172,6 +181,9 @@ class Watchdog {
   Clock::time_point scheduled_for_{};     // when the armed renewal timer fires
   std::uint64_t schedule_generation_ = 0;  // invalidates callbacks of re-armed waits
   bool stopped_ = false;
+  /// Cluster: hash renewals batched per node (lock_renew_node.lua) until a server refuses the
+  /// script's flag (before Redis 7); then per slot.
+  bool node_batches_ = true;
   std::uint64_t calls_sent_ = 0;
   std::uint64_t rounds_ = 0;
 };

@@ -1,0 +1,20 @@
+#!lua flags=allow-cross-slot-keys
+-- SPDX-License-Identifier: Apache-2.0
+-- Batched watchdog renewal of hashes of any slots served by one cluster node
+-- (docs/wire-format.md §3.2). KEYS[1]: the first hash (it routes the call to its node);
+-- ARGV[1] lease ms; ARGV[2i], ARGV[2i + 1] (i >= 1): hash i and its owner field. The hashes are
+-- passed as arguments because a call's declared keys must share one slot; the shebang flag lets
+-- the script touch keys of the node's other slots (Redis 7). A hash of another node fails the
+-- call ("non local key"), and the client renews that batch slot by slot instead.
+-- Returns a list: 1 where the owner still holds hash i (its expiry was reset), else 0.
+local result = {}
+for i = 2, #ARGV - 1, 2 do
+  local key, field = ARGV[i], ARGV[i + 1]
+  if redis.call('hexists', key, field) == 1 then
+    if redis.call('pttl', key) < tonumber(ARGV[1]) then redis.call('pexpire', key, ARGV[1]) end  -- never shortens (issue 22)
+    result[#result + 1] = 1
+  else
+    result[#result + 1] = 0
+  end
+end
+return result
