@@ -184,6 +184,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::steady_timer reconnect_timer_;
   asio::steady_timer timeout_timer_;
   Clock::time_point timeout_timer_at_{};
+  /// When the server last sent anything on this connection (or bytes were found waiting to
+  /// be read). A written request's timeout counts from this when it is later than the
+  /// request's send time: replies come in order, so a request behind a long pipeline that the
+  /// server is still answering is late, not lost.
+  Clock::time_point last_heard_{};
+  /// The moment a written request `p` times out (see last_heard_).
+  Clock::time_point written_deadline(const Pending& p) const;
   Duration backoff_{0};
 
   std::function<void(Reply)> push_handler_;

@@ -81,8 +81,13 @@ void Connection::start_read() {
                            });
 }
 
+Clock::time_point Connection::written_deadline(const Pending& p) const {
+  return last_heard_ > p.sent_at ? p.deadline + (last_heard_ - p.sent_at) : p.deadline;
+}
+
 void Connection::on_read(std::size_t n) {
   const auto gen = generation_;
+  last_heard_ = Clock::now();
   // Requests issued by reply handlers are batched into one write after the whole read is
   // dispatched; writing each at once would split a pipeline into many small writes (and the
   // server into as many reads).
@@ -139,7 +144,7 @@ void Connection::arm_timeout_timer() {
   // One timer per connection, armed for the earliest deadline it knows of. When it fires it
   // scans the queues once; with steady traffic that is about once per timeout period.
   Clock::time_point earliest = Clock::time_point::max();
-  if (!inflight_.empty()) earliest = inflight_.front().deadline;
+  if (!inflight_.empty()) earliest = written_deadline(inflight_.front());
   if (!waiting_.empty()) earliest = std::min(earliest, waiting_.front().deadline);
   if (earliest == Clock::time_point::max()) return;
   if (timeout_timer_at_ != Clock::time_point{} && timeout_timer_at_ <= earliest) return;
@@ -160,12 +165,16 @@ void Connection::wait_timeout_timer(Clock::time_point at) {
 void Connection::on_timeout_timer() {
   if (state_ == State::closed) return;
   const auto now = Clock::now();
+  // Replies waiting to be read (this thread was busy, e.g. starting a burst of 100,000 calls)
+  // are the server answering: no written request times out while they wait.
+  if (stream_ && stream_->unread_bytes() > 0) last_heard_ = now;
   Clock::time_point next = Clock::time_point::max();
   bool give_up = false;  // a written request that its caller resends timed out
   auto expire = [&](std::deque<Pending>& queue, bool written) {
     for (auto& p : queue) {
       if (p.done) continue;
-      if (p.deadline <= now) {
+      const auto deadline = written ? written_deadline(p) : p.deadline;
+      if (deadline <= now) {
         p.done = true;
         give_up = give_up || (written && p.give_up_on_timeout);
         if (p.handler) {
@@ -177,7 +186,7 @@ void Connection::on_timeout_timer() {
                     {});
         }
       } else {
-        next = std::min(next, p.deadline);
+        next = std::min(next, deadline);
       }
     }
   };
@@ -199,7 +208,8 @@ void Connection::on_timeout_timer() {
   // Still no answer to a request long past its deadline: treat the server as gone, so the
   // connection is rebuilt instead of queueing behind a dead peer forever.
   if (state_ == State::ready && !inflight_.empty() &&
-      now - inflight_.front().sent_at > 2 * options_.timeout + options_.connect_timeout) {
+      now - std::max(inflight_.front().sent_at, last_heard_) >
+          2 * options_.timeout + options_.connect_timeout) {
     return lost(connection_error("server stopped answering", true), true);  // RST, as above
   }
   if (next != Clock::time_point::max()) wait_timeout_timer(next);

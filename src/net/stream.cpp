@@ -56,6 +56,10 @@ class StreamOver : public Connection::Stream {
   void async_write(asio::const_buffer b, IoHandler h) override {
     asio::async_write(stream_, b, std::move(h));
   }
+  std::size_t unread_bytes() override {
+    std::error_code ignored;  // (a closed socket: 0)
+    return stream_.lowest_layer().available(ignored);
+  }
 
  protected:
   AsioStream stream_;

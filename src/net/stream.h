@@ -30,6 +30,8 @@ class Connection::Stream {
   /// Closes with a TCP RST (SO_LINGER 0) where there is one: the kernel drops what it has not
   /// delivered yet instead of sending it on after the close (unix sockets: close()).
   virtual void abort() { close(); }
+  /// Bytes the peer sent that this side has not read yet (0 when unknown or closed).
+  virtual std::size_t unread_bytes() = 0;
 };
 
 /// A new, unconnected stream of the kind `options` asks for: a unix socket when

@@ -7,7 +7,9 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
@@ -323,4 +325,49 @@ TEST(ClientTest, AHeldLockIsRenewedWhileTheClientStartsAHundredThousandCalls) {
   EXPECT_EQ(redisync::Client(server.url()).execute({"EXISTS", "burst:held"}).integer, 1);
   lock.unlock();
   EXPECT_EQ(lost.load(), 0);
+}
+
+// A written request times out when the server stops answering, not when it answers a long
+// pipeline ahead of it (issue 34: 100,000 waiters on one Client failed with "no reply within
+// 3012 ms" while the server worked through their attempts). 100 calls of a script that keeps
+// the server busy several ms each (a counted loop: TIME stands still inside a script), all
+// sent at once with a 250 ms timeout: the last answer comes long after 250 ms, yet replies
+// keep arriving. None may time out. Each call carries a 20 KB argument: the server reads 16 KB
+// per turn of its loop and sends the replies of a turn at its end, so small calls would all
+// run in one turn and be answered together after it.
+TEST(ClientTest, ARequestBehindAPipelineTheServerIsAnsweringDoesNotTimeOut) {
+  RedisServer server;
+  auto cfg = redisync::Config::from_url(server.url());
+  cfg.timeout = 250ms;
+  redisync::Client client(cfg);
+  client.execute({"PING"});
+  const std::string busy = "local x = 0 for i = 1, 1000000 do x = x + i end return 1";
+  const std::string padding(20000, 'p');
+  constexpr int kCalls = 100;
+  std::mutex m;
+  std::condition_variable cv;
+  int answered = 0;
+  std::vector<std::string> errors;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kCalls; ++i) {
+    client.async_execute({"EVAL", busy, "0", padding}, [&](std::exception_ptr error,
+                                                          redisync::Reply) {
+      std::lock_guard g(m);
+      ++answered;
+      if (error) {
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          errors.push_back(e.what());
+        }
+      }
+      cv.notify_all();
+    });
+  }
+  std::unique_lock g(m);
+  ASSERT_TRUE(cv.wait_for(g, 120s, [&] { return answered == kCalls; })) << answered;
+  const auto took = std::chrono::steady_clock::now() - start;
+  // The premise: the pipeline took longer than one timeout (else the test proves nothing).
+  ASSERT_GT(took, cfg.timeout) << "the server answered every call within one timeout";
+  EXPECT_TRUE(errors.empty()) << errors.size() << " timed out, the first: " << errors.front();
 }
