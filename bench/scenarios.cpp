@@ -259,7 +259,18 @@ int waiters(const std::string& url, int count, int lock_count) {
     const auto owner = redisync::Client::new_owner_id();
     lock.async_try_lock(owner, 60s, 10s, [&, lock, owner, l](std::exception_ptr e, bool ok) mutable {
       if (e || !ok) {
-        ++failures;
+        if (++failures <= 3) {  // what went wrong, for the first few
+          std::string why = "not acquired within the wait";
+          if (e) {
+            try {
+              std::rethrow_exception(e);
+            } catch (const std::exception& x) {
+              why = x.what();
+            }
+          }
+          std::lock_guard g(m);
+          std::cerr << "waiters: waiter on lock " << l << " failed: " << why << "\n";
+        }
       } else {
         {
           std::lock_guard g(m);
