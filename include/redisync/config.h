@@ -103,7 +103,10 @@ struct REDISYNC_API Config {
 
   // --- timing (Redisson names in comments) ---
   Duration connect_timeout{10000};            ///< connectTimeout: TCP+TLS+AUTH handshake
-  Duration timeout{3000};                     ///< timeout: wait for one command's reply
+  /// timeout: wait for one command's reply. The wait counts from when the request was written
+  /// or, if later, from when the server last sent anything on its connection: a request
+  /// behind a long pipeline the server is still answering is not timed out.
+  Duration timeout{3000};
   int retry_attempts = 3;                     ///< retryAttempts: resends after a connection
                                               ///< error, 0..max_retry_attempts (100)
   Duration retry_interval{1500};              ///< retryInterval: pause between those resends
