@@ -134,10 +134,14 @@ int main(int argc, char** argv) try {
   const std::string events = option(argc, argv, "--events", "");
 
   const auto cfg = redisync::Config::from_url(url);
+  // Every connect, write and read gives up after 5 s: a stalled server ends the run with an
+  // error instead of hanging it (the loop itself is bounded by --pairs and --seconds).
+  const timeval limit{5, 0};
   std::unique_ptr<redisContext, void (*)(redisContext*)> ctx(
-      redisConnect(cfg.host.c_str(), cfg.port), redisFree);
+      redisConnectWithTimeout(cfg.host.c_str(), cfg.port, limit), redisFree);
   if (!ctx || ctx->err) throw std::runtime_error("connect: " + std::string(ctx ? ctx->errstr : "?"));
   redisContext* c = ctx.get();
+  if (redisSetTimeout(c, limit) != REDIS_OK) throw std::runtime_error("cannot set the timeout");
   check_scripts_match_library(url, c, key, lease_ms);
 
   bench::FloorRequests req(key, lease_ms);
