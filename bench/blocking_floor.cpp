@@ -155,8 +155,8 @@ int main(int argc, char** argv) try {
     auto acquired = call(c, req.acquire());
     p.t1 = now_ns();
     if (acquired->type != REDIS_REPLY_NIL) throw std::runtime_error("acquire: lock held");
-    const std::string record = req.next_record();
     p.t2 = now_ns();
+    const std::string record = req.next_record();  // unlock() draws it too
     // The library's sweeper: a DEL of the records at 128 or 5 ms after the first, which its
     // I/O thread writes with whatever is queued (here: the release).
     const bool sweep = pending.size() >= 128 ||
