@@ -203,10 +203,28 @@ class Schedule {
       if (failure.empty()) failure = check();
       if (!failure.empty()) {
         return "seed " + std::to_string(seed_) + " (" + kind_.name + "): " + failure +
-               "\nsteps:\n" + log_;
+               "\nsteps:\n" + log_ + server_story();
       }
     }
     return "";
+  }
+
+  /// What the server ran on the lock, in order (its slow log records every command: the test
+  /// sets the threshold to 0), and the lock now: for the report of a failure.
+  std::string server_story() {
+    std::string out = "server, oldest first (A's connections come through the proxy):\n";
+    const auto log = server_.command({"SLOWLOG", "GET", "1000"});
+    for (auto it = log.elements.rbegin(); it != log.elements.rend(); ++it) {
+      const auto& e = *it;
+      if (e.elements.size() < 4) continue;
+      const std::string args = e.elements[3].debug_string();
+      if (args.find(name_) == std::string::npos) continue;
+      out += "  " + (e.elements.size() > 4 ? e.elements[4].debug_string() : std::string()) +
+             " " + args + "\n";
+    }
+    out += "now: " + server_.command({"HGETALL", name_}).debug_string() + " PTTL " +
+           std::to_string(server_.command({"PTTL", name_}).as_integer()) + "\n";
+    return out;
   }
 
   View view() {
@@ -491,6 +509,9 @@ TEST_P(LeaseProperty, LocalDeadlineNeverPastServerExpiryAndNoTwoHolders) {
   const auto until =
       std::chrono::steady_clock::now() + std::chrono::seconds(env_long("REDISYNC_PROPERTY_SECONDS", 3600));
   RedisServer server;
+  // Every command into the slow log: a failure's report shows what the server ran.
+  server.command({"CONFIG", "SET", "slowlog-log-slower-than", "0"});
+  server.command({"CONFIG", "SET", "slowlog-max-len", "1000"});
   FaultProxy proxy(server.port());
   std::vector<std::string> failures;
   long ran = 0;
@@ -498,6 +519,7 @@ TEST_P(LeaseProperty, LocalDeadlineNeverPastServerExpiryAndNoTwoHolders) {
   for (long i = 0; i < count && std::chrono::steady_clock::now() < until; ++i) {
     const auto seed = static_cast<std::uint64_t>(first + i);
     std::string failure;
+    server.command({"SLOWLOG", "RESET"});
     {
       Schedule schedule(*kind, mode, server, proxy, seed);
       Rng length(seed ^ 0x5eedull);
