@@ -76,6 +76,13 @@ const Kind kKinds[] = {
      false},
     {"fair", [](Client& c, const std::string& n) -> BasicLock { return c.fair_lock(n); },
      [](Client& c, const std::string& n) -> BasicLock { return c.fair_lock(n); }, true},
+    {"non_reentrant_fair",
+     [](Client& c, const std::string& n) -> BasicLock { return c.non_reentrant_fair_lock(n); },
+     [](Client& c, const std::string& n) -> BasicLock { return c.non_reentrant_fair_lock(n); },
+     false},
+    // No pub/sub and no grants (both modes run it the same way): waiters poll.
+    {"spin", [](Client& c, const std::string& n) -> BasicLock { return c.spin_lock(n); },
+     [](Client& c, const std::string& n) -> BasicLock { return c.spin_lock(n); }, true},
     {"write",
      [](Client& c, const std::string& n) -> BasicLock { return c.read_write_lock(n).write_lock(); },
      [](Client& c, const std::string& n) -> BasicLock { return c.read_write_lock(n).write_lock(); },
@@ -277,7 +284,8 @@ class Schedule {
     });
   }
 
-  std::string await(std::shared_ptr<Pending>& p, int& holds, const char* who) {
+  /// Waits for a background acquire to complete (poll() then counts its hold).
+  std::string await(const std::shared_ptr<Pending>& p, const char* who) {
     if (!redisync::test::wait_until(
             [&] {
               std::lock_guard g(p->mutex);
@@ -287,7 +295,6 @@ class Schedule {
       return std::string(who) + "'s background acquire did not complete within 15 s";
     }
     poll();
-    (void)holds;
     return "";
   }
 
@@ -331,7 +338,7 @@ class Schedule {
         a_pending_ = start_async(*a_lock_, actor_.owner(), s.wait_ms, s.lease_ms);
         return "";
       case Op::a_await:
-        return await(a_pending_, a_holds_, "A");
+        return await(a_pending_, "A");
       case Op::a_release:
         return on_a([this] {
           auto r = a_lock_->release();
@@ -352,7 +359,7 @@ class Schedule {
         b_pending_ = start_async(*b_lock_, b_owner_, s.wait_ms, s.lease_ms);
         return "";
       case Op::b_await:
-        return await(b_pending_, b_holds_, "B");
+        return await(b_pending_, "B");
       case Op::b_release: {
         auto done = std::make_shared<std::promise<std::string>>();
         auto f = done->get_future();
