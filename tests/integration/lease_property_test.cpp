@@ -250,12 +250,18 @@ class Schedule {
   void poll() {
     const auto take = [this](std::shared_ptr<Pending>& p, int& holds, const char* who) {
       if (!p) return;
-      std::lock_guard g(p->mutex);
-      if (!p->done) return;
-      if (p->got) ++holds;
+      bool got = false;
+      std::string error;
+      {
+        std::lock_guard g(p->mutex);
+        if (!p->done) return;
+        got = p->got;
+        error = p->error;
+      }
+      p.reset();  // after the guard: it may hold the last reference to the mutex
+      if (got) ++holds;
       log_ += std::string(" [then ") + who + " background acquire: " +
-              (p->got ? "acquired" : p->error.empty() ? "not acquired" : p->error) + "]";
-      p.reset();
+              (got ? "acquired" : error.empty() ? "not acquired" : error) + "]";
     };
     take(a_pending_, a_holds_, "A");
     take(b_pending_, b_holds_, "B");
