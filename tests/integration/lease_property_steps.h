@@ -46,6 +46,9 @@ enum class Op {
   b_wait,            // B: async_try_lock in the background (granted by A's release)
   b_await,           // B: waits for its background acquire to complete
   b_release,         // B: releases its hold
+  b_release_race,    // B releases while A waits, just after the reply of A's next attempt is
+                     // lost (v bit 0: the connection stalls, else resets; bit 1: A's grant
+                     // message is held up 3 s): A's recheck, not the message, finds a grant
   drop_reply,        // proxy: the reply of A's next script call on the lock is lost; reset
   drop_reply_stall,  // proxy: the same, and the connection stalls until the next reset
   withhold,          // proxy: A's next script call on the lock is held back (not sent)
@@ -81,7 +84,8 @@ Step next_step(Rng& rng, const View& view);
 inline std::string Step::text() const {
   static const char* const names[] = {
       "a_lock",    "a_try",      "a_async",          "a_wait",   "a_await",
-      "a_release", "b_wait",     "b_await",          "b_release", "drop_reply",
+      "a_release", "b_wait",     "b_await",          "b_release", "b_release_race",
+      "drop_reply",
       "drop_reply_stall", "withhold", "deliver_withheld", "delay",   "subscriber_delay",
       "blackhole", "reset",      "sleep"};
   std::string s = names[static_cast<int>(op)];
@@ -115,6 +119,9 @@ inline Step next_step(Rng& rng, const View& v) {
   }
   if (v.b_pending) allow({Op::b_await, 0, 0, 0}, 1);
   if (v.b_holds > 0) allow({Op::b_release, 0, 0, 0}, v.a_pending ? 8 : 3);
+  if (v.b_holds > 0 && v.a_pending) {
+    allow({Op::b_release_race, rng.below(4), rng.one_of({0, 60, 200}), 0}, 6);
+  }
   allow({Op::drop_reply, 0, 0, 0}, 2);
   allow({Op::drop_reply_stall, 0, 0, 0}, 1);
   if (!v.withheld) allow({Op::withhold, 0, 0, 0}, 1);

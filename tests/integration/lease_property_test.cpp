@@ -366,6 +366,19 @@ class Schedule {
         return "";
       case Op::b_await:
         return await(b_pending_, "B");
+      case Op::b_release_race: {
+        proxy_.set_subscriber_delay((s.variant & 2) != 0 ? Duration(3000) : Duration(0));
+        const auto before = proxy_.stats().dropped_replies;
+        proxy_.drop_reply(RequestMatch{"EVALSHA", "", name_}, 1,
+                          (s.variant & 1) != 0 ? AfterDrop::stall : AfterDrop::reset);
+        // A's next attempt comes within a third of the grant lease (its registration's
+        // refresh) or when B's lease runs out; bounded.
+        const bool lost = redisync::test::wait_until(
+            [&] { return proxy_.stats().dropped_replies > before; }, 2s, 2ms);
+        outcome(lost ? "A's attempt lost" : "no attempt of A within 2 s");
+        std::this_thread::sleep_for(wait);
+        [[fallthrough]];
+      }
       case Op::b_release: {
         auto done = std::make_shared<std::promise<std::string>>();
         auto f = done->get_future();
