@@ -13,7 +13,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
 #include <string>
+#include <thread>
 
 #include "grant_util.h"
 #include "redisync/redisync.h"
@@ -63,6 +65,38 @@ void found_hold_keeps_its_own_lease(redisync::Handoff mode) {
   EXPECT_EQ(lease_bound_violation(client, server, name), "");
   EXPECT_TRUE(wait_until([&] { return lock.lost_by_current_thread(); }, 2s))
       << "not told by the time the server's hold had ended";
+}
+
+// The spin lock's settle step (its own loop): its attempt never reaches the server (held
+// back, the request times out) and the settle finds the owner's hold a late copy of an earlier
+// request took (lease_property_test seed 1236 of spin).
+TEST(RecheckFoundHold, SpinLockSettleLocalDeadlineFollowsTheHoldFound) {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  auto cfg = redisync::Config::from_url(proxy.url());
+  cfg.timeout = 300ms;
+  cfg.retry_attempts = 6;
+  cfg.retry_interval = 50ms;
+  cfg.log = [](std::string_view) {};
+  redisync::Client client(cfg);
+  client.on_lock_lost([](const redisync::LockLostEvent&) {});
+  const auto name = unique_name("recheck-found-spin:");
+  auto lock = client.spin_lock(name);
+  lock.lock();
+  lock.unlock();
+  server.command({"HSET", name, field_of(client), "1"});
+  server.command({"PEXPIRE", name, "800"});
+  proxy.withhold_request(RequestMatch{"EVALSHA", "", name}, 1);
+  // The held-back connection stalls: reset once the attempt timed out, so the settle step's
+  // check gets through on a new one.
+  auto reset = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(450ms);
+    proxy.reset_connections();
+  });
+  ASSERT_TRUE(lock.try_lock_for(2000ms, 20s));  // a wait: the spin loop, with its settle step
+  reset.wait();
+  ASSERT_EQ(proxy.stats().withheld, 1);
+  EXPECT_EQ(lease_bound_violation(client, server, name), "");
 }
 
 TEST(RecheckFoundHold, GrantModeLocalDeadlineFollowsTheHoldFound) {
