@@ -178,6 +178,7 @@ class Schedule {
     a_lock_ = std::make_unique<BasicLock>(kind.make_a(*a_client_, name_));
     b_lock_ = std::make_unique<BasicLock>(kind.make_b(*b_client_, name_));
     b_owner_ = Client::new_owner_id();
+    delivered_ = proxy.withheld().size();  // the proxy keeps earlier schedules' copies too
   }
 
   ~Schedule() {
