@@ -323,6 +323,12 @@ std::optional<GrantTaken> deciding_grant() { return deciding_by_grant; }
 
 std::optional<GrantFound> deciding_found() { return deciding_found_hold; }
 
+DecidingFound::DecidingFound(std::optional<GrantFound> found) : earlier_(deciding_found_hold) {
+  deciding_found_hold = found;
+}
+
+DecidingFound::~DecidingFound() { deciding_found_hold = earlier_; }
+
 std::optional<Clock::time_point> deciding_attempt_sent() { return deciding_sent; }
 
 DecidingAttempt::DecidingAttempt(Clock::time_point sent) : earlier_(deciding_sent) {

@@ -82,6 +82,19 @@ std::optional<GrantTaken> deciding_grant();
 /// local deadline must not lie past it. nullopt otherwise.
 std::optional<GrantFound> deciding_found();
 
+/// Makes deciding_found() answer `found` while it lives (restoring the earlier answer after):
+/// for a loop other than AcquireLoop whose settle step found the hold (the spin lock's).
+class DecidingFound {
+ public:
+  explicit DecidingFound(std::optional<GrantFound> found);
+  ~DecidingFound();
+  DecidingFound(const DecidingFound&) = delete;
+  DecidingFound& operator=(const DecidingFound&) = delete;
+
+ private:
+  std::optional<GrantFound> earlier_;
+};
+
 /// One acquisition in progress. Lives on the I/O thread; owns itself until done.
 class AcquireLoop : public net::Waiter,
                     public sync::GrantWaiter,
