@@ -35,6 +35,11 @@ struct AttemptResult {
   long long ttl_ms = -1;
   /// When acquired by finding a grant not taken yet (a recheck or settle step).
   std::optional<GrantFound> grant = std::nullopt;
+  /// When a recheck or settle step found the hold (grant or not): the lock's remaining lease
+  /// it read and when that read was sent. The hold found may be an earlier acquisition's of
+  /// the same owner (one whose outcome was lost, e.g. a non-reentrant lock's refused attempt
+  /// then finds it): its lease on the server is what was read, not this acquisition's.
+  std::optional<GrantFound> found = std::nullopt;
 };
 
 /// How an attempt failed, as far as the wait's decisions care.

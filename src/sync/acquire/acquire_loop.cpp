@@ -13,6 +13,7 @@ namespace redisync::sync {
 
 namespace {
 thread_local std::optional<Clock::time_point> deciding_sent;  // see deciding_attempt_sent()
+thread_local std::optional<GrantFound> deciding_found_hold;  // see deciding_found()
 thread_local std::optional<GrantTaken> deciding_by_grant;      // see deciding_grant()
 }  // namespace
 
@@ -256,6 +257,7 @@ void AcquireLoop::grant_news(GrantNews news, const GrantMessage& message) {
 }
 
 void AcquireLoop::note_found_grant(const AttemptResult& result) {
+  if (result.acquired && result.found) found_ = result.found;
   if (!result.acquired || !result.grant) return;
   // The hold is a grant not taken yet: it completes the acquisition as its message would have
   // (its lease what the step read, counted from the step's send; the extension follows).
@@ -308,12 +310,24 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   const auto earlier_grant = deciding_by_grant;
   deciding_by_grant = std::nullopt;
   if (acquired && by_grant_) deciding_by_grant = GrantTaken{by_grant_->lease, by_grant_->id};
+  const auto earlier_found = deciding_found_hold;
+  deciding_found_hold = std::nullopt;
+  if (acquired && !by_grant_ && found_) deciding_found_hold = found_;
   REDISYNC_TRACE_POINT("finish");
   done(error, acquired);
   deciding_by_grant = earlier_grant;
+  deciding_found_hold = earlier_found;
 }
 
 std::optional<GrantTaken> deciding_grant() { return deciding_by_grant; }
+
+std::optional<GrantFound> deciding_found() { return deciding_found_hold; }
+
+DecidingFound::DecidingFound(std::optional<GrantFound> found) : earlier_(deciding_found_hold) {
+  deciding_found_hold = found;
+}
+
+DecidingFound::~DecidingFound() { deciding_found_hold = earlier_; }
 
 std::optional<Clock::time_point> deciding_attempt_sent() { return deciding_sent; }
 

@@ -76,6 +76,24 @@ struct GrantTaken {
 /// that found it (AttemptResult::grant); the hold then starts on the grant lease until
 /// extended. nullopt otherwise.
 std::optional<GrantTaken> deciding_grant();
+/// While an AcquireLoop's completion runs (I/O thread): when a recheck or settle step found
+/// the hold that completed it (not a grant), the lock's remaining lease it read and when that
+/// read was sent (AttemptResult::found): the hold may be an earlier acquisition's, and the
+/// local deadline must not lie past it. nullopt otherwise.
+std::optional<GrantFound> deciding_found();
+
+/// Makes deciding_found() answer `found` while it lives (restoring the earlier answer after):
+/// for a loop other than AcquireLoop whose settle step found the hold (the spin lock's).
+class DecidingFound {
+ public:
+  explicit DecidingFound(std::optional<GrantFound> found);
+  ~DecidingFound();
+  DecidingFound(const DecidingFound&) = delete;
+  DecidingFound& operator=(const DecidingFound&) = delete;
+
+ private:
+  std::optional<GrantFound> earlier_;
+};
 
 /// One acquisition in progress. Lives on the I/O thread; owns itself until done.
 class AcquireLoop : public net::Waiter,
@@ -149,6 +167,8 @@ class AcquireLoop : public net::Waiter,
   };
   // Completed by a grant: its message, or a recheck or settle step that found it.
   std::optional<Granted> by_grant_;
+  // Completed by a hold a recheck or settle step found: what it read (AttemptResult::found).
+  std::optional<GrantFound> found_;
   std::exception_ptr last_error_;     // the last attempt's error, if it failed
   Clock::time_point attempt_sent_{};  // send time of the last attempt (not of a recheck)
   std::uint64_t round_ = 0;  // invalidates timer callbacks of earlier sleeps

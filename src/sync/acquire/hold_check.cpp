@@ -7,6 +7,7 @@ AttemptResult judge_hold(const HoldRead& read, long long local, const std::strin
                          Clock::time_point read_sent) {
   if (read.count != local + 1) return {false, -1};
   AttemptResult result{true, 0};
+  if (read.pttl_ms >= 0) result.found = GrantFound{Duration{read.pttl_ms}, read_sent};
   const std::string named = field + " ";
   if (read.pttl_ms >= 0 && read.mark.size() > named.size() &&
       read.mark.compare(0, named.size(), named) == 0) {

@@ -261,36 +261,35 @@ sync::AcquireLoop::AttemptFn hold_count_check(
                       "redisync: rechecking an acquire: " + reply.str, reply.str)),
                   {});
       }
-      sync::HoldRead read;
-      if (grant_mode) {
-        auto parsed = read_hold_grant_check(reply);
-        if (!parsed) {
-          return cb(std::make_exception_ptr(ServerError(
-                        "redisync: rechecking an acquire: unexpected reply " + reply.to_string(),
-                        reply.to_string())),
-                    {});
-        }
-        read = std::move(*parsed);
-      } else {
-        read.count = hold_count_of(reply);
+      auto parsed = read_hold_grant_check(reply);
+      if (!parsed) {
+        return cb(std::make_exception_ptr(ServerError(
+                      "redisync: rechecking an acquire: unexpected reply " + reply.to_string(),
+                      reply.to_string())),
+                  {});
       }
+      sync::HoldRead read = std::move(*parsed);
+      if (!grant_mode) read.mark.clear();  // no grant is ever made to a wake-mode owner
       const sync::AttemptResult result = sync::judge_hold(read, local, field, sent);
       if (result.acquired && on_acquired) {
-        // The kind's own step (FencedLock: its token) reports; a grant found stays noted.
-        return on_acquired([cb, grant = result.grant](std::exception_ptr e,
-                                                      sync::AttemptResult r) {
-          if (!e && r.acquired) r.grant = grant;
+        // The kind's own step (FencedLock: its token) reports; what the check found stays
+        // noted (a grant, the lease found).
+        return on_acquired([cb, grant = result.grant, found = result.found](
+                               std::exception_ptr e, sync::AttemptResult r) {
+          if (!e && r.acquired) {
+            r.grant = grant;
+            r.found = found;
+          }
           cb(e, r);
         });
       }
       cb(nullptr, result);
     };
-    if (grant_mode) {
-      core->executor().eval(lua::hold_grant_check, {name, sync::grant_mark_key(name)}, {ref.field},
-                            std::move(on_reply), net::Retry::never);
-    } else {
-      core->executor().execute({"HGET", name, ref.field}, std::move(on_reply), net::Retry::never);
-    }
+    // The count and the lock's expiry in one step, in both modes: the hold found may be an
+    // earlier acquisition's of this owner, and its lease on the server is what is read here
+    // (AttemptResult::found). Reads only.
+    core->executor().eval(lua::hold_grant_check, {name, sync::grant_mark_key(name)}, {ref.field},
+                          std::move(on_reply), net::Retry::never);
   };
 }
 
@@ -368,10 +367,17 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
               core->watchdog().watch(ref.renewal, ref.report, granted->lease, sent);
               hold.grant_id = core->next_grant_id();
               extend_grant(core, ref, name, effective, watchdog, hold.grant_id, sent, *granted);
-            } else if (watchdog) {
-              core->watchdog().add(ref.renewal, ref.report, sent);
             } else {
-              core->watchdog().watch(ref.renewal, ref.report, effective, sent);
+              if (watchdog) {
+                core->watchdog().add(ref.renewal, ref.report, sent);
+              } else {
+                core->watchdog().watch(ref.renewal, ref.report, effective, sent);
+              }
+              // A hold a recheck found may be an earlier acquisition's (its outcome lost):
+              // the server keeps it only as long as the recheck read, from the read's send.
+              if (const auto found = sync::deciding_found()) {
+                core->watchdog().cap(ref.renewal, found->lease, found->read_sent);
+              }
             }
             held = &hold;
           }

@@ -162,7 +162,12 @@ ReleaseOutcome settle_release(ClientCore& core, const HoldRef& ref, const net::R
   }
   if (it != holds.end() && !it->second.leases.empty()) it->second.leases.pop_back();
   bool last = reply.integer == 1;
-  if (kind == ReleaseReply::whole_lock) last = !believed || it->second.count <= 1;
+  // A read release answers whether the lock as a whole is still held: 1 says it was deleted,
+  // and with it every hold of the caller, whatever the local count (an earlier release whose
+  // answer was lost may have run: the count is then one too high).
+  if (kind == ReleaseReply::whole_lock) {
+    last = reply.integer == 1 || !believed || it->second.count <= 1;
+  }
   if (last) {
     drop();
     return ReleaseOutcome::released;

@@ -135,6 +135,9 @@ void SpinLoop::settle(std::exception_ptr error, int tries_left) {
       // Found acquired: the hold counts from the send of the attempt whose reply was lost.
       std::optional<DecidingAttempt> deciding;
       if (r.acquired) deciding.emplace(self->attempt_sent_);
+      // ...but the hold found may be an earlier acquisition's: no later than what was read.
+      std::optional<DecidingFound> found;
+      if (r.acquired) found.emplace(r.found);
       return self->finish(r.acquired ? nullptr : error, r.acquired);
     }
     if (tries_left <= 1) return self->finish(error, false);

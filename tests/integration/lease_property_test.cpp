@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: Apache-2.0
+// The lease promise of docs/safety.md as a randomized property (issue 36): at every moment,
+// for every hold a call reported as held, the Client's local deadline (lease_deadline(), when
+// its lost notice is due) is at or before the server's expiry of the lock (now + PTTL), and
+// two Clients never both believe they hold the lock. Each schedule is drawn from a seed
+// (lease_property_steps.h): A, behind a fault proxy, and B, a competitor, acquire (blocking,
+// try, async, in the background to be granted), release, and A's requests and replies are
+// lost, held back and delivered late, delayed, blackholed and reset, with short leases. After
+// every step (and through sleeps) both Clients are checked. Every lock kind, both handoff
+// modes.
+//
+// Size: REDISYNC_PROPERTY_SCHEDULES=N schedules per kind and mode (default 3, fewer under a
+// sanitizer), seeds REDISYNC_PROPERTY_FIRST_SEED.. (default 1); REDISYNC_PROPERTY_SEED=S runs
+// the one seed S; REDISYNC_PROPERTY_SECONDS=T starts no schedule after T s (per kind and
+// mode); REDISYNC_PROPERTY_VERBOSE=1 prints every schedule's steps. A failure prints its seed and steps: rerun it with REDISYNC_PROPERTY_SEED and a
+// --gtest_filter on its kind and mode.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <future>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lease_property_steps.h"
+#include "redisync/redisync.h"
+#include "support/actor_thread.h"
+#include "support/fault_proxy.h"
+#include "support/lease_bound.h"
+#include "support/redis_server.h"
+#include "support/test_config.h"
+#include "support/test_util.h"
+
+using namespace std::chrono_literals;
+using redisync::BasicLock;
+using redisync::Client;
+using redisync::Config;
+using redisync::Duration;
+using redisync::Handoff;
+using redisync::test::ActorThread;
+using redisync::test::AfterDrop;
+using redisync::test::Direction;
+using redisync::test::FaultProxy;
+using redisync::test::RedisServer;
+using redisync::test::RequestMatch;
+using redisync::test::lease_bound_violation;
+using namespace redisync::test::lease_property;
+
+namespace {
+
+using Make = std::function<BasicLock(Client&, const std::string&)>;
+
+struct Kind {
+  const char* name;
+  Make make_a;     // A's lock
+  Make make_b;     // B's: the same kind, or the write side when A reads
+  bool reentrant;  // A may take it again while it holds it
+};
+
+const Kind kKinds[] = {
+    {"lock", [](Client& c, const std::string& n) -> BasicLock { return c.lock(n); },
+     [](Client& c, const std::string& n) -> BasicLock { return c.lock(n); }, true},
+    {"fenced", [](Client& c, const std::string& n) -> BasicLock { return c.fenced_lock(n); },
+     [](Client& c, const std::string& n) -> BasicLock { return c.fenced_lock(n); }, true},
+    {"non_reentrant",
+     [](Client& c, const std::string& n) -> BasicLock { return c.non_reentrant_lock(n); },
+     [](Client& c, const std::string& n) -> BasicLock { return c.non_reentrant_lock(n); },
+     false},
+    {"fair", [](Client& c, const std::string& n) -> BasicLock { return c.fair_lock(n); },
+     [](Client& c, const std::string& n) -> BasicLock { return c.fair_lock(n); }, true},
+    {"non_reentrant_fair",
+     [](Client& c, const std::string& n) -> BasicLock { return c.non_reentrant_fair_lock(n); },
+     [](Client& c, const std::string& n) -> BasicLock { return c.non_reentrant_fair_lock(n); },
+     false},
+    // No pub/sub and no grants (both modes run it the same way): waiters poll.
+    {"spin", [](Client& c, const std::string& n) -> BasicLock { return c.spin_lock(n); },
+     [](Client& c, const std::string& n) -> BasicLock { return c.spin_lock(n); }, true},
+    {"write",
+     [](Client& c, const std::string& n) -> BasicLock { return c.read_write_lock(n).write_lock(); },
+     [](Client& c, const std::string& n) -> BasicLock { return c.read_write_lock(n).write_lock(); },
+     true},
+    // A reads, B writes: the writer is granted when the last reader leaves.
+    {"read",
+     [](Client& c, const std::string& n) -> BasicLock { return c.read_write_lock(n).read_lock(); },
+     [](Client& c, const std::string& n) -> BasicLock { return c.read_write_lock(n).write_lock(); },
+     true},
+};
+
+long env_long(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atol(v) : fallback;
+}
+
+std::string error_text(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+/// A background acquire: its completion, when it comes (I/O thread).
+struct Pending {
+  std::mutex mutex;
+  bool done = false;
+  bool got = false;
+  std::string error;
+};
+
+std::shared_ptr<Pending> start_async(BasicLock& lock, std::int64_t owner, int wait_ms,
+                                     int lease_ms) {
+  auto p = std::make_shared<Pending>();
+  try {
+    lock.async_try_lock(owner, Duration(wait_ms), Duration(lease_ms),
+                        [p](std::exception_ptr e, bool got) {
+                          std::lock_guard g(p->mutex);
+                          p->done = true;
+                          p->got = got && !e;
+                          if (e) p->error = error_text(e);
+                        });
+  } catch (const std::exception& e) {
+    std::lock_guard g(p->mutex);
+    p->done = true;
+    p->error = e.what();
+  }
+  return p;
+}
+
+/// One schedule of one seed. A's blocking calls run on its own thread (their owner); its
+/// background acquires use that thread's owner id too, so every hold of A is one owner's.
+class Schedule {
+ public:
+  Schedule(const Kind& kind, Handoff mode, RedisServer& server, FaultProxy& proxy,
+           std::uint64_t seed)
+      : kind_(kind), server_(server), proxy_(proxy), seed_(seed), rng_(seed) {
+    name_ = redisync::test::unique_name(std::string("lease-prop:") + kind.name + ":");
+    const int a_watchdog = rng_.one_of({600, 900, 1500});
+    const int a_grant = rng_.one_of({300, 800, 1500});
+    const int b_watchdog = rng_.one_of({600, 900, 1500});
+    const int b_grant = rng_.one_of({300, 800, 1500});
+    const int timeout = rng_.one_of({200, 400});
+    const int retries = rng_.one_of({1, 2, 3});
+    auto a = Config::from_url(proxy.url());
+    a.handoff = mode;
+    a.lock_watchdog_timeout = Duration(a_watchdog);
+    a.grant_lease = Duration(a_grant);
+    a.timeout = Duration(timeout);
+    a.connect_timeout = 500ms;
+    a.retry_attempts = retries;
+    a.retry_interval = 20ms;
+    a.reconnection_delay_min = 10ms;
+    a.reconnection_delay_max = 100ms;
+    a.subscription_linger = 100ms;
+    a.log = [](std::string_view) {};
+    auto b = redisync::test::config_for(server);
+    b.handoff = mode;
+    b.lock_watchdog_timeout = Duration(b_watchdog);
+    b.grant_lease = Duration(b_grant);
+    b.log = [](std::string_view) {};
+    log_ = "A: watchdog " + std::to_string(a_watchdog) + " grant " + std::to_string(a_grant) +
+           " timeout " + std::to_string(timeout) + " retries " + std::to_string(retries) +
+           "; B: watchdog " + std::to_string(b_watchdog) + " grant " + std::to_string(b_grant) +
+           "\n";
+    a_client_ = std::make_unique<Client>(a);
+    b_client_ = std::make_unique<Client>(b);
+    a_client_->on_lock_lost([](const redisync::LockLostEvent&) {});
+    b_client_->on_lock_lost([](const redisync::LockLostEvent&) {});
+    a_lock_ = std::make_unique<BasicLock>(kind.make_a(*a_client_, name_));
+    b_lock_ = std::make_unique<BasicLock>(kind.make_b(*b_client_, name_));
+    b_owner_ = Client::new_owner_id();
+    delivered_ = proxy.withheld().size();  // the proxy keeps earlier schedules' copies too
+  }
+
+  ~Schedule() {
+    // Closing the Clients ends a call still under way (ClientClosedError); then A's thread
+    // finishes. The proxy is shared by the schedules: back to no faults.
+    a_client_.reset();
+    b_client_.reset();
+    actor_.stop();
+    proxy_.clear();
+    proxy_.reset_connections();
+  }
+
+  /// "" when the property held through the whole schedule; else the failure with the seed and
+  /// the steps up to it.
+  std::string run(int steps) {
+    const std::string failure = run_steps(steps);
+    if (env_long("REDISYNC_PROPERTY_VERBOSE", 0) != 0) {
+      std::cout << "seed " << seed_ << " (" << kind_.name << "):\n" << log_ << std::flush;
+    }
+    return failure;
+  }
+
+ private:
+  std::string run_steps(int steps) {
+    for (int i = 0; i < steps; ++i) {
+      const Step step = next_step(rng_, view());
+      log_ += "  " + std::to_string(i) + ": " + step.text();
+      std::string failure = apply(step);
+      log_ += "\n";
+      if (failure.empty()) failure = check();
+      if (!failure.empty()) {
+        return "seed " + std::to_string(seed_) + " (" + kind_.name + "): " + failure +
+               "\nsteps:\n" + log_ + server_story();
+      }
+    }
+    return "";
+  }
+
+  /// What the server ran on the lock, in order (its slow log records every command: the test
+  /// sets the threshold to 0), and the lock now: for the report of a failure.
+  std::string server_story() {
+    std::string out = "server, oldest first (A's connections come through the proxy):\n";
+    const auto log = server_.command({"SLOWLOG", "GET", "1000"});
+    for (auto it = log.elements.rbegin(); it != log.elements.rend(); ++it) {
+      const auto& e = *it;
+      if (e.elements.size() < 4) continue;
+      const std::string args = e.elements[3].debug_string();
+      if (args.find(name_) == std::string::npos) continue;
+      out += "  " + (e.elements.size() > 4 ? e.elements[4].debug_string() : std::string()) +
+             " " + args + "\n";
+    }
+    out += "now: " + server_.command({"HGETALL", name_}).debug_string() + " PTTL " +
+           std::to_string(server_.command({"PTTL", name_}).as_integer()) + "\n";
+    return out;
+  }
+
+  View view() {
+    poll();
+    View v;
+    v.reentrant = kind_.reentrant;
+    v.a_holds = a_holds_;
+    v.a_pending = a_pending_ != nullptr;
+    v.b_holds = b_holds_;
+    v.b_pending = b_pending_ != nullptr;
+    v.withheld = withheld_;
+    return v;
+  }
+
+  /// Takes in the background acquires that completed.
+  void poll() {
+    const auto take = [this](std::shared_ptr<Pending>& p, int& holds, const char* who) {
+      if (!p) return;
+      bool got = false;
+      std::string error;
+      {
+        std::lock_guard g(p->mutex);
+        if (!p->done) return;
+        got = p->got;
+        error = p->error;
+      }
+      p.reset();  // after the guard: it may hold the last reference to the mutex
+      if (got) ++holds;
+      log_ += std::string(" [then ") + who + " background acquire: " +
+              (got ? "acquired" : error.empty() ? "not acquired" : error) + "]";
+    };
+    take(a_pending_, a_holds_, "A");
+    take(b_pending_, b_holds_, "B");
+  }
+
+  void outcome(const std::string& text) { log_ += " -> " + text; }
+
+  /// Runs `f` on A's thread (a blocking call of A); a failure when it hangs.
+  std::string on_a(std::function<std::string()> f, std::chrono::milliseconds limit = 15s) {
+    auto r = actor_.run_for<std::string>(std::move(f), limit);
+    if (!r) return "A's call did not return within " + std::to_string(limit.count()) + " ms";
+    outcome(*r);
+    return "";
+  }
+
+  /// A's acquire on its thread: "acquired", "not acquired" or the error.
+  std::string a_acquire(std::function<bool(BasicLock&)> call) {
+    return on_a([this, call] {
+      try {
+        if (!call(*a_lock_)) return std::string("not acquired");
+        ++a_holds_;
+        return std::string("acquired");
+      } catch (const std::exception& e) {
+        return std::string("error: ") + e.what();
+      }
+    });
+  }
+
+  /// Waits for a background acquire to complete (poll() then counts its hold).
+  std::string await(const std::shared_ptr<Pending>& p, const char* who) {
+    if (!redisync::test::wait_until(
+            [&] {
+              std::lock_guard g(p->mutex);
+              return p->done;
+            },
+            15s, 5ms)) {
+      return std::string(who) + "'s background acquire did not complete within 15 s";
+    }
+    poll();
+    return "";
+  }
+
+  std::string apply(const Step& s) {
+    const Duration lease(s.lease_ms);
+    const Duration wait(s.wait_ms);
+    switch (s.op) {
+      case Op::a_lock:
+        return a_acquire([s, lease](BasicLock& l) {
+          if (s.variant == 0 || s.lease_ms == 0) {
+            l.lock();
+          } else {
+            l.lock(lease);
+          }
+          return true;
+        });
+      case Op::a_try:
+        return a_acquire([s, lease, wait](BasicLock& l) {
+          if (s.variant == 0) return l.try_lock();
+          if (s.variant == 1 || s.lease_ms == 0) return l.try_lock_for(wait);
+          return l.try_lock_for(wait, lease);
+        });
+      case Op::a_async: {
+        // From A's thread, so a hold it takes is the same owner's as its blocking ones.
+        return on_a([this, s] {
+          auto p = start_async(*a_lock_, actor_.owner(), s.wait_ms, s.lease_ms);
+          redisync::test::wait_until(
+              [&] {
+                std::lock_guard g(p->mutex);
+                return p->done;
+              },
+              15s, 2ms);
+          std::lock_guard g(p->mutex);
+          if (!p->done) return std::string("no completion");
+          if (p->got) ++a_holds_;
+          return p->got ? std::string("acquired")
+                        : p->error.empty() ? std::string("not acquired") : p->error;
+        }, 20s);
+      }
+      case Op::a_wait:
+        a_pending_ = start_async(*a_lock_, actor_.owner(), s.wait_ms, s.lease_ms);
+        return "";
+      case Op::a_await:
+        return await(a_pending_, "A");
+      case Op::a_release:
+        return on_a([this] {
+          auto r = a_lock_->release();
+          if (r.outcome == redisync::ReleaseOutcome::failed) {
+            // The release may have run although its reply was lost; the Client keeps the hold
+            // for a retry. The retry, once the faults are off, returns the first outcome (the
+            // release record): A then surely does not hold it.
+            proxy_.clear();
+            proxy_.reset_connections();
+            const auto again = a_lock_->release();
+            if (a_holds_ > 0) --a_holds_;
+            return "failed (" + r.error + "); again: " + outcome_text(again);
+          }
+          if (a_holds_ > 0) --a_holds_;
+          return outcome_text(r);
+        });
+      case Op::b_wait:
+        b_pending_ = start_async(*b_lock_, b_owner_, s.wait_ms, s.lease_ms);
+        return "";
+      case Op::b_await:
+        return await(b_pending_, "B");
+      case Op::b_release_race: {
+        proxy_.set_subscriber_delay((s.variant & 2) != 0 ? Duration(3000) : Duration(0));
+        const auto before = proxy_.stats().dropped_replies;
+        proxy_.drop_reply(RequestMatch{"EVALSHA", "", name_}, 1,
+                          (s.variant & 1) != 0 ? AfterDrop::stall : AfterDrop::reset);
+        // A's next attempt comes within a third of the grant lease (its registration's
+        // refresh) or when B's lease runs out; bounded.
+        const bool lost = redisync::test::wait_until(
+            [&] { return proxy_.stats().dropped_replies > before; }, 2s, 2ms);
+        outcome(lost ? "A's attempt lost" : "no attempt of A within 2 s");
+        std::this_thread::sleep_for(wait);
+        [[fallthrough]];
+      }
+      case Op::b_release: {
+        auto done = std::make_shared<std::promise<std::string>>();
+        auto f = done->get_future();
+        b_lock_->async_unlock(b_owner_, [done](std::exception_ptr e) {
+          done->set_value(e ? error_text(e) : std::string("released"));
+        });
+        if (f.wait_for(15s) != std::future_status::ready) return "B's release hung";
+        b_holds_ = 0;
+        outcome(f.get());
+        return "";
+      }
+      case Op::drop_reply:
+      case Op::drop_reply_stall:
+        proxy_.drop_reply(RequestMatch{"EVALSHA", "", name_}, 1,
+                          s.op == Op::drop_reply ? AfterDrop::reset : AfterDrop::stall);
+        return "";
+      case Op::withhold:
+        proxy_.withhold_request(RequestMatch{"EVALSHA", "", name_}, 1);
+        withheld_ = true;
+        return "";
+      case Op::deliver_withheld:
+        deliver_withheld();
+        withheld_ = false;
+        return "";
+      case Op::delay:
+        proxy_.set_delay(Direction::to_client, wait, wait / 2);
+        return "";
+      case Op::subscriber_delay:
+        proxy_.set_subscriber_delay(wait);
+        return "";
+      case Op::blackhole: {
+        proxy_.set_blackhole(Direction::both, true);
+        auto failure = checked_sleep(wait);
+        proxy_.set_blackhole(Direction::both, false);
+        return failure;
+      }
+      case Op::reset:
+        outcome(std::to_string(proxy_.reset_connections()) + " reset");
+        return "";
+      case Op::sleep:
+        return checked_sleep(wait);
+    }
+    return "";
+  }
+
+  static std::string outcome_text(const redisync::ReleaseResult& r) {
+    switch (r.outcome) {
+      case redisync::ReleaseOutcome::released: return "released";
+      case redisync::ReleaseOutcome::still_held: return "still held";
+      case redisync::ReleaseOutcome::not_held: return "not held";
+      case redisync::ReleaseOutcome::lost: return "lost";
+      case redisync::ReleaseOutcome::failed: return "failed (" + r.error + ")";
+    }
+    return "?";
+  }
+
+  /// The requests held back so far run on the server now (a late copy overtaken by its
+  /// resend), except releases: a release copy older than its release record is a documented
+  /// limit (docs/safety.md, "Retries are safe"), not what this test checks.
+  void deliver_withheld() {
+    const auto copies = proxy_.withheld();
+    for (std::size_t i = delivered_; i < copies.size(); ++i) {
+      bool release = false;
+      for (const auto& arg : copies[i]) {
+        if (arg.find("redisson_unlock_latch:") != std::string::npos) release = true;
+      }
+      if (release) {
+        outcome("a release copy, not delivered");
+        continue;
+      }
+      const auto reply = server_.command(copies[i]);
+      outcome("delivered: " + reply.debug_string());
+    }
+    delivered_ = copies.size();
+    proxy_.clear();  // the rule too, if it never matched
+    proxy_.reset_connections();
+  }
+
+  /// Sleeps `d`, checking every 25 ms.
+  std::string checked_sleep(Duration d) {
+    const auto until = std::chrono::steady_clock::now() + d;
+    for (int i = 0; i < 200 && std::chrono::steady_clock::now() < until; ++i) {
+      if (auto failure = check(); !failure.empty()) return failure;
+      std::this_thread::sleep_until(
+          std::min(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(25)));
+    }
+    return check();
+  }
+
+  /// Whether `client` believes now that `lock`'s hold of `owner` is its own: it was not told
+  /// of a loss and its local deadline has not passed.
+  static bool believes(Client& client, BasicLock& lock, std::int64_t owner) {
+    const auto deadline = client.lease_deadline();
+    return deadline && *deadline > std::chrono::steady_clock::now() && !lock.lost(owner);
+  }
+
+  /// The property, now.
+  std::string check() {
+    poll();
+    if (auto v = lease_bound_violation(*a_client_, server_, name_); !v.empty()) return "A: " + v;
+    if (auto v = lease_bound_violation(*b_client_, server_, name_); !v.empty()) return "B: " + v;
+    // B's lock is exclusive (a lock, or the write side): A and B never hold it both.
+    if (a_holds_ > 0 && b_holds_ > 0 && believes(*a_client_, *a_lock_, actor_.owner()) &&
+        believes(*b_client_, *b_lock_, b_owner_)) {
+      return "A and B both hold " + name_ + ": " +
+             server_.command({"HGETALL", name_}).debug_string();
+    }
+    return "";
+  }
+
+  const Kind& kind_;
+  RedisServer& server_;
+  FaultProxy& proxy_;
+  std::uint64_t seed_;
+  Rng rng_;
+  std::string name_;
+  std::string log_;
+  ActorThread actor_;
+  std::unique_ptr<Client> a_client_, b_client_;
+  std::unique_ptr<BasicLock> a_lock_, b_lock_;
+  std::int64_t b_owner_ = 0;
+  int a_holds_ = 0, b_holds_ = 0;
+  std::shared_ptr<Pending> a_pending_, b_pending_;
+  bool withheld_ = false;
+  std::size_t delivered_ = 0;
+};
+
+struct Param {
+  const Kind* kind;
+  Handoff mode;
+};
+
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  return std::string(info.param.kind->name) +
+         (info.param.mode == Handoff::grant ? "_grant" : "_wake");
+}
+
+std::vector<Param> all_params() {
+  std::vector<Param> out;
+  for (const auto& k : kKinds) {
+    for (auto mode : {Handoff::wake, Handoff::grant}) out.push_back({&k, mode});
+  }
+  return out;
+}
+
+class LeaseProperty : public ::testing::TestWithParam<Param> {};
+
+TEST_P(LeaseProperty, LocalDeadlineNeverPastServerExpiryAndNoTwoHolders) {
+  const auto& [kind, mode] = GetParam();
+  const long one_seed = env_long("REDISYNC_PROPERTY_SEED", 0);
+  const long count =
+      one_seed > 0 ? 1 : env_long("REDISYNC_PROPERTY_SCHEDULES", redisync::test::load_count(3));
+  const long first = one_seed > 0 ? one_seed : env_long("REDISYNC_PROPERTY_FIRST_SEED", 1);
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::seconds(env_long("REDISYNC_PROPERTY_SECONDS", 3600));
+  RedisServer server;
+  // Every command into the slow log: a failure's report shows what the server ran.
+  server.command({"CONFIG", "SET", "slowlog-log-slower-than", "0"});
+  server.command({"CONFIG", "SET", "slowlog-max-len", "1000"});
+  FaultProxy proxy(server.port());
+  std::vector<std::string> failures;
+  long ran = 0;
+  const auto started = std::chrono::steady_clock::now();
+  for (long i = 0; i < count && std::chrono::steady_clock::now() < until; ++i) {
+    const auto seed = static_cast<std::uint64_t>(first + i);
+    std::string failure;
+    server.command({"SLOWLOG", "RESET"});
+    {
+      Schedule schedule(*kind, mode, server, proxy, seed);
+      Rng length(seed ^ 0x5eedull);
+      failure = schedule.run(8 + length.below(9));
+    }
+    ++ran;
+    if (!failure.empty()) {
+      std::cout << "[ FAILED SCHEDULE ] " << failure << std::endl;
+      failures.push_back(failure);
+      if (failures.size() >= 20) break;
+    }
+  }
+  const auto took =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  std::cout << "[ info ] " << kind->name << (mode == Handoff::grant ? " grant" : " wake") << ": "
+            << ran << " schedules from seed " << first << " in " << took.count() << " ms, "
+            << failures.size() << " failed" << std::endl;
+  EXPECT_TRUE(failures.empty()) << failures.size() << " schedules failed; the first:\n"
+                                << (failures.empty() ? "" : failures.front());
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, LeaseProperty, ::testing::ValuesIn(all_params()), param_name);
+
+}  // namespace

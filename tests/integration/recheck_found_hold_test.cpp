@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// A recheck that finds a hold it did not take (found by the lease property test,
+// lease_property_test.cpp, seed 2 of non_reentrant_grant). An acquisition of a non-reentrant
+// lock whose earlier attempt's outcome was lost can leave a hold of the owner on the server
+// that the Client does not know of (the call then reported an error; the hold ends with its
+// lease). The owner's next acquire is refused there (NON_REENTRANT_REACQUIRE, nothing
+// written); if that reply is lost too, the recheck finds the owner's count one above the
+// local count and reports the lock acquired. It is held, but with the earlier hold's lease:
+// the local deadline must follow what the recheck read (the lock's PTTL from the read's
+// send), not a whole new lease from the refused attempt's send. Before the fix the local
+// deadline lay seconds past the server's expiry, and another client took the lock while the
+// owner believed it held it.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+
+#include "grant_util.h"
+#include "redisync/redisync.h"
+#include "support/fault_proxy.h"
+#include "support/lease_bound.h"
+#include "support/redis_server.h"
+#include "support/test_config.h"
+#include "support/test_util.h"
+
+using namespace std::chrono_literals;
+using redisync::test::AfterDrop;
+using redisync::test::FaultProxy;
+using redisync::test::RedisServer;
+using redisync::test::RequestMatch;
+using redisync::test::lease_bound_violation;
+using redisync::test::unique_name;
+using redisync::test::wait_until;
+using redisync::test::grant::field_of;
+
+namespace {
+
+void found_hold_keeps_its_own_lease(redisync::Handoff mode) {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  auto cfg = redisync::Config::from_url(proxy.url());
+  cfg.handoff = mode;
+  cfg.timeout = 300ms;
+  cfg.retry_attempts = 2;
+  cfg.retry_interval = 20ms;
+  cfg.log = [](std::string_view) {};
+  redisync::Client client(cfg);
+  client.on_lock_lost([](const redisync::LockLostEvent&) {});
+  const auto name = unique_name("recheck-found:");
+  auto lock = client.non_reentrant_lock(name);
+  lock.lock();  // loads the scripts: the attempts are EVALSHA from now on
+  lock.unlock();
+
+  // The hold an earlier acquisition of this owner left behind, 800 ms to go.
+  server.command({"HSET", name, field_of(client), "1"});
+  server.command({"PEXPIRE", name, "800"});
+  // The next attempt is refused (this owner holds it) and its reply is lost.
+  proxy.drop_reply(RequestMatch{"EVALSHA", "", name}, 1, AfterDrop::reset);
+  ASSERT_TRUE(lock.try_lock_for(0ms, 20s));
+  ASSERT_EQ(proxy.stats().dropped_replies, 1);
+  // The owner holds the lock (the earlier hold): its notice is due before the server's expiry
+  // of it, not 18 s (the 20 s lease less its margin) after the refused attempt.
+  EXPECT_EQ(lease_bound_violation(client, server, name), "");
+  EXPECT_TRUE(wait_until([&] { return lock.lost_by_current_thread(); }, 2s))
+      << "not told by the time the server's hold had ended";
+}
+
+// The spin lock's settle step (its own loop): its attempt never reaches the server (held
+// back, the request times out) and the settle finds the owner's hold a late copy of an earlier
+// request took (lease_property_test seed 1236 of spin).
+TEST(RecheckFoundHold, SpinLockSettleLocalDeadlineFollowsTheHoldFound) {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  auto cfg = redisync::Config::from_url(proxy.url());
+  cfg.timeout = 300ms;
+  cfg.retry_attempts = 6;
+  cfg.retry_interval = 50ms;
+  cfg.log = [](std::string_view) {};
+  redisync::Client client(cfg);
+  client.on_lock_lost([](const redisync::LockLostEvent&) {});
+  const auto name = unique_name("recheck-found-spin:");
+  auto lock = client.spin_lock(name);
+  lock.lock();
+  lock.unlock();
+  server.command({"HSET", name, field_of(client), "1"});
+  server.command({"PEXPIRE", name, "800"});
+  proxy.withhold_request(RequestMatch{"EVALSHA", "", name}, 1);
+  // The held-back connection stalls: reset once the attempt timed out, so the settle step's
+  // check gets through on a new one.
+  auto reset = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(450ms);
+    proxy.reset_connections();
+  });
+  ASSERT_TRUE(lock.try_lock_for(2000ms, 20s));  // a wait: the spin loop, with its settle step
+  reset.wait();
+  ASSERT_EQ(proxy.stats().withheld, 1);
+  EXPECT_EQ(lease_bound_violation(client, server, name), "");
+}
+
+TEST(RecheckFoundHold, GrantModeLocalDeadlineFollowsTheHoldFound) {
+  found_hold_keeps_its_own_lease(redisync::Handoff::grant);
+}
+
+TEST(RecheckFoundHold, WakeModeLocalDeadlineFollowsTheHoldFound) {
+  found_hold_keeps_its_own_lease(redisync::Handoff::wake);
+}
+
+}  // namespace
