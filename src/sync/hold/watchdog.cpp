@@ -136,9 +136,7 @@ void Watchdog::renew_due() {
   } else {
     send_by_slot(std::move(hash_regs), now);
   }
-  auto read_groups = router ? group_by_slot(std::move(read_regs))
-                            : std::vector<std::vector<RenewalTable::Ticket>>{std::move(read_regs)};
-  for (auto& group : read_groups) {
+  for (auto& group : slot_groups(std::move(read_regs))) {
     for (auto& batch : plan_read_batches(std::move(group), batch_size_)) {
       send(read_call(std::move(batch)), now);
     }
@@ -146,10 +144,14 @@ void Watchdog::renew_due() {
   schedule();
 }
 
+std::vector<std::vector<RenewalTable::Ticket>> Watchdog::slot_groups(
+    std::vector<RenewalTable::Ticket> regs) const {
+  if (executor_.cluster()) return group_by_slot(std::move(regs));
+  return std::vector<std::vector<RenewalTable::Ticket>>{std::move(regs)};
+}
+
 void Watchdog::send_by_slot(std::vector<RenewalTable::Ticket> regs, Clock::time_point started) {
-  auto groups = executor_.cluster() ? group_by_slot(std::move(regs))
-                                    : std::vector<std::vector<RenewalTable::Ticket>>{std::move(regs)};
-  for (auto& group : groups) {
+  for (auto& group : slot_groups(std::move(regs))) {
     for (auto& batch : plan_batches(std::move(group), batch_size_)) {
       send(hash_call(std::move(batch)), started);
     }

@@ -156,6 +156,9 @@ class Watchdog {
   Call read_call(std::vector<RenewalTable::Ticket> batch) const;
   void count_renewals(bool ok, const net::Reply& reply);  // metrics_ set
   void send(Call call, Clock::time_point started);
+  /// Cluster: the registrations grouped by slot; one server: one group of them all.
+  std::vector<std::vector<RenewalTable::Ticket>> slot_groups(
+      std::vector<RenewalTable::Ticket> regs) const;
   /// Hash renewals in calls of one slot each (one server: any keys together).
   void send_by_slot(std::vector<RenewalTable::Ticket> regs, Clock::time_point started);
   /// Cluster, Redis 7: hash renewals in calls of one node each, any slots.
