@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #if __has_include("redisync/red_lock.h")
 #include "redisync/red_lock.h"
@@ -102,9 +104,19 @@ struct BlindReleaseLocker : PlainLocker<redisync::Lock> {
     try {
       lock.unlock_checked();  // unlock() never throws: the failure must be seen to be "fixed"
     } catch (const redisync::Error&) {
-      client.execute({"EVAL",
-                      "redis.call('del', KEYS[1]) redis.call('publish', KEYS[2], '0') return 1",
-                      "2", name, "redisson_lock__channel:{" + name + "}"});
+      // The "repair" deletes the lock whoever holds it. It waits (bounded) until someone does:
+      // a delete that landed between two holders would break nothing, and a negative control
+      // that only sometimes breaks the lock would only sometimes prove the checker can fail.
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      while (std::chrono::steady_clock::now() < give_up) {
+        const auto deleted = client.execute(
+            {"EVAL",
+             "if redis.call('exists', KEYS[1]) == 0 then return 0 end "
+             "redis.call('del', KEYS[1]) redis.call('publish', KEYS[2], '0') return 1",
+             "2", name, "redisson_lock__channel:{" + name + "}"});
+        if (deleted.is_integer() && deleted.integer == 1) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
     }
   }
   redisync::Client& client;
