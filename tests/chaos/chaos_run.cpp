@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -122,6 +123,7 @@ void ChaosRun::start() {
                                   "--heed-notice", params_.heed_notice ? "1" : "0",
                                   "--permits", std::to_string(params_.permits),
                                   "--replica-ack", params_.replica_ack ? "1" : "0"};
+    argv.insert(argv.end(), {"--stop-request", stop_request_path()});
     if (stop_self_at_ms_ >= 0) {
       argv.insert(argv.end(), {"--stop-self-at-ms", std::to_string(stop_self_at_ms_),
                                "--stop-claim", history_ + ".stop-claim"});
@@ -152,38 +154,51 @@ void ChaosRun::sleep_until(std::chrono::milliseconds offset) const {
   std::this_thread::sleep_until(started_ + offset);
 }
 
+std::string ChaosRun::stop_request_path() const { return history_ + ".stop-request"; }
+
+// Asks the workers for a stop (the first one inside a section takes the request and stops
+// itself there, chaos_worker.cpp) instead of stopping one the history shows inside a section:
+// by the time the history was read and the signal sent, an instrumented worker (TSan) had
+// often left its 2 ms section, again and again ("no holder could be caught", a CI failure).
 std::optional<Section> ChaosRun::stop_a_holder(std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
+  const std::string request = stop_request_path();
+  auto stopped_worker = [&]() -> int {
+    for (size_t i = 0; i < pids_.size(); ++i) {
+      const int w = static_cast<int>(i);
+      if (std::find(touched_.begin(), touched_.end(), w) != touched_.end()) continue;
+      if (process_state(pids_[i]) == 'T') return w;
+    }
+    return -1;
+  };
   while (std::chrono::steady_clock::now() < deadline) {
-    const History before = read_history(history_);
-    const Section* candidate = nullptr;
-    for (const auto& s : before.sections) {
-      bool touched = false;
-      for (int t : touched_) touched = touched || t == s.worker;
-      if (!s.closed && s.section_end == 0 && !touched) candidate = &s;
+    const int fd = ::open(request.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) ::close(fd);
+    int w = -1;
+    test::wait_until([&] { return (w = stopped_worker()) >= 0; },
+                     std::chrono::duration_cast<std::chrono::milliseconds>(
+                         deadline - std::chrono::steady_clock::now()),
+                     1ms);
+    if (w < 0) {
+      // Withdraw the request; if a worker took it meanwhile, it is stopping now.
+      if (::unlink(request.c_str()) == 0) return std::nullopt;
+      test::wait_until([&] { return (w = stopped_worker()) >= 0; }, 2000ms, 1ms);
+      if (w < 0) return std::nullopt;
     }
-    if (candidate == nullptr) {
-      std::this_thread::sleep_for(1ms);
-      continue;
-    }
-    const Section held = *candidate;
-    const pid_t pid = static_cast<pid_t>(held.pid);
-    ::kill(pid, SIGSTOP);
-    test::wait_until([&] { return process_state(pid) == 'T'; }, 2000ms, 1ms);
-    // Stopped: it can no longer write. Still inside that section, and still the owner?
-    bool still_open = false;
+    std::optional<Section> open;
     for (const auto& s : read_history(history_).sections) {
-      if (s.worker == held.worker && s.seq == held.seq) still_open = s.section_end == 0;
+      if (s.worker == w && !s.closed && s.section_end == 0) open = s;
     }
-    if (still_open && holds_on_server(held)) {
-      touched_.push_back(held.worker);
-      paused_[held.worker].emplace_back(mono_ns(), kStillPaused);
+    if (open && holds_on_server(*open)) {
+      touched_.push_back(w);
+      paused_[w].emplace_back(mono_ns(), kStillPaused);
       ++faults_;
-      return held;
+      return open;
     }
-    ::kill(pid, SIGCONT);
-    std::this_thread::sleep_for(2ms);
+    // Its hold was already gone on the server (a lease ran out): not a holder to catch.
+    ::kill(pids_[static_cast<size_t>(w)], SIGCONT);
   }
+  ::unlink(request.c_str());
   return std::nullopt;
 }
 

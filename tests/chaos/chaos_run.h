@@ -98,8 +98,9 @@ class ChaosRun {
   /// Sleeps until `offset` after start() (no-op if already past).
   void sleep_until(std::chrono::milliseconds offset) const;
 
-  /// SIGSTOPs a worker that is inside a critical section and still holds the lock on the
-  /// server (checked after the stop with HEXISTS of its owner field). Tries for up to `limit`;
+  /// Stops a worker inside a critical section that still holds the lock on the server
+  /// (checked after the stop with HEXISTS of its owner field): the first worker to enter a
+  /// section after the request stops itself there (--stop-request). Tries for up to `limit`;
   /// nullopt if none could be caught. Never picks a worker that was stopped or killed before.
   std::optional<Section> stop_a_holder(std::chrono::milliseconds limit);
   /// Waits (up to `limit`) until a worker has stopped itself (stop_self_after()) and
@@ -132,6 +133,7 @@ class ChaosRun {
   std::string name_;
   std::string history_;
   std::vector<pid_t> pids_;
+  std::string stop_request_path() const;
   std::vector<std::string> logs_;
   std::vector<int> exit_codes_;
   std::map<int, long long> killed_;

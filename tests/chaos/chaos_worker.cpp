@@ -40,6 +40,10 @@
 // reading the counter (the worst moment for a GC-like pause: a stale write follows); the
 // test SIGCONTs it.
 //
+// --stop-request FILE: in each section, right after the A line, the worker that removes FILE
+// (unlink is atomic: one worker per request) SIGSTOPs itself. The test creates FILE to catch
+// a holder inside its section however short the section is (stop_a_holder()).
+//
 // History lines (one write() each to the O_APPEND file; times are CLOCK_MONOTONIC ns):
 //   A <id> <pid> <seq> <wait_start> <acquired> <token> <field>
 //       acquired (token 0: the kind has none); field: the owner field in the lock hash
@@ -146,6 +150,7 @@ int run(const Options& given) {
     history.line("A " + id + " " + std::to_string(::getpid()) + " " + s + " " +
                  std::to_string(wait_start) + " " + std::to_string(acquired) + " " +
                  std::to_string(*token) + " " + locker->field());
+    if (!o.stop_request.empty() && ::unlink(o.stop_request.c_str()) == 0) ::raise(SIGSTOP);
 
     // The critical section on the resource (never faulted: its errors end the worker).
     const auto value = resource.execute({"GET", counter});

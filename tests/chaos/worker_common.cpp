@@ -17,7 +17,8 @@ Options parse(int argc, char** argv) {
                                               {"--resource-url", &o.resource_url},
                                               {"--name", &o.name},
                                               {"--history", &o.history},
-                                              {"--stop-claim", &o.stop_claim}};
+                                              {"--stop-claim", &o.stop_claim},
+                                              {"--stop-request", &o.stop_request}};
   std::map<std::string, long*> numbers{{"--duration-ms", &o.duration_ms},
                                        {"--watchdog-ms", &o.watchdog_ms},
                                        {"--wait-ms", &o.wait_ms},

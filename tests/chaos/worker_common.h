@@ -29,6 +29,7 @@ struct Options {
   long permits = 2;  // semaphore kinds: the permits the semaphore is created with
   long replica_ack = 1;  // 0: lock writes do not WAIT for replicas (check_lock_synced_slaves off)
   std::string stop_claim;
+  std::string stop_request;  // see chaos_worker.cpp: --stop-request
 };
 
 /// Parses the command line (usage in chaos_worker.cpp). Throws std::invalid_argument.
