@@ -211,9 +211,18 @@ TEST(FairLockTest, TightLoopLongerThanTheAllowanceKeepsEveryWaitersTurn) {
   RedisServer server;
   constexpr int kClients = 4;
   constexpr auto kAllowance = 1200ms;  // re-polls every 400 ms; each wait here is ~3 x 30 ms
+  // FIFO is by arrival: a client a loaded machine kept from queueing again for 30 ms arrives
+  // behind the next releaser, out of turn by its own lateness (seen: 2 of 83 turns under
+  // load 8). So the check is "nobody who called well before another was served after it";
+  // a dropped head comes back only at its next re-poll, 400 ms on, behind many later calls.
+  constexpr auto kCallerSlack = 100ms;
   const auto name = unique_name("fair:");
+  struct Turn {
+    int client;
+    std::chrono::steady_clock::time_point called, acquired;
+  };
   std::mutex m;
-  std::vector<int> order;
+  std::vector<Turn> turns;
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   const auto start = std::chrono::steady_clock::now();
@@ -225,12 +234,13 @@ TEST(FairLockTest, TightLoopLongerThanTheAllowanceKeepsEveryWaitersTurn) {
       auto lock = client.fair_lock(name);
       const auto end = start + 30s;
       while (!stop && std::chrono::steady_clock::now() < end) {
+        const auto called = std::chrono::steady_clock::now();
         if (!lock.try_lock_for(20s)) continue;
         {
           std::lock_guard g(m);
-          order.push_back(i);
+          turns.push_back({i, called, std::chrono::steady_clock::now()});
           // Three allowances of passing round, and at most 600 turns.
-          if (std::chrono::steady_clock::now() - start > 3 * kAllowance || order.size() >= 600) {
+          if (std::chrono::steady_clock::now() - start > 3 * kAllowance || turns.size() >= 600) {
             stop = true;
           }
         }
@@ -240,12 +250,21 @@ TEST(FairLockTest, TightLoopLongerThanTheAllowanceKeepsEveryWaitersTurn) {
     });
   }
   for (auto& t : threads) t.join();
-  ASSERT_GE(order.size(), 2u * kClients);
-  int out_of_turn = 0;
-  for (std::size_t i = kClients; i < order.size(); ++i) {
-    if (order[i] != order[i - kClients]) ++out_of_turn;
+  ASSERT_GE(turns.size(), 2u * kClients);
+  int out_of_turn = 0;  // a strict rotation broken, for the message
+  for (std::size_t i = kClients; i < turns.size(); ++i) {
+    if (turns[i].client != turns[i - kClients].client) ++out_of_turn;
   }
-  EXPECT_EQ(out_of_turn, 0) << "of " << order.size() << " turns";
+  int overtaken = 0;
+  for (const auto& early : turns) {
+    for (const auto& late : turns) {
+      if (early.called + kCallerSlack < late.called && late.acquired < early.acquired) {
+        ++overtaken;
+      }
+    }
+  }
+  EXPECT_EQ(overtaken, 0) << "of " << turns.size() << " turns (" << out_of_turn
+                          << " out of a strict rotation)";
   expect_empty_queue(server, name);
 }
 
