@@ -180,7 +180,7 @@ void ClientCore::send_last_writes() {
         ++sent;
       }
     }
-    sent += static_cast<long long>(release_records_->flush(answered));
+    sent += static_cast<long long>(release_records_->flush_all(answered));
     {
       std::lock_guard g(pending->m);
       pending->left += sent;

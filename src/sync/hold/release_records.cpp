@@ -22,7 +22,11 @@ void ReleaseRecordSweeper::add(std::string key) {
     flush();
     return;
   }
-  if (armed_) return;
+  arm();
+}
+
+void ReleaseRecordSweeper::arm() {
+  if (armed_ || stopped_) return;
   armed_ = true;
   timer_.expires_after(kDelay);
   timer_.async_wait([this](std::error_code ec) {
@@ -36,32 +40,73 @@ std::size_t ReleaseRecordSweeper::flush(std::function<void()> on_answer) {
   if (pending_.empty() || stopped_) return 0;
   std::vector<std::string> keys;
   keys.swap(pending_);
-  // The outcome does not matter (a record left behind expires by itself), only that it came.
-  auto answered = [on_answer = std::move(on_answer)](std::exception_ptr, net::Reply) {
-    if (on_answer) on_answer();
-  };
+  keys.insert(keys.end(), std::make_move_iterator(failed_.begin()),
+              std::make_move_iterator(failed_.end()));
+  failed_.clear();
   if (!per_tag_) {
-    std::vector<std::string> args{"DEL"};
-    args.insert(args.end(), std::make_move_iterator(keys.begin()),
-                std::make_move_iterator(keys.end()));
-    executor_.execute(std::move(args), answered, net::Retry::always);
+    send(std::move(keys), on_answer);
     return 1;
   }
   std::map<std::string, std::vector<std::string>> groups;
   for (auto& key : keys) groups[std::string(net::hash_tag_of(key))].push_back(std::move(key));
-  for (auto& [tag, group] : groups) {
-    std::vector<std::string> args{"DEL"};
-    const std::string route = group.front();
-    args.insert(args.end(), std::make_move_iterator(group.begin()),
-                std::make_move_iterator(group.end()));
-    executor_.execute(std::move(args), answered, net::Retry::always, route);
-  }
+  for (auto& [tag, group] : groups) send(std::move(group), on_answer);
   return groups.size();
+}
+
+std::size_t ReleaseRecordSweeper::flush_all(std::function<void()> on_answer) {
+  if (stopped_) return 0;
+  std::set<std::string> queued(pending_.begin(), pending_.end());
+  auto queue = [&](const std::string& key) {
+    if (queued.insert(key).second) pending_.push_back(key);
+  };
+  for (const auto& key : failed_) queue(key);
+  failed_.clear();
+  for (const auto& [number, keys] : in_flight_) {
+    for (const auto& key : keys) queue(key);
+  }
+  return flush(std::move(on_answer));
+}
+
+std::size_t ReleaseRecordSweeper::in_flight() const {
+  std::size_t n = 0;
+  for (const auto& [number, keys] : in_flight_) n += keys.size();
+  return n;
+}
+
+// One DEL of keys that share a slot (a cluster routes it by the first). The sweeper outlives
+// every answer: the Client stops it and closes the executor, which answers what is left,
+// before either goes.
+void ReleaseRecordSweeper::send(std::vector<std::string> keys,
+                                const std::function<void()>& on_answer) {
+  const std::uint64_t number = next_del_++;
+  std::vector<std::string> args{"DEL"};
+  args.insert(args.end(), keys.begin(), keys.end());
+  const std::string route = per_tag_ ? keys.front() : std::string();
+  in_flight_.emplace(number, std::move(keys));
+  // Only a failure to deliver matters: an error reply (an ACL without DEL) is an answer, and a
+  // record left behind expires by itself.
+  auto answered = [this, number, on_answer](std::exception_ptr error, net::Reply) {
+    auto it = in_flight_.find(number);
+    if (it != in_flight_.end()) {
+      if (error && !stopped_) {
+        // At most a batch of them: past that, left to expire (a server refusing every DEL).
+        for (auto& key : it->second) {
+          if (failed_.size() >= kBatch) break;
+          failed_.push_back(std::move(key));
+        }
+      }
+      in_flight_.erase(it);
+    }
+    if (on_answer) on_answer();
+  };
+  executor_.execute(std::move(args), std::move(answered), net::Retry::always, route);
 }
 
 void ReleaseRecordSweeper::stop() {
   stopped_ = true;
   pending_.clear();
+  failed_.clear();
+  in_flight_.clear();
   kept_.clear();
   timer_.cancel();
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <set>
@@ -38,12 +39,19 @@ class ReleaseRecordSweeper {
   /// add() for the same key (which then forgets it).
   void keep(std::string key);
   /// Sends the DELs for everything queued now; returns how many. `on_answer`, when given, is
-  /// called once per DEL when it is answered or fails (a closing Client waits for them).
+  /// called once per DEL when it is answered or fails. The keys of a DEL that failed (its
+  /// connection given up, the server unreachable past the retries) go with the next one.
   std::size_t flush(std::function<void()> on_answer = {});
+  /// For a closing Client: flush(), with the keys of DELs sent earlier and not yet answered
+  /// sent again too (DEL is idempotent): one held up on a connection that is being given up,
+  /// or waiting for a resend the close will cancel, would otherwise leave its records behind.
+  std::size_t flush_all(std::function<void()> on_answer);
   /// Stops the timer; queued keys are dropped (they expire by themselves).
   void stop();
 
   std::size_t pending() const { return pending_.size(); }
+  /// Keys in DELs sent and not yet answered.
+  std::size_t in_flight() const;
 
   static constexpr std::size_t kBatch = 128;           ///< flush at once at this many keys
   static constexpr auto kDelay = std::chrono::milliseconds(5);  ///< else after this long
@@ -54,8 +62,16 @@ class ReleaseRecordSweeper {
   asio::steady_timer timer_;
   bool armed_ = false;
   bool stopped_ = false;
+  void arm();
+  void send(std::vector<std::string> keys, const std::function<void()>& on_answer);
+
   std::vector<std::string> pending_;
+  // Keys of DELs that failed. Sent with the next DEL, not on their own: a retry of its own
+  // would go on the connection that just failed to deliver (still stalled until given up).
+  std::vector<std::string> failed_;
   std::set<std::string> kept_;  // keep() until the matching add()
+  std::uint64_t next_del_ = 0;
+  std::map<std::uint64_t, std::vector<std::string>> in_flight_;  // DELs sent, not answered
 };
 
 }  // namespace redisync::sync
