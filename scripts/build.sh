@@ -3,6 +3,7 @@
 # Configures and builds redisync into BUILD_DIR (default build/). Extra args go to cmake.
 # CONFIGURE_ONLY=1 stops after configuring (tests/scripts/readme_order_test.sh uses it).
 # TARGETS="a b": build only those targets (default: all).
+# BUILD_JOBS=N: compile jobs (default: one per core).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -33,4 +34,4 @@ cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} "${a
 if [ "${CONFIGURE_ONLY:-0}" = 1 ]; then exit 0; fi
 targets=()
 for t in ${TARGETS:-}; do targets+=(--target "$t"); done
-cmake --build "$BUILD_DIR" -j"$(nproc)" "${targets[@]}"
+cmake --build "$BUILD_DIR" -j"${BUILD_JOBS:-$(nproc)}" "${targets[@]}"
