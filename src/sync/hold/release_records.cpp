@@ -22,11 +22,7 @@ void ReleaseRecordSweeper::add(std::string key) {
     flush();
     return;
   }
-  arm();
-}
-
-void ReleaseRecordSweeper::arm() {
-  if (armed_ || stopped_) return;
+  if (armed_) return;
   armed_ = true;
   timer_.expires_after(kDelay);
   timer_.async_wait([this](std::error_code ec) {
@@ -53,24 +49,16 @@ std::size_t ReleaseRecordSweeper::flush(std::function<void()> on_answer) {
   return groups.size();
 }
 
+// A key is in one place at a time (queued, failed or in one DEL in flight): no duplicates.
 std::size_t ReleaseRecordSweeper::flush_all(std::function<void()> on_answer) {
   if (stopped_) return 0;
-  std::set<std::string> queued(pending_.begin(), pending_.end());
-  auto queue = [&](const std::string& key) {
-    if (queued.insert(key).second) pending_.push_back(key);
-  };
-  for (const auto& key : failed_) queue(key);
+  pending_.insert(pending_.end(), std::make_move_iterator(failed_.begin()),
+                  std::make_move_iterator(failed_.end()));
   failed_.clear();
   for (const auto& [number, keys] : in_flight_) {
-    for (const auto& key : keys) queue(key);
+    pending_.insert(pending_.end(), keys.begin(), keys.end());
   }
   return flush(std::move(on_answer));
-}
-
-std::size_t ReleaseRecordSweeper::in_flight() const {
-  std::size_t n = 0;
-  for (const auto& [number, keys] : in_flight_) n += keys.size();
-  return n;
 }
 
 // One DEL of keys that share a slot (a cluster routes it by the first). The sweeper outlives

@@ -50,8 +50,6 @@ class ReleaseRecordSweeper {
   void stop();
 
   std::size_t pending() const { return pending_.size(); }
-  /// Keys in DELs sent and not yet answered.
-  std::size_t in_flight() const;
 
   static constexpr std::size_t kBatch = 128;           ///< flush at once at this many keys
   static constexpr auto kDelay = std::chrono::milliseconds(5);  ///< else after this long
@@ -62,7 +60,6 @@ class ReleaseRecordSweeper {
   asio::steady_timer timer_;
   bool armed_ = false;
   bool stopped_ = false;
-  void arm();
   void send(std::vector<std::string> keys, const std::function<void()>& on_answer);
 
   std::vector<std::string> pending_;
