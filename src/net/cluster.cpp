@@ -15,6 +15,14 @@ namespace {
 
 constexpr auto kMinRefreshInterval = std::chrono::milliseconds(100);
 constexpr auto kScanInterval = std::chrono::milliseconds(5000);  // Redisson: scanInterval
+// While a master of the map cannot be reached: its replica may be promoted any moment, and
+// the callers' next tries (a watchdog's next renewal is a third of a lease away) must find it.
+// A refresh prompted by their failures may have come before the promotion and read the old map.
+constexpr auto kScanWhileAMasterIsDown = std::chrono::milliseconds(500);
+
+// Our command connection to the node is up / was made and is down now.
+bool connected(const ClusterNode& node) { return node.commands && node.commands->ready(); }
+bool lost(const ClusterNode& node) { return node.commands && !node.commands->ready(); }
 
 std::string error_text(std::exception_ptr error) {
   try {
@@ -188,6 +196,11 @@ void ClusterRouter::refresh(std::function<void(std::exception_ptr)> done) {
       run->candidates.emplace_back(host, port);
     }
   };
+  // Masters we are connected to first: a dead or cut-off one would hold the question up
+  // (up to a connect timeout) in the very failover that prompted it.
+  for (const auto& m : masters_) {
+    if (connected(*m)) add(m->host, m->port);
+  }
   for (const auto& m : masters_) add(m->host, m->port);
   for (const auto& s : config_.seeds) add(s.host, s.port);
   ask_next(std::move(run));
@@ -283,7 +296,9 @@ void ClusterRouter::finish_refresh(std::exception_ptr error) {
 
 void ClusterRouter::schedule_scan() {
   if (closed_ || !loaded_) return;
-  scan_timer_.expires_after(kScanInterval);
+  const bool master_down =
+      std::any_of(masters_.begin(), masters_.end(), [](const auto& m) { return lost(*m); });
+  scan_timer_.expires_after(master_down ? kScanWhileAMasterIsDown : kScanInterval);
   scan_timer_.async_wait([this](std::error_code ec) {
     if (ec || closed_) return;
     request_refresh();

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "redisync/redisync.h"
+#include "support/recording_metrics.h"
 #include "support/redis_cluster.h"
 #include "support/redis_server.h"
 #include "support/shared_cluster_test.h"
@@ -70,13 +71,36 @@ class ClusterFailoverTest
     const auto sends = (cfg.retry_attempts + 1) * (cfg.retry_attempts + 1);
     return std::chrono::duration_cast<std::chrono::milliseconds>(per_send * sends) + 2s;
   }
-  // A waiter's Client: its retry budget outlasts a slow promotion. With config()'s, a waiter
-  // that polls the killed master (its resubscribe not confirmed in time) gives up after about
-  // 3 s of refused connects, which docs/safety.md allows during a failover.
+  // A waiter's Client: its retry budget outlasts a slow promotion. A waiter may attempt while
+  // the killed master still owns the slot (its subscription dropped with the master), and with
+  // a replica each acquire is sent once per attempt (it is followed by WAIT): the loop's
+  // retry_attempts x retry_interval is the budget. With config()'s, 1.2 s of refused connects,
+  // a waiter gave up in a landing CI where the promotion took 2.5 s, which docs/safety.md
+  // allows during a failover. Here: 9 s.
   static redisync::Config waiter_config() {
     auto cfg = config();
-    cfg.retry_attempts = 6;  // 7 attempts of 7 sends 200 ms apart: about 10 s
+    cfg.retry_attempts = 6;
+    cfg.retry_interval = 1500ms;
     return cfg;
+  }
+  // A master that still has its replica (earlier tests may have killed some), and that
+  // replica; {size(), 0} when none is left.
+  static std::pair<std::size_t, std::size_t> master_with_replica() {
+    for (auto m : cluster_->masters()) {
+      try {
+        return {m, cluster_->replica_of(m)};
+      } catch (const std::runtime_error&) {
+      }
+    }
+    return {cluster_->size(), 0};
+  }
+  // A fresh lock name in one of `master`'s slots; empty if 1,000 tries found none.
+  static std::string name_on(std::size_t master, const std::string& prefix) {
+    for (int i = 0; i < 1000; ++i) {
+      auto candidate = unique_name(prefix);
+      if (cluster_->master_of_slot(cluster_->key_slot(candidate)) == master) return candidate;
+    }
+    return {};
   }
 };
 
@@ -202,22 +226,9 @@ TEST_F(ClusterFailoverTest, HeldLockSurvivesMasterKillAndLocksFollowThePromotedR
 
 TEST_F(ClusterFailoverTest, LeasedLockReleasedAfterFailoverWakesWaiterAndDeadSeedIsSkipped) {
   // A master that still has its replica, and a lock name in one of its slots.
-  std::size_t old_master = cluster_->size();
-  std::size_t replica = 0;
-  for (auto m : cluster_->masters()) {
-    try {
-      replica = cluster_->replica_of(m);
-      old_master = m;
-      break;
-    } catch (const std::runtime_error&) {
-    }
-  }
+  const auto [old_master, replica] = master_with_replica();
   ASSERT_LT(old_master, cluster_->size()) << "no master with a replica left";
-  std::string name;
-  for (int i = 0; i < 1000 && name.empty(); ++i) {
-    auto candidate = unique_name("failover-lease:");
-    if (cluster_->master_of_slot(cluster_->key_slot(candidate)) == old_master) name = candidate;
-  }
+  const std::string name = name_on(old_master, "failover-lease:");
   ASSERT_FALSE(name.empty());
   const int slot = cluster_->key_slot(name);
   RedisServer& promoted = cluster_->node(replica);
@@ -280,5 +291,64 @@ TEST_F(ClusterFailoverTest, LeasedLockReleasedAfterFailoverWakesWaiterAndDeadSee
   ASSERT_EQ(waiter.wait_for(waiter_bound), std::future_status::ready) << "waiter stuck after failover";
   step("the waiter", [&] { EXPECT_TRUE(waiter.get()); });
   EXPECT_TRUE(losses.snapshot().empty());
+  EXPECT_EQ(promoted.command({"EXISTS", name}).as_integer(), 0);
+}
+
+// A renewal that failed while the killed master's replica was not yet promoted must not leave
+// the Client's slot map stale until its next regular scan: the next renewal goes to the
+// promoted master. The replica is kept from promoting itself (cluster-replica-no-failover)
+// until the first renewal has failed, then takes over: a failover slower than a third of the
+// lease, made certain. (Under load, six clusters on two cores, the first test here lost its
+// watchdog hold this way: the promotion came 3 s after the kill, just after its first renewal,
+// and the refresh that renewal's failure prompted still read the old map.)
+TEST_F(ClusterFailoverTest, RenewalAfterAFailedOneDuringTheFailoverReachesThePromotedMaster) {
+  const auto [old_master, replica] = master_with_replica();
+  ASSERT_LT(old_master, cluster_->size()) << "no master with a replica left";
+  const std::string name = name_on(old_master, "failover-renew:");
+  ASSERT_FALSE(name.empty());
+  const int slot = cluster_->key_slot(name);
+  RedisServer& promoted = cluster_->node(replica);
+  promoted.command({"CONFIG", "SET", "cluster-replica-no-failover", "yes"});
+
+  auto cfg = config();
+  const auto lease = 6000ms;  // renewals every 2 s; reported lost 5.4 s after the last one
+  cfg.lock_watchdog_timeout = lease;
+  auto metrics = std::make_shared<redisync::test::RecordingMetrics>();
+  cfg.metrics = metrics;
+  redisync::Client holder(cfg);
+  LossLog losses;
+  losses.attach(holder);
+  auto held = holder.lock(name);
+  held.lock();
+  promoted.command({"READONLY"});
+  ASSERT_EQ(promoted.command({"EXISTS", name}).as_integer(), 1);  // acknowledged by WAIT
+
+  cluster_->node(old_master).kill();
+  const auto failed = [&] {
+    return metrics->count("watchdog", redisync::Counter::renewal_failures);
+  };
+  ASSERT_TRUE(wait_until([&] { return failed() >= 1; }, lease, 20ms))
+      << "the renewal to the killed master did not fail";
+  const auto failures_before_takeover = failed();
+  promoted.command({"CLUSTER", "FAILOVER", "TAKEOVER"});
+  EXPECT_EQ(cluster_->wait_for_new_owner(slot, old_master, 20s), replica);
+
+  // The renewal after the takeover lands on the promoted master: its PTTL goes up again, and
+  // the hold is never reported lost.
+  auto pttl = [&] { return promoted.command({"PTTL", name}).as_integer(); };
+  long long low = -1;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        low = pttl();
+        return low >= 0 && low < (lease - 1500ms).count();
+      },
+      lease, 20ms));
+  EXPECT_TRUE(wait_until([&] { return pttl() > low; }, lease, 20ms))
+      << "no renewal reached the promoted master";
+  EXPECT_TRUE(losses.snapshot().empty()) << "lost: " << losses.snapshot().front();
+  EXPECT_TRUE(held.is_held_by_current_thread());
+  EXPECT_LE(failed(), failures_before_takeover + 1)
+      << "renewals kept going to the killed master after the takeover";
+  step("the release on the promoted master", [&] { held.unlock(); });
   EXPECT_EQ(promoted.command({"EXISTS", name}).as_integer(), 0);
 }
