@@ -5,6 +5,10 @@
 
 namespace redisync::sync {
 
+Duration renewal_interval(Duration watchdog_lease) {
+  return std::max(watchdog_lease / 3, Duration{1});
+}
+
 Duration loss_margin(Duration lease) { return std::max(lease / 10, Duration{1}); }
 
 Clock::time_point local_deadline(Clock::time_point sent, Duration lease) {
@@ -21,7 +25,7 @@ RenewalTable::RenewalTable(Duration watchdog_lease)
       deadlines_(CountingDeadlineLess{&steps_}),
       renewals_(CountingDeadlineLess{&steps_}) {}
 
-Duration RenewalTable::renewal_interval() const { return std::max(lease_ / 3, Duration{1}); }
+Duration RenewalTable::renewal_interval() const { return sync::renewal_interval(lease_); }
 
 RenewalTable::DeadlineIndex::iterator RenewalTable::move_slot(DeadlineIndex& index,
                                                              DeadlineIndex::iterator at,
@@ -179,12 +183,28 @@ void RenewalTable::remove_all(const std::string& key) {
 }
 
 std::pair<std::vector<RenewalTable::Ticket>, std::vector<RenewalTable::Ticket>>
-RenewalTable::take_due(Clock::time_point now, Clock::time_point until) {
+RenewalTable::take_due(Clock::time_point now, Clock::time_point until,
+                       std::size_t round_up_to, Clock::time_point early_until) {
   // The due renewals are the head of renewals_ (their nodes, reached without a lookup).
   std::vector<Node*> taken;
-  for (auto slot = renewals_.begin(); slot != renewals_.end() && slot->first <= until; ++slot) {
+  std::size_t hashes = 0;
+  auto slot = renewals_.begin();
+  for (; slot != renewals_.end() && slot->first <= until; ++slot) {
     ++steps_;
     taken.push_back(slot->second);
+    if (slot->second->first.kind != RenewalKind::rwlock_read) ++hashes;
+  }
+  // Topping up: hash renewals due soon, while the last call would not be full. It stops at
+  // a reader (batched per hash, plan_read_batches: left to its time), so a tick visits no
+  // more than it takes.
+  if (round_up_to > 1 && hashes > 0) {
+    for (; slot != renewals_.end() && slot->first <= early_until && hashes % round_up_to != 0 &&
+           slot->second->first.kind != RenewalKind::rwlock_read;
+         ++slot) {
+      ++steps_;
+      taken.push_back(slot->second);
+      ++hashes;
+    }
   }
   std::pair<std::vector<Ticket>, std::vector<Ticket>> due;
   for (Node* node : taken) {

@@ -51,6 +51,9 @@ struct RenewalKey {
   }
 };
 
+/// How long after a renewal (or the acquire) is sent the next one is due: a third of the
+/// watchdog lease, at least 1 ms (docs/wire-format.md §3.1).
+Duration renewal_interval(Duration watchdog_lease);
 /// How long before its lease could end on the server a hold nobody could renew is reported
 /// lost: a tenth of the lease, at least 1 ms (docs/safety.md, "the lost notice").
 Duration loss_margin(Duration lease);
@@ -121,8 +124,11 @@ class RenewalTable {
   /// sorted by key (all fields of one hash together). Each is due again renewal_interval()
   /// after `now`, when the caller sends it. Fixed leases are never due. Every ticket must be
   /// answered (renewal_answered or renewal_failed) exactly once.
-  std::pair<std::vector<Ticket>, std::vector<Ticket>> take_due(Clock::time_point now,
-                                                               Clock::time_point until);
+  /// With `round_up_to` > 1, hash registrations due by `early_until` are taken too, ahead of
+  /// their time, until the hash count is a multiple of it: the calls of a tick are full.
+  std::pair<std::vector<Ticket>, std::vector<Ticket>> take_due(
+      Clock::time_point now, Clock::time_point until, std::size_t round_up_to = 1,
+      Clock::time_point early_until = Clock::time_point::min());
   /// When the earliest renewal is due; nullopt when no hold is renewed.
   std::optional<Clock::time_point> next_renewal_due() const;
   /// The answer for `reg` of a renewal sent at `sent`: renewed moves its deadline to count

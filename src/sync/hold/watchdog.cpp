@@ -119,14 +119,12 @@ void Watchdog::schedule() {
   });
 }
 
-Duration Watchdog::coalescing() const { return std::max(lease_ / 30, Duration{1}); }
-
 void Watchdog::renew_due() {
   // Each hold is renewed a third of the lease after its last renewal (or its acquire) was
-  // sent (docs/wire-format.md §3.1). Those due within the next coalescing() go now too, so
-  // holds taken close together share calls instead of each timer tick sending a few.
+  // sent (docs/wire-format.md §3.1), some a little earlier to share calls (renewal_tick).
   const auto now = Clock::now();
-  auto [hash_regs, read_regs] = table_.take_due(now, now + coalescing());
+  const auto tick = renewal_tick(now, lease_);
+  auto [hash_regs, read_regs] = table_.take_due(now, tick.until, batch_size_, tick.early_until);
   ++rounds_;
   // One server: batches mix any keys. Cluster: a batch's hashes share a node (Redis 7) or a
   // slot (docs/wire-format.md §3.2).

@@ -38,6 +38,19 @@ using Clock = std::chrono::steady_clock;
 inline const RenewalKey& reg_of(const RenewalKey& reg) { return reg; }
 inline const RenewalKey& reg_of(const RenewalTable::Ticket& ticket) { return ticket.reg(); }
 
+/// Which renewals one watchdog tick at `now` takes (docs/wire-format.md §3.1), for a watchdog
+/// lease `lease`: those due by `until` (a thirtieth of the lease ahead: holds taken close
+/// together share calls instead of each tick sending a few), then, to fill the tick's last
+/// call, hash renewals due by `early_until` (half a renewal interval ahead: no hold is renewed
+/// earlier than that). Pure, for unit tests.
+struct RenewalTick {
+  Clock::time_point until;
+  Clock::time_point early_until;
+};
+inline RenewalTick renewal_tick(Clock::time_point now, Duration lease) {
+  return {now + std::max(lease / 30, Duration{1}), now + renewal_interval(lease) / 2};
+}
+
 /// Splits registrations (or tickets) into script calls of at most `batch_size` keys, moving
 /// them (a tick of 100,000 renewals copies nothing here). Pure, for unit tests.
 template <class Reg>
@@ -143,9 +156,8 @@ class Watchdog {
   /// Arms the renewal timer at the earliest renewal due, unless it is armed for that or an
   /// earlier time already.
   void schedule();
-  /// Sends the renewals due now (and within coalescing()), then arms the timer again.
+  /// Sends the renewals due now (and those renewal_tick() adds), then arms the timer again.
   void renew_due();
-  Duration coalescing() const;
   /// Arms the deadline timer at the earliest local deadline, unless it is armed for that or
   /// an earlier time already.
   void arm_deadline();
