@@ -12,6 +12,7 @@
 #include <fstream>
 #include <limits>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -285,6 +286,18 @@ std::optional<Section> ChaosRun::wait_open_section(const std::function<bool(int)
       },
       limit, 2ms);
   return open;
+}
+
+bool ChaosRun::wait_every_worker_held(std::chrono::milliseconds limit) const {
+  return test::wait_until(
+      [&] {
+        std::set<int> held;
+        for (const auto& s : read_history(history_).sections) {
+          if (s.closed && (s.outcome == "ok" || s.outcome == "lost")) held.insert(s.worker);
+        }
+        return static_cast<int>(held.size()) >= params_.workers;
+      },
+      limit, 20ms);
 }
 
 std::optional<Section> ChaosRun::wait_in_section(int w, std::chrono::milliseconds limit) const {
