@@ -203,6 +203,7 @@ TEST_P(RestartServer, ClientsRecoverAndLossesAreReported) {
                 .timeout_ms = 500});
   run.start();
   const long d = run.params().duration_ms;
+  run.wait_every_worker_held(ms(d / 2));  // as in KillHolder
   int restarts = 0;
   for (const long at : {d / 4, d / 2}) {
     run.sleep_until(ms(at));
@@ -231,6 +232,9 @@ TEST_P(PauseServer, TimeoutsSurfaceAndNothingHangs) {
   ChaosRun run({.kind = kind, .duration_ms = run_ms(kind), .watchdog_ms = 1500,
                 .timeout_ms = 500, .retry_attempts = 0});
   run.start();
+  // The pause takes two thirds of a sanitizer run: a loaded ThreadSanitizer run had one
+  // worker that had not held the lock before it (as in KillHolder).
+  run.wait_every_worker_held(ms(run.params().duration_ms / 2));
   run.sleep_until(ms(run.params().duration_ms / 3));
   run.lock_server().pause();
   run.note_fault();
@@ -256,6 +260,7 @@ TEST_P(ScriptFlushAndPubsubKill, RecoveredTransparently) {
   ChaosRun run({.kind = kind, .duration_ms = run_ms(kind), .watchdog_ms = 1500});
   run.start();
   const long d = run.params().duration_ms;
+  run.wait_every_worker_held(ms(d / 2));  // as in KillHolder
   int flushes = 0;
   int kills = 0;
   for (int i = 1; i <= 4; ++i) {
@@ -288,6 +293,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, ScriptFlushAndPubsubKill, ::testing::Values("loc
 TEST(RedLockServerRestart, QuorumKeepsExclusion) {
   ChaosRun run({.kind = "redlock", .lock_servers = 3, .watchdog_ms = 1500, .timeout_ms = 500});
   run.start();
+  run.wait_every_worker_held(ms(run.params().duration_ms / 2));  // as in KillHolder
   run.sleep_until(ms(run.params().duration_ms / 3));
   run.lock_server(1).kill();
   run.note_fault(/*data_loss=*/true);  // one of three members forgets its locks

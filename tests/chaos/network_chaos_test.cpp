@@ -294,6 +294,7 @@ TEST_P(Flushall, HolderIsToldAndNobodyWaitsForever) {
   ChaosRun run(network_params(kind, 1500));
   run.start();
   const long d = run.params().duration_ms;
+  run.wait_every_worker_held(ms(d / 2));  // as in KillHolder (chaos_test.cpp)
   int flushes = 0;
   long long first = 0;
   for (const long at : {d / 5, d / 2}) {
@@ -336,6 +337,7 @@ TEST_P(Eviction, EvictedLocksAreReportedAndNobodyWaitsForever) {
   ChaosRun run(p);
   run.start();
   const long d = run.params().duration_ms;
+  run.wait_every_worker_held(ms(d / 2));  // as in KillHolder (chaos_test.cpp)
   run.sleep_until(ms(d / 4));
   const std::string blob(256 * 1024, 'x');
   for (int i = 0; i < 400; ++i) {
