@@ -123,12 +123,14 @@ void Watchdog::renew_due() {
   // Each hold is renewed a third of the lease after its last renewal (or its acquire) was
   // sent (docs/wire-format.md §3.1), some a little earlier to share calls (renewal_tick).
   const auto now = Clock::now();
-  const auto tick = renewal_tick(now, lease_);
-  auto [hash_regs, read_regs] = table_.take_due(now, tick.until, batch_size_, tick.early_until);
-  ++rounds_;
-  // One server: batches mix any keys. Cluster: a batch's hashes share a node (Redis 7) or a
-  // slot (docs/wire-format.md §3.2).
+  // One server: batches mix any keys, so topping the tick up fills its last call. Cluster: a
+  // batch's hashes share a node (Redis 7) or a slot (docs/wire-format.md §3.2), and holds
+  // taken early would mostly start calls of their own: no top-up.
   auto* router = executor_.cluster();
+  const auto tick = renewal_tick(now, lease_);
+  auto [hash_regs, read_regs] =
+      table_.take_due(now, tick.until, router ? 1 : batch_size_, tick.early_until);
+  ++rounds_;
   if (router && node_batches_) {
     send_by_node(*router, std::move(hash_regs), now);
   } else {
