@@ -90,6 +90,7 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
 
   void begin_pass() {
     ++passes_;
+    pass_error_ = false;
     acquired_.clear();
     failures_left_ = state_->policy.tolerated_failures;
     index_ = 0;
@@ -142,6 +143,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   void set_report(std::size_t i, MemberOutcome outcome, std::string detail) {
     reports_[i].outcome = outcome;
     reports_[i].detail = std::move(detail);
+    pass_error_ = pass_error_ || (outcome != MemberOutcome::acquired &&
+                                  outcome != MemberOutcome::held_by_another &&
+                                  outcome != MemberOutcome::not_attempted);
   }
 
   void on_acquire(std::uint64_t gen, std::size_t i, std::exception_ptr error, bool acquired) {
@@ -302,9 +306,13 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     ++release_gen_;
     if (release_timer_) release_timer_->cancel();
     if (cancelled_ || then_ == Then::finish_failed || out_of_time()) return finish(false);
-    // Random, growing with each failed walk (capped at 1 s): members that fail fast (a dead
-    // server) must not turn the wait into a busy loop.
-    const int doublings = std::min(passes_ - 1, 5);
+    // Random, growing with each walk that failed on an error (capped at 1 s): members that
+    // fail fast (a dead server) must not turn the wait into a busy loop. A walk refused by a
+    // holder does not grow it: its member wait slept on that member's release already, and a
+    // pause that grew with the wait would let the longest waiter sample the lock least often
+    // (a RedLock waiter starved for a whole chaos run beside three competitors).
+    if (pass_error_) ++failing_passes_;
+    const int doublings = std::min(std::max(failing_passes_ - 1, 0), 5);
     const long long pause_ms = std::min(random_between(10, 50) << doublings, 1000LL);
     const Duration pause{std::min<long long>((wait_ - elapsed()).count(), pause_ms)};
     auto self = shared_from_this();
@@ -420,6 +428,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   std::function<void()> after_;  // the completion, run once the mutex is released
   Clock::time_point start_{};
   int passes_ = 0;
+  int failing_passes_ = 0;  // walks that failed on an error (they grow the pause)
+  bool pass_error_ = false;  // the walk under way had a member fail on an error
   std::size_t index_ = 0;
   int failures_left_ = 0;
   std::vector<std::size_t> acquired_;
