@@ -144,7 +144,10 @@ struct REDISYNC_API Config {
   /// register beside the lock, and a release by a client in grant mode gives the lock to a
   /// registered waiter inside the release script (the fair kinds: to the queue head only;
   /// ReadWriteLock: a waiting writer, when a write release or the last reader's release frees
-  /// the lock; readers are never granted); the waiter's lock() returns when it hears of it,
+  /// the lock; readers are never granted: a waiting reader makes the next freeing release
+  /// wake the waiters, and writers leave the free lock to the readers, so read and write
+  /// turns alternate; a waiting reader attempts every third of the grant lease); the
+  /// waiter's lock() returns when it hears of it,
   /// with no round trip of its own. Java (Redisson) waiters are never granted; an unfair Lock
   /// or a ReadWriteLock then favours registered redisync waiters over them. See
   /// docs/wire-format.md "Direct handoff".

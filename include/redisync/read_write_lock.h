@@ -49,6 +49,8 @@ class REDISYNC_API WriteLock : public BasicLock {
 /// No fairness: new readers join while writers wait (as Redisson). Writers have Lock's
 /// starvation guard (Config::starvation_guard): one that has waited that long claims the next
 /// write turn from other redisync writers (a redisync-only key; Redisson clients ignore it).
+/// In grant mode (Config::handoff) a waiting reader takes the next turn from the registered
+/// writers instead, so writers handing the lock to each other cannot starve it.
 ///
 /// Thread safety: a handle may be shared between threads; each thread is its own owner.
 /// Copy/move: cheap to copy.

@@ -31,10 +31,12 @@ end
 -- The keys of grant mode, in one table: `registrations` (sorted set, member = field, score =
 -- when its acquisition first registered: the order grants are made in), `ids` (hash, field ->
 -- "<id>:<attempt>:<deadline>"; nil for FairLock, whose registration holds them), `mark` (the
--- grant mark), `channel` (the grant channel prefix), `token` (FencedLock's counter, else nil).
-local function grant_keys(registrations, ids, mark, channel, token)
+-- grant mark), `channel` (the grant channel prefix), `token` (FencedLock's counter, else nil),
+-- `readers` (a read-write lock's "redisync_rwlock_readers:TAG(N)", else nil: present while a
+-- redisync reader waits, see grant_candidate()).
+local function grant_keys(registrations, ids, mark, channel, token, readers)
   return {registrations = registrations, ids = ids, mark = mark, channel = channel,
-          token = token}
+          token = token, readers = readers}
 end
 -- True when the grant mark names `field` and the acquisition `id` ("" never matches).
 local function grant_marked(g, field, id)
@@ -87,10 +89,17 @@ end
 -- The waiter a release that frees the lock now would grant it to, read only: the first live
 -- registration in order among the first eight, as {field, id, attempt, stale}, where `stale`
 -- lists the registrations before it whose deadline passed (or that have no id); {stale} with
--- no field when none of the eight is live.
+-- no field when none of the eight is live. A read-write lock whose readers key exists (a
+-- redisync reader was refused by a write hold and still waits): {stale, readers = true}, no
+-- field. Readers are not granted, they are woken: without this, registered writers handed the
+-- lock to each other for as long as any of them waited, and a reader never got in.
 local function grant_candidate(g)
-  local firsts = grant_call('zrange', g.registrations, 0, 7)
   local candidate = {stale = {}}
+  if g.readers and grant_call('exists', g.readers) == 1 then
+    candidate.readers = true
+    return candidate
+  end
+  local firsts = grant_call('zrange', g.registrations, 0, 7)
   if not firsts or #firsts == 0 then
     return candidate
   end
@@ -128,8 +137,9 @@ end
 -- hash was deleted, drops the stale registrations ahead of the candidate, gives the lock to the
 -- candidate (grant_to) and returns its field. With none it publishes Redisson's message on the
 -- lock channel exactly as a plain release ("0"; `rw_message` for a read-write lock, whose
--- grants are write holds) and returns false. `candidate`: grant_candidate()'s answer taken
--- earlier in the same script (it cannot have changed), or nil to look it up here.
+-- grants are write holds; "1", which wakes every waiter, when readers wait) and returns false.
+-- `candidate`: grant_candidate()'s answer taken earlier in the same script (it cannot have
+-- changed), or nil to look it up here.
 local function pass_on(lock, g, lock_channel, grant_lease, publish, rw_message, candidate)
   candidate = candidate or grant_candidate(g)
   for _, field in ipairs(candidate.stale) do
@@ -143,7 +153,7 @@ local function pass_on(lock, g, lock_channel, grant_lease, publish, rw_message, 
              rw_message ~= nil)
     return candidate.field
   end
-  redis.call(publish, lock_channel, rw_message or '0')
+  redis.call(publish, lock_channel, candidate.readers and '1' or rw_message or '0')
   return false
 end
 -- The ACL check of a script that may publish on the lock channel or, when a live registration

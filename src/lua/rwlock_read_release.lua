@@ -14,13 +14,14 @@
 -- Grant mode (redisync, "Direct handoff"): KEYS[6] registrations
 -- "redisync_rwlock_grant:TAG(N)"; KEYS[7] their ids "redisync_rwlock_grant_id:TAG(N)"; KEYS[8]
 -- grant mark "redisync_grant_mark:TAG(N)"; KEYS[9] grant channel prefix
--- "redisync_grant__channel:TAG(N)"; ARGV[5] grant lease (ms): the release of the last read hold grants the lock to the
+-- "redisync_grant__channel:TAG(N)"; KEYS[10] readers key "redisync_rwlock_readers:TAG(N)";
+-- ARGV[5] grant lease (ms): the release of the last read hold grants the lock to the
 -- registered writer with the earliest live deadline (as rwlock_write_release.lua) instead of
--- publishing ARGV[1]; with no live registration it publishes as in wake mode. Readers are
--- never granted.
+-- publishing ARGV[1]; with no live registration, or with readers waiting, it publishes as in
+-- wake mode. Readers are never granted.
 -- Sent after release_record.lua and grant_pass_on.lua (grant_publish_refused checks the lock
 -- channel alone in wake mode).
-local g = KEYS[6] and grant_keys(KEYS[6], KEYS[7], KEYS[8], KEYS[9]) or nil
+local g = KEYS[6] and grant_keys(KEYS[6], KEYS[7], KEYS[8], KEYS[9], nil, KEYS[10]) or nil
 local refused = grant_publish_refused(ARGV[4], KEYS[2], g)
 local early, mode = rw_release_start(refused, KEYS[1], KEYS[2], ARGV[1], ARGV[4], KEYS[5], ARGV[3])
 if early ~= false then

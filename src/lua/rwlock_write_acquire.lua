@@ -9,7 +9,9 @@
 -- registration period ms (0: do not register); ARGV[5] this acquisition's grant id ("": it
 -- cannot be granted); ARGV[6] this attempt's number. W found in N with the grant mark naming
 -- this acquisition is the grant made to it (grant_pass_on.lua), taken as one hold; a failed
--- attempt registers.
+-- attempt registers. KEYS[5] readers key "redisync_rwlock_readers:TAG(N)" (set by a refused
+-- redisync reader, rwlock_read_acquire.lua): a free lock is left to the waiting readers (the
+-- release that freed it woke them); this writer registers and is answered the key's PTTL.
 -- Sent after grant_pass_on.lua in grant mode.
 -- Starvation guard (redisync, wake mode only; as lock_acquire.lua): KEYS[2] guard
 -- "redisync_rwlock_guard:TAG(N)" (the script then has exactly two keys); ARGV[4] "1": this
@@ -19,7 +21,7 @@
 -- Returns nil when acquired (or re-entered); -3 (grant mode) acquired by taking its grant; the
 -- string "upgrade" when the caller holds the read lock (waiting for the write lock would
 -- never end; no state change); else the PTTL.
-local g = #KEYS == 4 and grant_keys(KEYS[2], KEYS[3], KEYS[4]) or nil
+local g = #KEYS == 5 and grant_keys(KEYS[2], KEYS[3], KEYS[4], nil, nil, KEYS[5]) or nil
 local guard_key = #KEYS == 2 and KEYS[2] or nil
 local id = g and ARGV[5] or ''
 local mode = redis.call('hget', KEYS[1], 'mode')
@@ -39,6 +41,13 @@ local function end_claim()
   if claim == ARGV[2] then
     redis.call('del', guard_key)
   end
+end
+if mode == false and g and grant_call('exists', g.readers) == 1 then
+  -- Readers were refused by the last write hold and woken by its release: their turn. The
+  -- key lives a grant lease after the last reader's attempt, so a dead reader delays writers
+  -- at most that long; the last reader's release grants this registration.
+  grant_register(g, ARGV[2], ARGV[4], id, ARGV[6])
+  return math.max(redis.call('pttl', g.readers), 1)
 end
 if mode == false then
   -- The registration goes first: a registrations key of another type fails the script here

@@ -13,13 +13,15 @@
 -- Grant mode (redisync, "Direct handoff"): KEYS[4] registrations
 -- "redisync_rwlock_grant:TAG(N)"; KEYS[5] their ids "redisync_rwlock_grant_id:TAG(N)"; KEYS[6]
 -- grant mark "redisync_grant_mark:TAG(N)"; KEYS[7] grant channel prefix
--- "redisync_grant__channel:TAG(N)"; ARGV[6] grant lease (ms): a release that frees the lock grants it to the registered writer
+-- "redisync_grant__channel:TAG(N)"; KEYS[8] readers key "redisync_rwlock_readers:TAG(N)";
+-- ARGV[6] grant lease (ms): a release that frees the lock grants it to the registered writer
 -- with the earliest live deadline (a write hold with the short grant lease, announced on its
--- client's grant channel) instead of publishing ARGV[1]; with no live registration it
--- publishes as in wake mode. A downgrade (the lock stays read-held) never grants.
+-- client's grant channel) instead of publishing ARGV[1]; with no live registration, or with
+-- readers waiting (KEYS[8] exists), it publishes as in wake mode. A downgrade (the lock stays
+-- read-held) never grants.
 -- Sent after release_record.lua and grant_pass_on.lua (grant_publish_refused checks the lock
 -- channel alone in wake mode).
-local g = KEYS[4] and grant_keys(KEYS[4], KEYS[5], KEYS[6], KEYS[7]) or nil
+local g = KEYS[4] and grant_keys(KEYS[4], KEYS[5], KEYS[6], KEYS[7], nil, KEYS[8]) or nil
 local refused = grant_publish_refused(ARGV[5], KEYS[2], g)
 local early = rw_release_start(refused, KEYS[1], KEYS[2], ARGV[1], ARGV[5], KEYS[3], ARGV[4],
                                'write')

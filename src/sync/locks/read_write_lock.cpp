@@ -2,6 +2,9 @@
 // redisync::ReadWriteLock: Redisson's read-write lock (docs/wire-format.md §5).
 #include "redisync/read_write_lock.h"
 
+#include <algorithm>
+#include <chrono>
+
 #include "lua/scripts.h"
 #include "lua/with_preludes.h"
 #include "sync/acquire/grant.h"
@@ -25,13 +28,20 @@ std::string marker_prefix(const std::string& name, const std::string& reader_fie
 // Grant mode (sync/acquire/grant.h): the writers waiting for a grant (sorted set, member = W,
 // score = registration deadline). Its own key, not Lock's "redisync_lock_grant:TAG(N)": a
 // grant here is a write hold (mode "write" beside W), which a Lock release on the same name
-// must never hand out. Readers never register (they are never granted).
+// must never hand out. Readers never register (they are never granted: see rw_readers_key).
 std::string rw_grant_key(const std::string& name) {
   return "redisync_rwlock_grant:" + sync::hash_tag(name);
 }
 // Their grant ids (hash, W -> "<grant id>:<attempt>"), as Lock's grant_id_key.
 std::string rw_grant_id_key(const std::string& name) {
   return "redisync_rwlock_grant_id:" + sync::hash_tag(name);
+}
+// Grant mode: set while a redisync reader refused by a write hold still waits (string, for a
+// grant lease after its last attempt). A release that frees the lock then wakes the readers
+// instead of granting it, and writers leave the free lock to them: without it, registered
+// writers handed the lock to each other and a reader never got in.
+std::string rw_readers_key(const std::string& name) {
+  return "redisync_rwlock_readers:" + sync::hash_tag(name);
 }
 // Wake mode: the starvation guard's claim (sync/locks/starvation_guard.h), a writer field W.
 // Its own key, as the grant keys: Lock's guard on the same name is another lock's turn.
@@ -53,7 +63,25 @@ void add_grant(const detail::ClientCore& core, const std::string& name,
   keys.push_back(rw_grant_id_key(name));
   keys.push_back(sync::grant_mark_key(name));
   keys.push_back(sync::grant_channel_prefix(name));
+  keys.push_back(rw_readers_key(name));
   args.push_back(std::to_string(core.config().grant_lease.count()));
+}
+
+// A grant-mode reader's attempt arguments: the fixed ones, then how long the readers key is
+// to live (rwlock_read_acquire.lua): the grant lease, cut to what is left of the wait ("0"
+// once none is: a reader that will not wait keeps no writer out).
+detail::ArgsFn reader_args(const detail::ClientCore& core, std::vector<std::string> fixed,
+                           std::optional<sync::Clock::time_point> deadline) {
+  return [fixed = std::move(fixed), lease = core.config().grant_lease, deadline] {
+    Duration period = lease;
+    if (deadline) {
+      const auto left = std::chrono::floor<Duration>(*deadline - sync::Clock::now());
+      period = std::clamp(left, Duration{0}, lease);
+    }
+    std::vector<std::string> args = fixed;
+    args.push_back(std::to_string(period.count()));
+    return args;
+  };
 }
 
 const std::string kReadSuffix = " (read lock)";
@@ -114,16 +142,19 @@ class ReadKind final : public RwKind {
                   std::optional<sync::Clock::time_point> deadline,
                   detail::AcquireDone done) const override {
     const std::string field = core->owner_field(owner);
+    std::vector<std::string> keys{name, marker_prefix(name, field)};
+    std::vector<std::string> fixed{std::to_string(effective_lease.count()), field,
+                                   field + ":write"};
+    detail::ArgsFn args = detail::fixed_args(fixed);
+    if (core->config().handoff == Handoff::grant) {  // a refused reader keeps writers out
+      keys.push_back(rw_readers_key(name));
+      args = reader_args(*core, std::move(fixed), deadline);
+    }
     start_rw_loop(
         core, name, owner, deadline,
         detail::script_attempt(
-            core, detail::publish_guarded(*core, lua::rwlock_read_acquire),
-            {name, marker_prefix(name, field)},
-            detail::publish_guarded_args(
-                *core,
-                detail::fixed_args(
-                    {std::to_string(effective_lease.count()), field, field + ":write"}),
-                rwlock_channel(name), name),
+            core, detail::publish_guarded(*core, lua::rwlock_read_acquire), std::move(keys),
+            detail::publish_guarded_args(*core, std::move(args), rwlock_channel(name), name),
             describe(*core, name), nullptr,
             detail::release_undo(core, shared_from_this(), name, owner, effective_lease)),
         std::move(done));
@@ -189,6 +220,7 @@ class WriteKind final : public RwKind {
       keys.push_back(rw_grant_key(name));
       keys.push_back(rw_grant_id_key(name));
       keys.push_back(sync::grant_mark_key(name));
+      keys.push_back(rw_readers_key(name));  // a free lock is the waiting readers' turn
       args = [link, lease, writer, reader, deadline] {
         auto grant = link->next_attempt(deadline);
         return std::vector<std::string>{lease,        writer,   reader, std::move(grant.period),
@@ -217,7 +249,7 @@ class WriteKind final : public RwKind {
       give_up = detail::grant_give_up_step(
           core, link,
           {name, rwlock_channel(name), rw_grant_key(name), rw_grant_id_key(name),
-           sync::grant_mark_key(name), sync::grant_channel_prefix(name)},
+           sync::grant_mark_key(name), sync::grant_channel_prefix(name), rw_readers_key(name)},
           {"1"});
     }
     start_rw_loop(core, name, owner, deadline, std::move(attempt), std::move(done),
