@@ -8,13 +8,17 @@
 // 2 h past their lease); its scripts now read the server's TIME as well.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+
 #include <csignal>
 #include <cstdlib>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <future>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -44,6 +48,36 @@ std::vector<std::string> faketime_worker(const std::string& offset,
   return argv;
 }
 
+// A faketime worker whose output goes to a temp file, and what became of it: when a test
+// waits for the worker in vain, the message says whether it exited (and how) or still runs,
+// and what it printed. (One CI run saw a ThreadSanitizer worker not queue within 10 s, where
+// it usually takes under 3 s, with nothing to tell why.)
+struct SkewedWorker {
+  pid_t pid = -1;
+  std::string output_path;
+
+  void start(const std::vector<std::string>& argv) {
+    output_path = redisync::test::temp_file("skewed-worker.out");
+    const int fd = ::open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    pid = redisync::test::detail::spawn_process(argv, fd);
+    ::close(fd);
+  }
+  std::string describe() {
+    std::string state = "still running";
+    int status = 0;
+    if (pid > 0 && redisync::test::detail::try_reap(pid, &status)) {
+      state = WIFEXITED(status) ? "exited with " + std::to_string(WEXITSTATUS(status))
+                                : "killed by signal " + std::to_string(WTERMSIG(status));
+      pid = -1;
+    }
+    std::ifstream in(output_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return "the worker " + state + "; its output:\n" + text.str();
+  }
+};
+
 void kill_and_reap(pid_t pid) {
   ::kill(pid, SIGKILL);
   int status = 0;
@@ -64,9 +98,11 @@ TEST(ClockJump, FairLockWaiterWithAClockTwoHoursBehindKeepsItsTurn) {
   held.lock();
 
   // The worker queues first (its wall clock 2 h behind, monotonic clock real).
-  const pid_t worker = redisync::test::detail::spawn_process(
-      faketime_worker("-2h", {"fair-order", server.url(), name, "20000", order}), -1);
-  ASSERT_TRUE(wait_until([&] { return server.command({"LLEN", queue}).as_integer() == 1; }, 10s));
+  SkewedWorker worker;
+  ASSERT_NO_FATAL_FAILURE(
+      worker.start(faketime_worker("-2h", {"fair-order", server.url(), name, "20000", order})));
+  ASSERT_TRUE(wait_until([&] { return server.command({"LLEN", queue}).as_integer() == 1; }, 15s))
+      << worker.describe();
 
   // Then b queues behind it.
   auto waiter = std::async(std::launch::async, [&] {
@@ -82,7 +118,7 @@ TEST(ClockJump, FairLockWaiterWithAClockTwoHoursBehindKeepsItsTurn) {
 
   EXPECT_TRUE(waiter.get());
   int status = 0;
-  ASSERT_TRUE(redisync::test::detail::reap_within(worker, 20s, &status));
+  ASSERT_TRUE(redisync::test::detail::reap_within(worker.pid, 20s, &status)) << worker.describe();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   const auto list = server.command({"LRANGE", order, "0", "-1"});
   ASSERT_EQ(list.elements.size(), 2u);
@@ -101,17 +137,18 @@ struct PermitOfASkewedWorker {
   const std::string name = unique_name("pes:");
   const std::string zset = "{" + name + "}:timeout";
   redisync::PermitExpirableSemaphore sem = client.permit_expirable_semaphore(name);
-  pid_t worker = -1;
+  SkewedWorker worker;
 
   ~PermitOfASkewedWorker() {
-    if (worker > 0) kill_and_reap(worker);
+    if (worker.pid > 0) kill_and_reap(worker.pid);
   }
   // Sets the one permit; the worker takes it for `lease_ms`, its wall clock `offset` off.
   void take_in_worker(const std::string& offset, const std::string& lease_ms) {
     ASSERT_TRUE(sem.try_set_permits(1));
-    worker = redisync::test::detail::spawn_process(
-        faketime_worker(offset, {"pes-hold", server.url(), name, lease_ms}), -1);
-    ASSERT_TRUE(wait_until([&] { return server.command({"ZCARD", zset}).as_integer() == 1; }, 10s));
+    ASSERT_NO_FATAL_FAILURE(
+        worker.start(faketime_worker(offset, {"pes-hold", server.url(), name, lease_ms})));
+    ASSERT_TRUE(wait_until([&] { return server.command({"ZCARD", zset}).as_integer() == 1; }, 15s))
+        << worker.describe();
   }
 };
 
