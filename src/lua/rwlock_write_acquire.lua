@@ -42,7 +42,7 @@ local function end_claim()
     redis.call('del', guard_key)
   end
 end
-if mode == false and g and grant_call('exists', g.readers) == 1 then
+if mode == false and g and readers_waiting(g) then
   -- Readers were refused by the last write hold and woken by its release: their turn. The
   -- key lives a grant lease after the last reader's attempt, so a dead reader delays writers
   -- at most that long; the last reader's release grants this registration.

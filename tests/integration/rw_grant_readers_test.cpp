@@ -131,6 +131,24 @@ TEST(RwGrantReadersTest, AReaderThatDiedLeavesAFreeLockToWritersWithinTheGrantLe
   rw.unlock_checked();
 }
 
+TEST(RwGrantReadersTest, AReadersKeyNoReaderCouldHaveSetIsIgnored) {
+  // Without expiry, or longer than the largest grant lease (60 s): someone else's write. Taken
+  // as a waiting reader it would keep writers out for good.
+  RedisServer server;
+  redisync::Client writer(grant_config(server));
+  for (const std::vector<std::string>& ttl : {std::vector<std::string>{},
+                                             std::vector<std::string>{"PX", "3600000"}}) {
+    const auto name = unique_name("rw-readers:");
+    std::vector<std::string> set{"SET", rw_readers::readers_key(name), "1"};
+    set.insert(set.end(), ttl.begin(), ttl.end());
+    server.command(set);
+    auto rw = writer.read_write_lock(name);
+    ASSERT_TRUE(rw.try_lock_for(3s)) << "a readers key " << (ttl.empty() ? "without expiry" : "of an hour")
+                                     << " kept the writer out";
+    rw.unlock_checked();
+  }
+}
+
 TEST(RwGrantReadersTest, AReaderThatWillNotWaitKeepsNoWriterOut) {
   RedisServer server;
   const auto name = unique_name("rw-readers:");
