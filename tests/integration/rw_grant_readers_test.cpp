@@ -37,6 +37,23 @@ std::string mode_of(RedisServer& server, const std::string& name) {
   return r.is_nil() ? "" : r.as_string();
 }
 
+// A reader refused by a held write lock, waiting `wait` (0: a single attempt), its Client in
+// grant mode or not: it must leave no readers key behind.
+void expect_refused_reader_leaves_no_key(bool grant, std::chrono::milliseconds wait) {
+  RedisServer server;
+  const auto config = grant ? grant_config(server) : config_for(server);
+  const auto name = unique_name("rw-readers:");
+  redisync::Client holder(config), reader(config);
+  auto held = holder.read_write_lock(name);
+  held.lock();
+  auto read = std::async(std::launch::async, [&] {
+    return reader.read_write_lock(name).try_lock_shared_for(wait);
+  });
+  EXPECT_FALSE(read.get());
+  EXPECT_FALSE(exists(server, readers_key(name)));
+  held.unlock_checked();
+}
+
 }  // namespace rw_readers
 
 TEST(RwGrantReadersTest, AWaitingReaderGetsInBetweenWritersThatHandTheLockToEachOther) {
@@ -150,26 +167,9 @@ TEST(RwGrantReadersTest, AReadersKeyNoReaderCouldHaveSetIsIgnored) {
 }
 
 TEST(RwGrantReadersTest, AReaderThatWillNotWaitKeepsNoWriterOut) {
-  RedisServer server;
-  const auto name = unique_name("rw-readers:");
-  redisync::Client holder(grant_config(server)), reader(grant_config(server));
-  auto held = holder.read_write_lock(name);
-  held.lock();
-  EXPECT_FALSE(reader.read_write_lock(name).try_lock_shared());
-  EXPECT_FALSE(rw_readers::exists(server, rw_readers::readers_key(name)));
-  held.unlock_checked();
+  rw_readers::expect_refused_reader_leaves_no_key(/*grant=*/true, 0ms);
 }
 
 TEST(RwGrantReadersTest, WakeModeReadersSetNothing) {
-  RedisServer server;
-  const auto name = unique_name("rw-readers:");
-  redisync::Client holder(config_for(server)), reader(config_for(server));
-  auto held = holder.read_write_lock(name);
-  held.lock();
-  auto read = std::async(std::launch::async, [&] {
-    return reader.read_write_lock(name).try_lock_shared_for(300ms);
-  });
-  EXPECT_FALSE(read.get());
-  EXPECT_FALSE(rw_readers::exists(server, rw_readers::readers_key(name)));
-  held.unlock_checked();
+  rw_readers::expect_refused_reader_leaves_no_key(/*grant=*/false, 300ms);
 }
