@@ -86,15 +86,16 @@ local function grantee_channel(grant_channel, field)
   local client = string.match(field, '^(.+):[^:]*:write$') or string.match(field, '^(.+):[^:]*$')
   return grant_channel .. ':' .. (client or field)
 end
--- True when a redisync reader waits (the readers key of a read-write lock is live). A key
--- without expiry or with one longer than the largest grant lease (60 s) was not set by a
--- reader (rwlock_read_acquire.lua): it is ignored, or it would keep writers out for good.
+-- The ms left of a waiting redisync reader's turn (the readers key of a read-write lock),
+-- or false when none waits. A key without expiry or with more left than the largest grant
+-- lease (60 s) was not set by a reader (rwlock_read_acquire.lua): it is ignored, or it would
+-- keep writers out for good.
 local function readers_waiting(g)
   if not g.readers then
     return false
   end
   local ttl = grant_call('pttl', g.readers)
-  return ttl ~= false and ttl > 0 and ttl <= 60000
+  return ttl ~= false and ttl > 0 and ttl <= 60000 and ttl
 end
 -- The waiter a release that frees the lock now would grant it to, read only: the first live
 -- registration in order among the first eight, as {field, id, attempt, stale}, where `stale`

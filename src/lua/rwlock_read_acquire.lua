@@ -4,16 +4,18 @@
 -- ARGV[1] lease ms; ARGV[2] reader field O "<client id>:<thread id>"; ARGV[3] the same thread's
 -- writer field W "<client id>:<thread id>:write".
 -- Returns nil when acquired (or re-entered), else the PTTL of the lock.
--- Grant mode (redisync, "Direct handoff"): KEYS[3] readers key "redisync_rwlock_readers:TAG(N)";
--- ARGV[4] its period in ms (the grant lease, or less when the reader's wait ends sooner; "0":
--- the reader will not wait, nothing is set). A refused reader sets the key for that long: the release that frees the lock wakes the readers instead of
--- granting it to a registered writer, and writers leave the free lock to them
+-- Grant mode (redisync, "Direct handoff"): KEYS[3] readers key
+-- "redisync_rwlock_readers:TAG(N)"; ARGV[4] its period in ms (the grant lease, or less when
+-- the reader's wait ends sooner; "0": the reader will not wait, nothing is set). A refused
+-- reader sets the key for that long: the release that frees the lock wakes the readers
+-- instead of granting it to a registered writer, and writers leave the free lock to them
 -- (rwlock_write_acquire.lua). The reply is then at most a third of the period, so a waiting
 -- reader attempts, and renews the key, before it lapses; a reader that takes the lock ends it.
 local readers = #KEYS == 3 and KEYS[3] or nil
 local mode = redis.call('hget', KEYS[1], 'mode')
-if readers and (mode == false or mode == 'read' or
-    (mode == 'write' and redis.call('hexists', KEYS[1], ARGV[3]) == 1)) then
+-- Another hold joins: the lock is read-held, or write-held by this thread (downgrade).
+local joins = mode == 'read' or (mode == 'write' and redis.call('hexists', KEYS[1], ARGV[3]) == 1)
+if readers and (mode == false or joins) then
   redis.call('del', readers)
 end
 if mode == false then
@@ -24,7 +26,7 @@ if mode == false then
   redis.call('pexpire', KEYS[1], ARGV[1])
   return nil
 end
-if (mode == 'read') or (mode == 'write' and redis.call('hexists', KEYS[1], ARGV[3]) == 1) then
+if joins then
   local k = redis.call('hincrby', KEYS[1], ARGV[2], 1)
   local marker = KEYS[2] .. ':' .. k
   redis.call('set', marker, 1)

@@ -42,12 +42,13 @@ local function end_claim()
     redis.call('del', guard_key)
   end
 end
-if mode == false and g and readers_waiting(g) then
+local readers_turn = mode == false and g and readers_waiting(g)
+if readers_turn then
   -- Readers were refused by the last write hold and woken by its release: their turn. The
   -- key lives a grant lease after the last reader's attempt, so a dead reader delays writers
   -- at most that long; the last reader's release grants this registration.
   grant_register(g, ARGV[2], ARGV[4], id, ARGV[6])
-  return math.max(redis.call('pttl', g.readers), 1)
+  return readers_turn
 end
 if mode == false then
   -- The registration goes first: a registrations key of another type fails the script here

@@ -49,8 +49,9 @@ long run_ms(const std::string& kind) {
 // extension keeps it) and a pause 2 s; a sanitizer run's 3 s, with the instrumented workers'
 // start-up, then left some workers no turn at all (fresh-clone CIs, ThreadSanitizer suite).
 long faults_run_ms(const std::string& kind) {
-  if (is_broken(kind)) return run_ms(kind);
-  return std::max(run_ms(kind) > 0 ? run_ms(kind) : default_duration_ms(), 5000L);
+  const long own = run_ms(kind);
+  if (is_broken(kind)) return own;
+  return std::max(own > 0 ? own : default_duration_ms(), 5000L);
 }
 
 // The section length of a kind in the kill cases, which must catch a worker inside one

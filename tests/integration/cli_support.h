@@ -67,12 +67,7 @@ class CliTest : public ::testing::Test {
   pid_t start_cli(std::vector<std::string> args, std::string* output_path,
                   const std::string& program = "") {
     args.insert(args.begin(), program.empty() ? cli_ : program);
-    *output_path = temp_file("cli.out");
-    const int fd = ::open(output_path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    EXPECT_GE(fd, 0);
-    const pid_t pid = detail::spawn_process(args, fd);
-    ::close(fd);
-    return pid;
+    return detail::spawn_to_temp_file(args, "cli.out", output_path);
   }
 
   // Starts `redisync run [options] <name> -- sh -c 'touch <marker>; exec sleep 30'` in the
@@ -103,12 +98,7 @@ class CliTest : public ::testing::Test {
     return 128 + WTERMSIG(status);
   }
 
-  static std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
+  static std::string read_file(const std::string& path) { return read_text_file(path); }
 
   static bool file_exists(const std::string& path) { return std::filesystem::exists(path); }
 

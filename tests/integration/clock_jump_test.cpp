@@ -8,7 +8,6 @@
 // 2 h past their lease); its scripts now read the server's TIME as well.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
 #include <sys/wait.h>
 
 #include <csignal>
@@ -16,9 +15,7 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <future>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -57,11 +54,7 @@ struct SkewedWorker {
   std::string output_path;
 
   void start(const std::vector<std::string>& argv) {
-    output_path = redisync::test::temp_file("skewed-worker.out");
-    const int fd = ::open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    ASSERT_GE(fd, 0);
-    pid = redisync::test::detail::spawn_process(argv, fd);
-    ::close(fd);
+    pid = redisync::test::detail::spawn_to_temp_file(argv, "skewed-worker.out", &output_path);
   }
   std::string describe() {
     std::string state = "still running";
@@ -71,10 +64,7 @@ struct SkewedWorker {
                                 : "killed by signal " + std::to_string(WTERMSIG(status));
       pid = -1;
     }
-    std::ifstream in(output_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return "the worker " + state + "; its output:\n" + text.str();
+    return "the worker " + state + "; its output:\n" + redisync::test::read_text_file(output_path);
   }
 };
 
@@ -99,8 +89,7 @@ TEST(ClockJump, FairLockWaiterWithAClockTwoHoursBehindKeepsItsTurn) {
 
   // The worker queues first (its wall clock 2 h behind, monotonic clock real).
   SkewedWorker worker;
-  ASSERT_NO_FATAL_FAILURE(
-      worker.start(faketime_worker("-2h", {"fair-order", server.url(), name, "20000", order})));
+  worker.start(faketime_worker("-2h", {"fair-order", server.url(), name, "20000", order}));
   ASSERT_TRUE(wait_until([&] { return server.command({"LLEN", queue}).as_integer() == 1; }, 15s))
       << worker.describe();
 
@@ -145,8 +134,7 @@ struct PermitOfASkewedWorker {
   // Sets the one permit; the worker takes it for `lease_ms`, its wall clock `offset` off.
   void take_in_worker(const std::string& offset, const std::string& lease_ms) {
     ASSERT_TRUE(sem.try_set_permits(1));
-    ASSERT_NO_FATAL_FAILURE(
-        worker.start(faketime_worker(offset, {"pes-hold", server.url(), name, lease_ms})));
+    worker.start(faketime_worker(offset, {"pes-hold", server.url(), name, lease_ms}));
     ASSERT_TRUE(wait_until([&] { return server.command({"ZCARD", zset}).as_integer() == 1; }, 15s))
         << worker.describe();
   }

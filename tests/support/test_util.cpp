@@ -19,6 +19,8 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <sstream>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -135,6 +137,13 @@ std::string temp_file(const std::string& stem) {
   return process_temp_dir() + "/" + std::to_string(++counter) + "-" + stem;
 }
 
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(errno_text("pipe2"));
@@ -207,6 +216,16 @@ pid_t spawn_process(const std::vector<std::string>& argv, int out_fd) {
     errno = -pid;
     throw std::runtime_error(errno_text("fork " + argv[0]));
   }
+  return pid;
+}
+
+pid_t spawn_to_temp_file(const std::vector<std::string>& argv, const std::string& stem,
+                         std::string* output_path) {
+  *output_path = temp_file(stem);
+  const int fd = ::open(output_path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error(errno_text("open " + *output_path));
+  const pid_t pid = spawn_process(argv, fd);
+  ::close(fd);
   return pid;
 }
 

@@ -60,6 +60,9 @@ std::string temp_file(const std::string& stem);
 /// The per-process temp dir (created on first use under /tmp, removed at normal exit).
 std::string process_temp_dir();
 
+/// The whole of a text file ("" when it cannot be read).
+std::string read_text_file(const std::string& path);
+
 struct ProcessResult {
   int exit_code = -1;      ///< exit status; 128+signal if killed by a signal
   bool timed_out = false;  ///< the process was SIGKILLed after `timeout`
@@ -79,6 +82,10 @@ namespace detail {
 /// tied to the forking *thread*, not the process. Throws std::runtime_error if fork fails; if
 /// exec fails the child exits with status 127.
 pid_t spawn_process(const std::vector<std::string>& argv, int out_fd);
+/// spawn_process() with stdout+stderr going to a fresh temp_file(`stem`), whose path is
+/// stored in `output_path`.
+pid_t spawn_to_temp_file(const std::vector<std::string>& argv, const std::string& stem,
+                         std::string* output_path);
 
 /// mkdtemp("/tmp/<stem>-XXXXXX"); throws std::runtime_error on failure.
 std::string make_temp_dir(const std::string& stem);

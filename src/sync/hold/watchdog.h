@@ -41,8 +41,8 @@ inline const RenewalKey& reg_of(const RenewalTable::Ticket& ticket) { return tic
 /// Which renewals one watchdog tick at `now` takes (docs/wire-format.md §3.1), for a watchdog
 /// lease `lease`: those due by `until` (a thirtieth of the lease ahead: holds taken close
 /// together share calls instead of each tick sending a few), then, to fill the tick's last
-/// call on one server, hash renewals due by `early_until` (half a renewal interval ahead: no hold is renewed
-/// earlier than that). Pure, for unit tests.
+/// call on one server, hash renewals due by `early_until` (half a renewal interval ahead: no
+/// hold is renewed earlier than that). Pure, for unit tests.
 struct RenewalTick {
   Clock::time_point until;
   Clock::time_point early_until;
