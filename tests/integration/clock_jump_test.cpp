@@ -8,6 +8,7 @@
 // 2 h past their lease); its scripts now read the server's TIME as well.
 #include <gtest/gtest.h>
 
+#include <glob.h>
 #include <sys/wait.h>
 
 #include <csignal>
@@ -30,8 +31,24 @@ using redisync::test::wait_until;
 
 namespace {
 
-// `env ... faketime -f OFFSET <test worker> args...`: the worker with its wall clock moved by
-// OFFSET ("-2h", "+2h"), its monotonic clock real.
+// libfaketime (Debian's package `faketime`), wherever the multiarch directory is; "" if absent.
+std::string libfaketime() {
+  glob_t found{};
+  std::string path;
+  if (::glob("/usr/lib/*/faketime/libfaketime.so.1", 0, nullptr, &found) == 0 &&
+      found.gl_pathc > 0) {
+    path = found.gl_pathv[0];
+  }
+  ::globfree(&found);
+  return path;
+}
+
+// `env LD_PRELOAD=libfaketime FAKETIME=OFFSET ... <test worker> args...`: the worker with its
+// wall clock moved by OFFSET ("-2h", "+2h"), its monotonic clock real. Not the `faketime`
+// wrapper: it forks the worker and keeps a named semaphore per wrapper pid in /dev/shm, which a
+// killed wrapper leaves behind (these tests kill their workers); a later wrapper given the same
+// pid then exits with "sem_open: File exists" and the worker never starts (a CI failure, found
+// with 476 such files in /dev/shm). env execs the worker itself: nothing is left behind.
 std::vector<std::string> faketime_worker(const std::string& offset,
                                          const std::vector<std::string>& args) {
   // libfaketime is preloaded ahead of an ASan build's runtime, which ASan refuses unless told
@@ -39,8 +56,9 @@ std::vector<std::string> faketime_worker(const std::string& offset,
   const char* asan = std::getenv("ASAN_OPTIONS");
   const std::string asan_options = "ASAN_OPTIONS=" + std::string(asan ? asan : "") +
                                    (asan && *asan ? ":" : "") + "verify_asan_link_order=0";
-  std::vector<std::string> argv{"env",      "FAKETIME_DONT_FAKE_MONOTONIC=1", asan_options,
-                                "faketime", "-f", offset, REDISYNC_TEST_WORKER};
+  std::vector<std::string> argv{"env", "LD_PRELOAD=" + libfaketime(), "FAKETIME=" + offset,
+                                "FAKETIME_DONT_FAKE_MONOTONIC=1", asan_options,
+                                REDISYNC_TEST_WORKER};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
@@ -77,7 +95,7 @@ void kill_and_reap(pid_t pid) {
 }  // namespace
 
 TEST(ClockJump, FairLockWaiterWithAClockTwoHoursBehindKeepsItsTurn) {
-  ASSERT_EQ(::access("/usr/bin/faketime", X_OK), 0) << "faketime is not installed (scripts/deps.sh installs it)";
+  ASSERT_NE(libfaketime(), "") << "libfaketime is not installed (scripts/deps.sh installs faketime)";
   RedisServer server;
   redisync::Client a(redisync::Config::from_url(server.url()));
   redisync::Client b(redisync::Config::from_url(server.url()));
@@ -143,7 +161,7 @@ struct PermitOfASkewedWorker {
 }  // namespace
 
 TEST(ClockJump, PermitOfAClientTwoHoursBehindDoesNotExpireAtOnce) {
-  ASSERT_EQ(::access("/usr/bin/faketime", X_OK), 0) << "faketime is not installed (scripts/deps.sh installs it)";
+  ASSERT_NE(libfaketime(), "") << "libfaketime is not installed (scripts/deps.sh installs faketime)";
   PermitOfASkewedWorker p;
   // The worker takes the permit for a minute, its wall clock 2 h behind.
   ASSERT_NO_FATAL_FAILURE(p.take_in_worker("-2h", "60000"));
@@ -154,7 +172,7 @@ TEST(ClockJump, PermitOfAClientTwoHoursBehindDoesNotExpireAtOnce) {
 }
 
 TEST(ClockJump, PermitOfAClientTwoHoursAheadEndsWithItsLease) {
-  ASSERT_EQ(::access("/usr/bin/faketime", X_OK), 0) << "faketime is not installed (scripts/deps.sh installs it)";
+  ASSERT_NE(libfaketime(), "") << "libfaketime is not installed (scripts/deps.sh installs faketime)";
   PermitOfASkewedWorker p;
   // The worker takes the permit for 1 s, its wall clock 2 h ahead, and never releases it.
   ASSERT_NO_FATAL_FAILURE(p.take_in_worker("+2h", "1000"));
