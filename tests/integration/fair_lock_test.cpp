@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <latch>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -175,11 +176,16 @@ TEST(FairLockTest, LiveWaitersKeepTheirTurnsAsTheLockPassesAround) {
   std::mutex m;
   std::vector<int> order;
   std::atomic<bool> stop{false};
+  // Every Client is built before anyone queues: a Client still connecting (an instrumented
+  // build on a loaded machine) queued for the first time behind a releaser that had already
+  // queued again, and the rotation started out of turn (a CI failure of the test, not the lock).
+  std::latch built(kClients);
   std::vector<std::thread> threads;
   for (int i = 0; i < kClients; ++i) {
     threads.emplace_back([&, i] {
       redisync::Client client(config_for(server));
       auto lock = client.fair_lock(name);
+      built.arrive_and_wait();
       const auto end = std::chrono::steady_clock::now() + 30s;
       while (!stop && std::chrono::steady_clock::now() < end) {
         if (!lock.try_lock_for(20s)) continue;
