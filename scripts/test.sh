@@ -205,13 +205,9 @@ fi
 # the point there is the sanitizers' reports, the figures come from the plain build).
 sanitizer_env=(REDISYNC_CHAOS_WORKERS="${REDISYNC_CHAOS_WORKERS_SANITIZED:-4}"
                REDISYNC_CHAOS_MS="${REDISYNC_CHAOS_MS_SANITIZED:-3000}"
-               TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 atexit_sleep_ms=50 suppressions=$PWD/tests/tsan.supp"
+               TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp"
                ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
-# atexit_sleep_ms: TSan's main thread sleeps this long before exiting so that threads still
-# running can race with the static destructors; the default, 1 s, was a second of every one of
-# the suite's ~1,000 test processes and of every worker they spawn. Our threads are joined
-# before main returns; 50 ms still gives a stray one time to run.
 # allocator_may_return_null: a peer announcing a huge reply makes hiredis ask for a huge
 # allocation; the reader handles the failure (ProtocolError); ASan must not abort instead.
 sanitized_tests() {  # build dir
