@@ -13,7 +13,6 @@
 #include <limits>
 #include <iostream>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -48,13 +47,6 @@ char process_state(pid_t pid) {
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t paren = stat.rfind(')');
   return paren == std::string::npos || paren + 2 >= stat.size() ? '?' : stat[paren + 2];
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 }  // namespace
@@ -137,16 +129,10 @@ void ChaosRun::start() {
     if (auto extra = params_.worker_args.find(w); extra != params_.worker_args.end()) {
       argv.insert(argv.end(), extra->second.begin(), extra->second.end());
     }
-    logs_.push_back(test::temp_file("worker-" + std::to_string(w) + ".log"));
-    const int fd = ::open(logs_.back().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw std::runtime_error("cannot create " + logs_.back());
-    try {
-      pids_.push_back(test::detail::spawn_process(argv, fd));
-    } catch (...) {
-      ::close(fd);
-      throw;
-    }
-    ::close(fd);
+    std::string log;
+    pids_.push_back(
+        test::detail::spawn_to_temp_file(argv, "worker-" + std::to_string(w) + ".log", &log));
+    logs_.push_back(std::move(log));
     exit_codes_.push_back(-1);
   }
 }
@@ -357,7 +343,7 @@ Verdict ChaosRun::verdict(const std::string& label, const std::string& faults) {
     for (char& c : file) {
       if (c == '/' || c == ' ') c = '_';
     }
-    std::ofstream(std::string(dir) + "/" + file + ".history") << read_file(history_);
+    std::ofstream(std::string(dir) + "/" + file + ".history") << test::read_text_file(history_);
   }
   std::cout << v.summary(label) << " workers=" << params_.workers
             << " duration_ms=" << params_.duration_ms << " faults={" << faults << "}"
@@ -368,7 +354,7 @@ Verdict ChaosRun::verdict(const std::string& label, const std::string& faults) {
 std::string ChaosRun::worker_logs() const {
   std::string out;
   for (size_t i = 0; i < logs_.size(); ++i) {
-    const std::string text = read_file(logs_[i]);
+    const std::string text = test::read_text_file(logs_[i]);
     if (!text.empty()) out += "--- worker " + std::to_string(i) + ":\n" + text;
   }
   return out;

@@ -19,12 +19,12 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
-#include <sstream>
 #include <fstream>
 #include <functional>
 #include <future>
 #include <mutex>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 namespace redisync::test {
@@ -224,7 +224,13 @@ pid_t spawn_to_temp_file(const std::vector<std::string>& argv, const std::string
   *output_path = temp_file(stem);
   const int fd = ::open(output_path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error(errno_text("open " + *output_path));
-  const pid_t pid = spawn_process(argv, fd);
+  pid_t pid = -1;
+  try {
+    pid = spawn_process(argv, fd);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
   ::close(fd);
   return pid;
 }
