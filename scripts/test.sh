@@ -130,24 +130,32 @@ cancel_background() {
 # and what is left is built in the foreground with every core. Ninja, stopped, keeps every
 # finished object (so does the cache): only the compiles in flight are redone.
 finish_background() {
-  local state
-  state=$(ps -o stat= -p "$BACKGROUND_PID" 2>/dev/null || true)
-  if [ -z "$state" ] || [[ $state == Z* ]]; then  # ended (a zombie until waited for)
+  if background_ended; then
     wait_background
     return
   fi
   echo "=== build $BACKGROUND_DIR still running when the tests ended: finishing it in the foreground" >&2
   cancel_background
-  wait "$BACKGROUND_PID" 2>/dev/null || true
-  # The whole group gone (Ninja and its compilers), so two Ninjas never share the directory.
-  local waited=0
-  while kill -0 -- "-$BACKGROUND_PID" 2>/dev/null && [ $waited -lt 300 ]; do
+  # The whole group gone (the build script, Ninja and its compilers), so two Ninjas never
+  # share the directory; at most 60 s.
+  local until=$((SECONDS + 60))
+  while { ! background_ended || kill -0 -- "-$BACKGROUND_PID" 2>/dev/null; } && [ $SECONDS -lt $until ]; do
+    if background_ended; then wait "$BACKGROUND_PID" 2>/dev/null || true; fi  # reaps the zombie
     sleep 0.2
-    waited=$((waited + 1))
   done
   grep '^=== build' "$BACKGROUND_DIR/suite-build.log" >&2 || true
+  if ! background_ended || kill -0 -- "-$BACKGROUND_PID" 2>/dev/null; then
+    echo "=== build $BACKGROUND_DIR: the stopped background build did not end within 60 s" >&2
+    return 1
+  fi
   BACKGROUND_PID=""
   build_suite "${BACKGROUND_ARGS[@]}"
+}
+# True when the background build script has exited (a zombie until waited for, or reaped).
+background_ended() {
+  local state
+  state=$(ps -o stat= -p "$BACKGROUND_PID" 2>/dev/null || true)
+  [ -z "$state" ] || [[ $state == Z* ]]
 }
 trap cancel_background EXIT
 
