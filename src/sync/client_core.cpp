@@ -15,6 +15,15 @@ namespace redisync::detail {
 // Declared in the public headers of the primitives that complete async calls on the I/O thread.
 asio::io_context& io_of(const std::shared_ptr<ClientCore>& core) { return core->io(); }
 
+std::string ClientCore::owner_field(std::int64_t owner) const {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, owner).ptr;
+  std::string field;
+  field.reserve(id_.size() + 1 + static_cast<std::size_t>(end - digits));
+  field.append(id_).append(1, ':').append(digits, end);
+  return field;
+}
+
 ClientCore::ClientCore(Config config)
     : config_(std::move(config)), id_(sync::random_uuid()), work_(io_.get_executor()) {
   config_.validate();

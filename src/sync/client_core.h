@@ -101,7 +101,9 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   /// them on every call cost the hot path allocations.
   const std::string& server() const { return server_; }
   const std::string& id() const { return id_; }
-  std::string owner_field(std::int64_t owner) const { return id_ + ":" + std::to_string(owner); }
+  /// "<client id>:<owner>", the owner's field in a lock hash (built in one allocation: it is
+  /// made several times per acquire and release).
+  std::string owner_field(std::int64_t owner) const;
 
   // --- io thread only ---
   net::Executor& executor() { return *executor_; }

@@ -30,21 +30,24 @@ class PlainKind final : public detail::HashLockKind {
                                            std::move(link), std::move(done));
     }
     const Duration after = detail::starvation_guard_after(*core);
-    detail::ArgsFn args = detail::fixed_args(
-        {std::to_string(effective_lease.count()), core->owner_field(owner), "0", "0"});
+    const std::string channel = detail::lock_channel(name);
+    // Refused before any write when this user may not publish the release's message.
+    std::vector<std::string> fixed = detail::publish_guarded_args(
+        *core, {std::to_string(effective_lease.count()), core->owner_field(owner), "0", "0"},
+        channel, name);
+    detail::ArgsFn args;
     detail::ReplyParser parse;  // nil / PTTL
     std::function<void()> on_give_up;
     if (after > Duration{0}) {
       auto guard = std::make_shared<detail::StarvationGuard>(after);
-      args = [guard, fixed = args()] { return guard->args(fixed, 2); };  // ARGV[3], ARGV[4]
+      on_give_up = detail::starvation_guard_drop(core, guard, keys(*core, name)[1], fixed[1]);
+      args = [guard, fixed = std::move(fixed)] { return guard->args(fixed, 2); };  // ARGV[3..4]
       parse = [guard](const net::Reply& reply) {
         return guard->parse(detail::parse_nil_or_ttl(reply));
       };
-      on_give_up = detail::starvation_guard_drop(core, guard, keys(*core, name)[1],
-                                                 core->owner_field(owner));
+    } else {
+      args = detail::fixed_args(std::move(fixed));
     }
-    // Refused before any write when this user may not publish the release's message.
-    args = detail::publish_guarded_args(*core, std::move(args), detail::lock_channel(name), name);
     auto attempt = detail::script_attempt(
         core, detail::publish_guarded(*core, lua::lock_acquire), keys(*core, name), std::move(args),
         describe(*core, name),
@@ -53,7 +56,7 @@ class PlainKind final : public detail::HashLockKind {
     // count on the server tells (only this owner ever changes its own field).
     auto recheck = detail::hold_count_recheck(core, self, name, owner, attempt);
     // Before giving up after an attempt that may have run, find out whether it did.
-    detail::start_pubsub_loop(core, detail::lock_channel(name), deadline, std::move(attempt),
+    detail::start_pubsub_loop(core, channel, deadline, std::move(attempt),
                               std::move(done), std::move(on_give_up), std::move(recheck),
                               detail::hold_count_check(core, self, name, owner));
   }

@@ -34,7 +34,11 @@ HoldRef LockKind::hold_ref(const ClientCore& core, const std::string& name,
 }
 
 std::string LockKind::describe(const ClientCore& core, const std::string& name) const {
-  return noun() + " '" + name + "' on " + core.server();
+  const std::string kind = noun();
+  std::string text;  // one allocation: built for every release and many acquires
+  text.reserve(kind.size() + name.size() + core.server().size() + 7);
+  text.append(kind).append(" '").append(name).append("' on ").append(core.server());
+  return text;
 }
 
 void LockKind::is_locked(const std::shared_ptr<ClientCore>& core, const std::string& name,
@@ -139,6 +143,17 @@ ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string cha
   };
 }
 
+std::vector<std::string> publish_guarded_args(const ClientCore& core,
+                                              std::vector<std::string> args,
+                                              const std::string& channel,
+                                              const std::string& name) {
+  if (core.config().handoff == Handoff::grant) {
+    return lua::grant_publish_guard_args(std::move(args), core.publish_command(),
+                                         sync::grant_channel(name, core.id()), channel);
+  }
+  return lua::publish_guard_args(std::move(args), core.publish_command(), channel);
+}
+
 std::runtime_error unexpected_reply(const net::Reply& reply) {
   return std::runtime_error("unexpected reply " + reply.to_string());
 }
@@ -149,61 +164,87 @@ sync::AttemptResult parse_nil_or_ttl(const net::Reply& reply) {
   throw unexpected_reply(reply);
 }
 
+namespace {
+
+// One acquisition's attempt step, shared by all its attempts and its recheck: an attempt
+// copies only the arguments its request takes (a waiter kept two copies of the keys,
+// arguments, parser and undo step: issue 34).
+struct AttemptStep {
+  std::shared_ptr<ClientCore> core;
+  const lua::Script* script;
+  std::vector<std::string> keys;
+  ArgsFn args;
+  std::string what;  // named by the attempt's errors ("acquiring <what>"), built only for one
+  ReplyParser parse;
+  UndoFn undo;
+
+  std::string described() const { return "acquiring " + what; }
+};
+
+// The attempt's outcome from its reply; `acked`: replicas that acknowledged it (-1: no WAIT).
+void judge_attempt(const AttemptStep& step, std::exception_ptr error, const net::Reply& reply,
+                   int acked, sync::Clock::time_point sent,
+                   const sync::AcquireLoop::AttemptDone& cb) {
+  if (!error && reply.is_error()) error = net::server_error(reply, step.described());
+  if (error) return cb(error, {});
+  sync::AttemptResult result;
+  try {
+    result = step.parse(reply);
+  } catch (const Error&) {
+    error = std::current_exception();
+  } catch (const std::exception& e) {  // the parser's unexpected_reply
+    error = std::make_exception_ptr(
+        ServerError("redisync: " + step.described() + ": " + e.what(), reply.to_string()));
+  }
+  if (!error && result.acquired && acked == 0 && step.undo) {
+    // No replica has the hold: a failover now would lose it. Undo it and let the loop
+    // try again (docs/wire-format.md §1.7).
+    auto timeout = std::make_exception_ptr(TimeoutError(
+        "redisync: " + step.described() + ": no replica acknowledged the acquire within " +
+        std::to_string(step.core->config().slaves_sync_timeout.count()) +
+        " ms (WAIT); the hold was rolled back"));
+    return step.undo([cb, timeout] { cb(timeout, {}); });
+  }
+  // Outside the handler: the loop's continuation must not run inside a catch block.
+  std::optional<sync::DecidingAttempt> deciding;
+  if (!error && result.acquired) deciding.emplace(sent);
+  cb(std::move(error), result);
+}
+
+void run_attempt(const std::shared_ptr<const AttemptStep>& step,
+                 sync::AcquireLoop::AttemptDone cb) {
+  // The send time of this attempt: a hold it takes counts its local lease deadline from
+  // it, whichever path (loop, one attempt, spin loop) reports it (docs/safety.md).
+  const auto sent = sync::Clock::now();
+  auto& executor = step->core->executor();
+  if (step->undo) {
+    executor.eval_acked(
+        *step->script, step->keys, step->args(),
+        [step, cb = std::move(cb), sent](std::exception_ptr error, net::Reply reply, int acked) {
+          judge_attempt(*step, std::move(error), reply, acked, sent, cb);
+        },
+        net::Retry::never);
+  } else {
+    executor.eval(*step->script, step->keys, step->args(),
+                  [step, cb = std::move(cb), sent](std::exception_ptr error, net::Reply reply) {
+                    judge_attempt(*step, std::move(error), reply, -1, sent, cb);
+                  });
+  }
+}
+
+}  // namespace
+
 sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& core,
                                             const lua::Script& script,
                                             std::vector<std::string> keys, ArgsFn args,
                                             std::string what, ReplyParser parse, UndoFn undo) {
   if (!parse) parse = parse_nil_or_ttl;
-  // Shared, not copied into every attempt's completion: it is only read for an error.
-  auto described = std::make_shared<const std::string>("acquiring " + what);
-  auto attempt = [core, script = &script, keys = std::move(keys), args = std::move(args),
-                  described = std::move(described), parse,
-                  undo](sync::AcquireLoop::AttemptDone cb) {
-    // The send time of this attempt: a hold it takes counts its local lease deadline from
-    // it, whichever path (loop, one attempt, spin loop) reports it (docs/safety.md).
-    const auto sent = sync::Clock::now();
-    auto on_reply = [core, cb, described, parse, undo, sent](std::exception_ptr error,
-                                                             net::Reply reply, int acked) {
-      const std::string& step = *described;
-      error = reply_error(error, reply, step);
-      if (error) return cb(error, {});
-      sync::AttemptResult result;
-      try {
-        result = parse(reply);
-      } catch (const Error&) {
-        error = std::current_exception();
-      } catch (const std::exception& e) {  // the parser's unexpected_reply
-        error = std::make_exception_ptr(
-            ServerError("redisync: " + step + ": " + e.what(), reply.to_string()));
-      }
-      if (!error && result.acquired && acked == 0 && undo) {
-        // No replica has the hold: a failover now would lose it. Undo it and let the loop
-        // try again (docs/wire-format.md §1.7).
-        auto timeout = std::make_exception_ptr(TimeoutError(
-            "redisync: " + step + ": no replica acknowledged the acquire within " +
-            std::to_string(core->config().slaves_sync_timeout.count()) +
-            " ms (WAIT); the hold was rolled back"));
-        return undo([cb, timeout] { cb(timeout, {}); });
-      }
-      // Outside the handler: the loop's continuation must not run inside a catch block.
-      std::optional<sync::DecidingAttempt> deciding;
-      if (!error && result.acquired) deciding.emplace(sent);
-      cb(std::move(error), result);
-    };
-    if (undo) {
-      core->executor().eval_acked(*script, keys, args(), std::move(on_reply), net::Retry::never);
-    } else {
-      core->executor().eval(*script, keys, args(),
-                            [on_reply = std::move(on_reply)](std::exception_ptr error,
-                                                             net::Reply reply) {
-                              on_reply(std::move(error), std::move(reply), -1);
-                            });
-    }
+  auto step = std::make_shared<const AttemptStep>(AttemptStep{
+      core, &script, std::move(keys), std::move(args), std::move(what), std::move(parse),
+      std::move(undo)});
+  return [step = std::move(step)](sync::AcquireLoop::AttemptDone cb) {
+    run_attempt(step, std::move(cb));
   };
-  // One copy per acquisition: the loop's attempt and its recheck hold the same one (a waiter
-  // kept two copies of the keys, arguments, parser and undo step: issue 34).
-  return [shared = std::make_shared<const decltype(attempt)>(std::move(attempt))](
-             sync::AcquireLoop::AttemptDone cb) { (*shared)(std::move(cb)); };
 }
 
 UndoFn release_undo(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
@@ -345,7 +386,8 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
         const auto deadline = sync::deadline_after(wait);
         std::shared_ptr<AcquireMeter> meter;  // null without a Metrics hook
         if (core->config().metrics) meter = start_acquire_meter(*core, kind->noun(), name);
-        auto finished = [core, kind, name, owner, watchdog, effective, done, meter](
+        auto finished = [core, kind, name, owner, watchdog, effective, done = std::move(done),
+                         meter](
                             std::exception_ptr error, bool acquired) {
           Hold* held = nullptr;
           if (!error && acquired) {

@@ -209,6 +209,12 @@ const lua::Script& publish_guarded(const ClientCore& core, const lua::Script& bo
 /// Client's grant channel of the lock `name` before them.
 ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string channel,
                             const std::string& name);
+/// The same for arguments that stay the same for every attempt of an acquisition: the list
+/// is built once, with the guard's arguments, instead of per attempt.
+std::vector<std::string> publish_guarded_args(const ClientCore& core,
+                                              std::vector<std::string> args,
+                                              const std::string& channel,
+                                              const std::string& name);
 /// Reads an acquire reply; throws for an unexpected one.
 using ReplyParser = std::function<sync::AttemptResult(const net::Reply&)>;
 /// The §2.2 reading: nil = acquired, integer = the holder's PTTL.
