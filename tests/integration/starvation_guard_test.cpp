@@ -15,6 +15,7 @@
 #include "support/fault_proxy.h"
 #include "support/java_layout.h"
 #include "support/redis_server.h"
+#include "support/server_stats.h"
 #include "support/test_config.h"
 #include "support/test_util.h"
 
@@ -105,9 +106,22 @@ TEST(StarvationGuardTest, AWaiterThatGaveUpDropsItsClaim) {
   const auto name = unique_name("guard:");
   auto lock = holder.lock(name);
   lock.lock();
+  bool quitter_claimed = false;
   bool quitter_got = true;
-  std::thread([&] { quitter_got = quitter.lock(name).try_lock_for(150ms); }).join();
+  std::thread([&] {
+    // A waiter claims at an attempt after the guard period; nothing releases here, so a
+    // release's message wakes it once it has waited that long.
+    std::thread watch([&] {
+      std::this_thread::sleep_for(100ms);
+      server.command({"PUBLISH", redisync::test::JavaLayoutClient::lock_channel(name), "0"});
+      quitter_claimed = redisync::test::wait_until(
+          [&] { return server.command({"EXISTS", guard_key(name)}).as_integer() == 1; }, 2s);
+    });
+    quitter_got = quitter.lock(name).try_lock_for(600ms);
+    watch.join();
+  }).join();
   EXPECT_FALSE(quitter_got);
+  EXPECT_TRUE(quitter_claimed);  // it did claim the next turn while it waited
   EXPECT_TRUE(redisync::test::wait_until(
       [&] { return server.command({"EXISTS", guard_key(name)}).as_integer() == 0; }, 2s));
   lock.unlock();
@@ -118,6 +132,122 @@ TEST(StarvationGuardTest, AWaiterThatGaveUpDropsItsClaim) {
     if (other_got) other.unlock();
   }).join();
   EXPECT_TRUE(other_got);
+}
+
+// Attack (issue 34): a waiter whose attempt came after the guard period (here: a slow link, as
+// in a burst of 20,000 acquires) claimed the next turn and then attempted every quarter guard
+// period (12 ms here) for the rest of its wait, alone on its lock: 20,000 such waiters asked
+// the server millions of times a second. A release message wakes the one local waiter of a
+// channel, so one that nobody has outrun since needs no polling.
+template <class MakeLock>
+void lone_waiter_makes_no_attempts_while_the_lock_is_held(MakeLock make_lock,
+                                                          const std::string& name,
+                                                          const std::string& claim_key) {
+  RedisServer server;
+  redisync::test::FaultProxy proxy{server.port()};
+  auto slow_cfg = redisync::Config::from_url(proxy.url());
+  slow_cfg.starvation_guard = 50ms;  // claims last 250 ms
+  redisync::Client holder(config_with_guard(server, 50ms)), waiter(slow_cfg);
+  waiter.execute({"PING"});  // connected before the delay
+  auto held = make_lock(holder, name);
+  held.lock(30s);  // a fixed lease: no renewals among the calls counted
+  // 40 ms each way: the attempt after the subscription goes out past the guard period.
+  proxy.set_delay(redisync::test::Direction::both, 40ms);
+  std::atomic<bool> got{true};
+  std::thread t([&] {
+    auto mine = make_lock(waiter, name);
+    got = mine.try_lock_for(2s, 10s);
+  });
+  const bool claimed = redisync::test::wait_until(
+      [&] { return server.command({"EXISTS", claim_key}).as_integer() == 1; }, 1500ms);
+  std::this_thread::sleep_for(50ms);
+  const long long before = redisync::test::evalsha_calls(server);
+  std::this_thread::sleep_for(800ms);
+  const long long during = redisync::test::evalsha_calls(server) - before;
+  t.join();
+  held.unlock();
+  EXPECT_TRUE(claimed) << "the waiter never claimed: the check below would prove nothing";
+  EXPECT_FALSE(got);
+  // Polling every 12 ms makes about 60 calls in the window; an asleep waiter makes none.
+  EXPECT_LE(during, 3) << "script calls while the lone waiter waited";
+}
+
+TEST(StarvationGuardTest, ALoneWaiterMakesNoAttemptsWhileTheLockIsHeld) {
+  const auto name = unique_name("guard:");
+  lone_waiter_makes_no_attempts_while_the_lock_is_held(
+      [](redisync::Client& c, const std::string& lock_name) { return c.lock(lock_name); }, name,
+      guard_key(name));
+}
+
+TEST(WriteLockStarvationGuardTest, ALoneWriterMakesNoAttemptsWhileTheLockIsHeld) {
+  const auto name = unique_name("wguard:");
+  lone_waiter_makes_no_attempts_while_the_lock_is_held(
+      [](redisync::Client& c, const std::string& lock_name) {
+        return c.read_write_lock(lock_name).write_lock();
+      },
+      name, write_guard_key(name));
+}
+
+// The other side of the same rule: a claimant that lost the lock to a competitor re-locking at
+// once after each release (the waiter's link is 5 ms slower each way, so the competitor's
+// attempt always comes first) keeps its claim fresh while the competitor holds the lock for
+// longer than a claim lasts (250 ms sections, 100 ms claims), and so wins at a following
+// release. Sleeping until the next message instead, its claim would have lapsed every time.
+TEST(StarvationGuardTest, AnOutrunWaiterKeepsItsClaimThroughLongSections) {
+  RedisServer server;
+  redisync::test::FaultProxy proxy{server.port()};
+  auto slow_cfg = redisync::Config::from_url(proxy.url());
+  slow_cfg.starvation_guard = 20ms;
+  redisync::Client looper(config_with_guard(server, 20ms)), waiter(slow_cfg);
+  waiter.execute({"PING"});  // connected before the delay
+  proxy.set_delay(redisync::test::Direction::both, 5ms);
+  const auto name = unique_name("guard:");
+  std::atomic<bool> waiter_done{false};
+  std::atomic<int> sections{0};
+  std::thread loop([&] {
+    auto lock = looper.lock(name);
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    while (!waiter_done && sections < 100 && std::chrono::steady_clock::now() < until) {
+      if (!lock.try_lock_for(5s, 10s)) continue;
+      std::this_thread::sleep_for(250ms);
+      lock.unlock();
+      ++sections;
+    }
+  });
+  ASSERT_TRUE(redisync::test::wait_until([&] { return sections >= 1; }, 5s));
+  auto lock = waiter.lock(name);
+  const bool got = lock.try_lock_for(4s, 10s);
+  waiter_done = true;
+  if (got) lock.unlock();  // before joining: the loop may be waiting for this very lock
+  loop.join();
+  EXPECT_TRUE(got) << "outrun for 4 s by " << sections << " sections of 250 ms";
+}
+
+// Two waiters of one process on one lock, both past the guard period: a release message wakes
+// one of them, maybe the one the other's claim turns away. Both get the lock after the release,
+// neither is left asleep until the holder's lease end (30 s here).
+TEST(StarvationGuardTest, AClaimantSharingItsLockWithALocalWaiterIsNotLeftAsleep) {
+  RedisServer server;
+  redisync::Client holder(config_with_guard(server, 20ms)),
+      waiters(config_with_guard(server, 20ms));
+  const auto name = unique_name("guard:");
+  auto held = holder.lock(name);
+  held.lock(30s);
+  std::atomic<int> got{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&] {
+      auto mine = waiters.lock(name);
+      if (mine.try_lock_for(10s, 10s)) {
+        ++got;
+        mine.unlock();
+      }
+    });
+  }
+  std::this_thread::sleep_for(300ms);  // both past the guard period, one of them claiming
+  held.unlock();
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(got.load(), 2);
 }
 
 TEST(StarvationGuardTest, ReentryIsNotHeldBack) {

@@ -33,6 +33,10 @@ struct AttemptResult {
   bool acquired = false;
   /// When not acquired: the holder's remaining lease in ms (PTTL); -1 = no expiry.
   long long ttl_ms = -1;
+  /// When not acquired: attempt again within this many ms while other waiters of this
+  /// process wait on the same channel (a starvation-guard claimant: a release message wakes
+  /// one local waiter, maybe another one). -1 = no such bound. The loop applies it.
+  long long shared_poll_ms = -1;
   /// When acquired by finding a grant not taken yet (a recheck or settle step).
   std::optional<GrantFound> grant = std::nullopt;
   /// When a recheck or settle step found the hold (grant or not): the lock's remaining lease

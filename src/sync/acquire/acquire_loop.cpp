@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <utility>
 
 #include "log_line.h"
 #include "redisync/errors.h"
@@ -151,7 +152,8 @@ void AcquireLoop::send(AcquireAction::Kind kind) {
   // A recheck may find that the uncertain attempt acquired: its (earlier) time stays.
   if (kind == AcquireAction::attempt) attempt_sent_ = Clock::now();
   auto& fn = kind == AcquireAction::recheck ? params_.recheck : params_.attempt;
-  fn([self](std::exception_ptr error, AttemptResult result) {
+  const bool after_wake = std::exchange(woken_, false);
+  fn([self, after_wake](std::exception_ptr error, AttemptResult result) {
     if (self->finished_) return;
     const auto now = Clock::now();
     if (error) {
@@ -160,8 +162,15 @@ void AcquireLoop::send(AcquireAction::Kind kind) {
     }
     self->note_found_grant(result);
     auto& ch = self->channel_;
+    if (!result.acquired && after_wake) self->contended_ = true;
+    // Polling costs a request per interval per waiter: only where a message may miss it.
+    if (result.shared_poll_ms >= 0 && ch && (self->contended_ || ch->references() > 1)) {
+      result.ttl_ms = result.ttl_ms < 0 ? result.shared_poll_ms
+                                        : std::min(result.ttl_ms, result.shared_poll_ms);
+    }
     const bool subscribed = ch && ch->subscribed() && !self->subscribing_;
     const bool wakeup = subscribed && ch->take_wakeup();
+    if (wakeup) self->woken_ = true;
     self->apply(self->fsm_.attempt_answered(now, result, subscribed, wakeup));
   });
 }
@@ -219,6 +228,7 @@ void AcquireLoop::wake() {
     params_.probe->last_wake = Clock::now();
   }
   timer_.cancel();
+  woken_ = true;
   apply(fsm_.woken(Clock::now()));
 }
 

@@ -160,6 +160,13 @@ class AcquireLoop : public net::Waiter,
   asio::steady_timer timer_;
   bool subscribing_ = false;
   bool finished_ = false;
+  // A release message (or a wake-up taken while an attempt was in flight) came since the
+  // last attempt was sent.
+  bool woken_ = false;
+  // An attempt sent after a release message did not acquire: another client (or waiter)
+  // took the lock first. A starvation-guard claimant then keeps its claim fresh
+  // (AttemptResult::shared_poll_ms); a waiter never outrun sleeps until the next message.
+  bool contended_ = false;
   struct Granted {
     Duration lease;                    // the releaser's grant lease (or what is left of it)
     Clock::time_point made_after;      // the lease counts from no earlier than this
