@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cassert>
+#include <chrono>
 
+#include <asio/basic_waitable_timer.hpp>
 #include <asio/io_context.hpp>
 
 namespace redisync::net {
@@ -18,6 +20,14 @@ inline constexpr const char* kBlockingOnIoThread =
 inline bool on_io_thread(asio::io_context& io) {
   return io.get_executor().running_in_this_thread();
 }
+
+/// A steady-clock timer bound to a Client's io_context. Its executor is the io_context's own
+/// (8 bytes), where asio::steady_timer carries a type-erased executor (56 bytes) in the timer
+/// and again in every wait it starts: used where there is one per waiter or per channel
+/// (20,000 waiters, issue 34).
+using WaitTimer = asio::basic_waitable_timer<std::chrono::steady_clock,
+                                             asio::wait_traits<std::chrono::steady_clock>,
+                                             asio::io_context::executor_type>;
 
 /// Debug builds: stops at once when I/O-thread-only state is touched from another thread.
 inline void assert_io_thread([[maybe_unused]] asio::io_context& io) {

@@ -16,6 +16,7 @@
 #include <asio/steady_timer.hpp>
 
 #include "net/connection.h"
+#include "net/io_thread.h"
 #include "redisync/metrics.h"
 
 namespace redisync::net {
@@ -99,7 +100,7 @@ class Channel {
   };
   std::list<ReadyCallback> ready_callbacks_;
   std::uint64_t next_callback_id_ = 0;
-  asio::steady_timer linger_;
+  WaitTimer linger_;
 };
 
 class Subscriber {

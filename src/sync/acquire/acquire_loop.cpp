@@ -260,7 +260,7 @@ void AcquireLoop::grant_news(GrantNews news, const GrantMessage& message) {
   }
   if (news == GrantNews::for_me && action.kind == AcquireAction::succeed) {
     REDISYNC_TRACE_POINT("grant");
-    by_grant_ = Granted{lease, *made_after, params_.grant->id};
+    by_grant_ = std::make_unique<Granted>(Granted{lease, *made_after, params_.grant->id});
     if (params_.grant->on_grant) params_.grant->on_grant(message.rest);
   }
   apply(action);
@@ -273,7 +273,8 @@ void AcquireLoop::note_found_grant(const AttemptResult& result) {
   // (its lease what the step read, counted from the step's send; the extension follows).
   // The extension ends the grant mark when it names this acquisition's id.
   std::string id = params_.grant ? params_.grant->id : std::string();
-  by_grant_ = Granted{result.grant->lease, result.grant->read_sent, std::move(id)};
+  by_grant_ = std::make_unique<Granted>(
+      Granted{result.grant->lease, result.grant->read_sent, std::move(id)});
 }
 
 void AcquireLoop::cancel() {

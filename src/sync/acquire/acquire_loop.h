@@ -17,9 +17,8 @@
 #include <optional>
 #include <string>
 
-#include <asio/steady_timer.hpp>
-
 #include "net/executor.h"
+#include "net/io_thread.h"
 #include "net/subscriber.h"
 #include "sync/acquire/acquire_fsm.h"
 #include "sync/failure_kind.h"  // may_have_run, for the callers of this header
@@ -157,7 +156,7 @@ class AcquireLoop : public net::Waiter,
   Done done_;
   AcquireFsm fsm_;
   std::shared_ptr<net::Channel> channel_;
-  asio::steady_timer timer_;
+  net::WaitTimer timer_;
   bool subscribing_ = false;
   bool finished_ = false;
   // A release message (or a wake-up taken while an attempt was in flight) came since the
@@ -172,8 +171,9 @@ class AcquireLoop : public net::Waiter,
     Clock::time_point made_after;      // the lease counts from no earlier than this
     std::string id;                    // the acquisition the grant mark names
   };
-  // Completed by a grant: its message, or a recheck or settle step that found it.
-  std::optional<Granted> by_grant_;
+  // Completed by a grant: its message, or a recheck or settle step that found it (held out of
+  // line: only grant mode has one, and every waiter would carry its size).
+  std::unique_ptr<Granted> by_grant_;
   // Completed by a hold a recheck or settle step found: what it read (AttemptResult::found).
   std::optional<GrantFound> found_;
   std::exception_ptr last_error_;     // the last attempt's error, if it failed
