@@ -234,10 +234,12 @@ TEST_F(FaultProxyTest, RefuseResetsNewConnectionsOnly) {
 TEST_F(FaultProxyTest, DropsExactlyTheNthMatchingReplyThenResets) {
   RawConn c(proxy.port());
   proxy.drop_reply({.command = "incr", .first_arg = "target"}, 2, AfterDrop::reset);
-  c.send({"INCR", "other"});
-  c.send({"INCR", "target"});   // match 1: delivered
-  c.send({"INCR", "target"});   // match 2: runs, reply dropped, then reset
-  c.send({"INCR", "other"});
+  // One chunk: sent one by one, a request after the dropped one could meet the reset already
+  // (a descheduled test thread) and fail its send.
+  c.send_raw(resp({"INCR", "other"}) +
+             resp({"INCR", "target"}) +  // match 1: delivered
+             resp({"INCR", "target"}) +  // match 2: runs, reply dropped, then reset
+             resp({"INCR", "other"}));
   const auto got = c.replies(4, 5s);
   EXPECT_EQ(got, (std::vector<std::string>{":1\r\n", ":1\r\n"}));
   EXPECT_TRUE(c.closed());
