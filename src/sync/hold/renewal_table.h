@@ -166,18 +166,20 @@ class RenewalTable {
       return a < b;
     }
   };
-  /// An index slot: (a time, the entry's node in entries_), earliest first. The node's address
-  /// reaches the entry without a lookup (map nodes stay where they are until erased).
+  /// An index slot: (a time, the entry's node in entries_), earliest first; equal times in the
+  /// order they were placed. The node's address reaches the entry without a lookup (map nodes
+  /// stay where they are until erased).
   using DeadlineSlot = std::pair<Clock::time_point, Node*>;
   struct CountingDeadlineLess {
     std::uint64_t* steps;
     bool operator()(const DeadlineSlot& a, const DeadlineSlot& b) const {
       ++*steps;
-      if (a.first != b.first) return a.first < b.first;
-      return std::less<const Node*>()(a.second, b.second);
+      return a.first < b.first;
     }
   };
-  using DeadlineIndex = std::set<DeadlineSlot, CountingDeadlineLess>;
+  /// Ordered by time alone, so a slot placed at or after the latest one goes last in O(1)
+  /// (move_slot): a renewal round's slots and its answers' all share one time each.
+  using DeadlineIndex = std::multiset<DeadlineSlot, CountingDeadlineLess>;
 
   // Kept small: a Client may hold 100,000 of them (docs/performance.md, "many locks").
   struct Entry {
@@ -199,7 +201,8 @@ class RenewalTable {
   void reindex(Node& node);
   /// Places a renewed entry in renewals_ at `at`; takes a fixed-lease one out.
   void place_due(Node& node, Clock::time_point at);
-  /// Moves `index`'s slot `at` to `to` (the end(): a new slot), reusing its allocation.
+  /// Moves `index`'s slot `at` to `to` (the end(): a new slot), reusing its allocation; O(1)
+  /// when `to` is not earlier than the index's last slot.
   DeadlineIndex::iterator move_slot(DeadlineIndex& index, DeadlineIndex::iterator at,
                                     DeadlineSlot to);
   /// The registration `reg` while held; end() when not (or only kept for tickets out).
