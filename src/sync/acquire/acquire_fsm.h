@@ -33,9 +33,11 @@ struct AttemptResult {
   bool acquired = false;
   /// When not acquired: the holder's remaining lease in ms (PTTL); -1 = no expiry.
   long long ttl_ms = -1;
-  /// When not acquired: attempt again within this many ms while other waiters of this
-  /// process wait on the same channel (a starvation-guard claimant: a release message wakes
-  /// one local waiter, maybe another one). -1 = no such bound. The loop applies it.
+  /// When not acquired: attempt again within this many ms where a release message may miss
+  /// this waiter (a starvation-guard claimant): while other waiters of this process wait on
+  /// the same channel (a message wakes one of them, maybe another), or once another took the
+  /// lock after a release (its claim must still hold at the next one). -1 = no such bound.
+  /// The loop applies it (AcquireLoop), and only in those two cases.
   long long shared_poll_ms = -1;
   /// When acquired by finding a grant not taken yet (a recheck or settle step).
   std::optional<GrantFound> grant = std::nullopt;

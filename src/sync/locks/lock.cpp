@@ -35,12 +35,13 @@ class PlainKind final : public detail::HashLockKind {
     std::vector<std::string> fixed = detail::publish_guarded_args(
         *core, {std::to_string(effective_lease.count()), core->owner_field(owner), "0", "0"},
         channel, name);
+    std::vector<std::string> lock_keys = keys(*core, name);
     detail::ArgsFn args;
     detail::ReplyParser parse;  // nil / PTTL
     std::function<void()> on_give_up;
     if (after > Duration{0}) {
       auto guard = std::make_shared<detail::StarvationGuard>(after);
-      on_give_up = detail::starvation_guard_drop(core, guard, keys(*core, name)[1], fixed[1]);
+      on_give_up = detail::starvation_guard_drop(core, guard, lock_keys[1], fixed[1]);
       args = [guard, fixed = std::move(fixed)] { return guard->args(fixed, 2); };  // ARGV[3..4]
       parse = [guard](const net::Reply& reply) {
         return guard->parse(detail::parse_nil_or_ttl(reply));
@@ -49,9 +50,9 @@ class PlainKind final : public detail::HashLockKind {
       args = detail::fixed_args(std::move(fixed));
     }
     auto attempt = detail::script_attempt(
-        core, detail::publish_guarded(*core, lua::lock_acquire), keys(*core, name), std::move(args),
-        describe(*core, name),
-        std::move(parse), detail::release_undo(core, self, name, owner, effective_lease));
+        core, detail::publish_guarded(*core, lua::lock_acquire), std::move(lock_keys),
+        std::move(args), describe(*core, name), std::move(parse),
+        detail::release_undo(core, self, name, owner, effective_lease));
     // After a timeout or a dropped connection the attempt may have run: the owner's hold
     // count on the server tells (only this owner ever changes its own field).
     auto recheck = detail::hold_count_recheck(core, self, name, owner, attempt);

@@ -129,17 +129,35 @@ const lua::Script& publish_guarded(const ClientCore& core, const lua::Script& bo
   return lua::with_publish_guard(body, core.config().handoff == Handoff::grant);
 }
 
+namespace {
+
+// What publish_guarded's guard reads after a step's own arguments, for one lock of `core`:
+// made once, appended to each list.
+struct PublishGuardArgs {
+  std::string command;
+  std::string grant;  // grant mode: this Client's grant channel of the lock; empty otherwise
+  std::string channel;
+
+  std::vector<std::string> operator()(std::vector<std::string> args) const {
+    return grant.empty() ? lua::publish_guard_args(std::move(args), command, channel)
+                         : lua::grant_publish_guard_args(std::move(args), command, grant, channel);
+  }
+};
+
+PublishGuardArgs publish_guard_args_of(const ClientCore& core, std::string channel,
+                                       const std::string& name) {
+  return {core.publish_command(),
+          core.config().handoff == Handoff::grant ? sync::grant_channel(name, core.id())
+                                                  : std::string(),
+          std::move(channel)};
+}
+
+}  // namespace
+
 ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string channel,
                             const std::string& name) {
-  if (core.config().handoff == Handoff::grant) {
-    return [args = std::move(args), command = core.publish_command(),
-            grant = sync::grant_channel(name, core.id()), channel = std::move(channel)] {
-      return lua::grant_publish_guard_args(args(), command, grant, channel);
-    };
-  }
-  return [args = std::move(args), command = core.publish_command(),
-          channel = std::move(channel)] {
-    return lua::publish_guard_args(args(), command, channel);
+  return [args = std::move(args), guard = publish_guard_args_of(core, std::move(channel), name)] {
+    return guard(args());
   };
 }
 
@@ -147,11 +165,7 @@ std::vector<std::string> publish_guarded_args(const ClientCore& core,
                                               std::vector<std::string> args,
                                               const std::string& channel,
                                               const std::string& name) {
-  if (core.config().handoff == Handoff::grant) {
-    return lua::grant_publish_guard_args(std::move(args), core.publish_command(),
-                                         sync::grant_channel(name, core.id()), channel);
-  }
-  return lua::publish_guard_args(std::move(args), core.publish_command(), channel);
+  return publish_guard_args_of(core, channel, name)(std::move(args));
 }
 
 std::runtime_error unexpected_reply(const net::Reply& reply) {
