@@ -6,8 +6,12 @@
 //       N watchdog-mode locks taken at once by one Client (the time to hold them all, losses
 //       meanwhile, client memory per hold), then held: script calls, bytes and client CPU
 //       per renewal period (a third of the lease); checks that no lock was lost
-//   bench_scenarios waiters URL [--waiters 2000] [--locks 100]
-//       N async waiters on M held locks: memory per waiter, pub/sub connections, wake-up gaps
+//   bench_scenarios waiters URL [--waiters 2000] [--locks 100] [--drop-subscription 1]
+//       N async waiters on M held locks: memory per waiter, pub/sub connections, wake-up gaps.
+//       With --drop-subscription 1, the waiters' pub/sub connection is killed once they all
+//       sleep and the first half of the locks is released at once (those messages are lost:
+//       the waiters must re-check once resubscribed); the second half once the first half's
+//       waiters all held. Reports how long the first half took from its releases.
 //   bench_scenarios metrics_overhead URL [--pairs 2000] [--rounds 10]
 //       uncontended lock+unlock pairs/s of a Client without a Metrics hook and of one with a
 //       no-op hook, in alternating rounds of the same run (the hook's cost on the hot path)
@@ -227,7 +231,7 @@ int watchdog(const std::string& url, int count, int periods, long long lease_ms)
   return alive == count && lost.load() == 0 ? 0 : 1;
 }
 
-int waiters(const std::string& url, int count, int lock_count) {
+int waiters(const std::string& url, int count, int lock_count, bool drop_subscription) {
   redisync::Client holder(url), client(url), observer(url);
   std::vector<std::string> names;
   std::vector<redisync::Lock> held;
@@ -304,10 +308,36 @@ int waiters(const std::string& url, int count, int lock_count) {
   // Each lock's release time: a waiter's wake is counted from its own lock's release.
   std::vector<Clock::time_point> released_at(names.size());
   // Released in one burst, as a Client ending many holds at once would.
-  for (std::size_t l = 0; l < names.size(); ++l) {
-    released_at[l] = Clock::now();
-    held[l].async_unlock(holder_owner, [](std::exception_ptr) {});
+  const auto release = [&](std::size_t from, std::size_t to) {
+    for (std::size_t l = from; l < to; ++l) {
+      released_at[l] = Clock::now();
+      held[l].async_unlock(holder_owner, [](std::exception_ptr) {});
+    }
+  };
+  // --drop-subscription: the first half's releases while the subscription is down.
+  const std::size_t down_half = drop_subscription ? names.size() / 2 : 0;
+  double down_half_ms = -1;
+  if (drop_subscription) {
+    const long long killed = observer.execute({"CLIENT", "KILL", "TYPE", "pubsub"}).integer;
+    release(0, down_half);
+    int first_half_waiters = 0;  // waiter i waits on lock i % lock_count
+    for (int i = 0; i < count; ++i) first_half_waiters += i % lock_count < static_cast<int>(down_half);
+    for (int i = 0; i < 6000 && done.load() < first_half_waiters; ++i) {
+      std::this_thread::sleep_for(10ms);  // at most 60 s
+    }
+    {
+      std::lock_guard g(m);
+      Clock::time_point last{};
+      for (std::size_t l = 0; l < down_half; ++l) {
+        for (const auto& t : acquired_at[static_cast<int>(l)]) last = std::max(last, t);
+      }
+      if (last != Clock::time_point{}) {
+        down_half_ms = std::chrono::duration<double, std::milli>(last - released_at[0]).count();
+      }
+    }
+    if (killed != 1) std::cerr << "waiters: CLIENT KILL TYPE pubsub killed " << killed << "\n";
   }
+  release(down_half, names.size());
   all.get_future().wait_for(120s);
   std::vector<double> first_wake_us, gaps_us;
   for (auto& [l, times] : acquired_at) {
@@ -327,11 +357,11 @@ int waiters(const std::string& url, int count, int lock_count) {
       "\"heap_bytes_per_waiter\":%.0f,"
       "\"pubsub_connections\":%lld,\"first_wake_us_p50\":%.0f,\"first_wake_us_max\":%.0f,"
       "\"handoff_gap_us_p50\":%.0f,"
-      "\"handoff_gap_us_p99\":%.0f,\"failures\":%d}\n",
+      "\"handoff_gap_us_p99\":%.0f,\"dropped_subscription_half_held_ms\":%.0f,\"failures\":%d}\n",
       count, lock_count, static_cast<double>(rss1 - rss0) * 1024.0 / count,
       static_cast<double>(heap1 - heap0) / count, pubsub_connections,
       percentile(first_wake_us, 0.5), percentile(first_wake_us, 1.0), percentile(gaps_us, 0.5),
-      percentile(gaps_us, 0.99),
+      percentile(gaps_us, 0.99), down_half_ms,
       failures.load());
   return failures.load() == 0 ? 0 : 1;
 }
@@ -413,7 +443,8 @@ int main(int argc, char** argv) {
     }
     if (what == "waiters") {
       return waiters(url, static_cast<int>(arg(argc, argv, "--waiters", 2000)),
-                     static_cast<int>(arg(argc, argv, "--locks", 100)));
+                     static_cast<int>(arg(argc, argv, "--locks", 100)),
+                     arg(argc, argv, "--drop-subscription", 0) != 0);
     }
   } catch (const std::exception& e) {
     std::cerr << "bench_scenarios " << what << ": " << e.what() << "\n";

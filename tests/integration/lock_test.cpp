@@ -336,6 +336,50 @@ TEST(LockTest, WaiterIsWokenAfterResubscribe) {
   EXPECT_EQ(waiter.get(), 1);
 }
 
+TEST(LockTest, ManyWaitersAreAllWokenWhenTheirSubscriptionDropsAndReturns) {
+  // Issue 34: a reconnection re-subscribes every channel of the Client's waiters. Half of the
+  // locks are released right after the pub/sub connection is killed (their messages are lost:
+  // the waiters must re-check once resubscribed), the other half once every channel is back.
+  // The holder's lease (60 s) is longer than the waits (30 s): a waiter that missed its
+  // wake-up would time out instead of acquiring.
+  constexpr int kLocks = 500;
+  RedisServer server;
+  redisync::Client holder(config_for(server)), waiters(config_for(server));
+  const auto prefix = unique_name("resub:");
+  std::vector<redisync::Lock> held;  // by this thread
+  for (int i = 0; i < kLocks; ++i) {
+    held.push_back(holder.lock(prefix + std::to_string(i)));
+    held.back().lock(60s);
+  }
+  std::atomic<int> acquired{0}, failed{0};
+  for (int i = 0; i < kLocks; ++i) {
+    auto lock = waiters.lock(prefix + std::to_string(i));
+    const auto owner = redisync::Client::new_owner_id();
+    lock.async_try_lock(owner, 30s, 10s, [&, lock, owner](std::exception_ptr e, bool ok) mutable {
+      if (e || !ok) {
+        ++failed;
+        return;
+      }
+      ++acquired;
+      lock.async_unlock(owner, [](std::exception_ptr) {});
+    });
+  }
+  const auto channels = [&] {
+    return server.command({"PUBSUB", "CHANNELS", "*" + prefix + "*"}).elements.size();
+  };
+  ASSERT_TRUE(wait_until([&] { return channels() == kLocks; }, 20s)) << channels();
+  EXPECT_EQ(server.command({"CLIENT", "KILL", "TYPE", "pubsub"}).integer, 1);
+  for (int i = 0; i < kLocks / 2; ++i) held[static_cast<std::size_t>(i)].unlock();
+  ASSERT_TRUE(wait_until([&] { return acquired.load() + failed.load() >= kLocks / 2; }, 25s))
+      << acquired.load() << " acquired, " << failed.load() << " failed";
+  ASSERT_TRUE(wait_until([&] { return channels() == kLocks / 2; }, 20s)) << channels();
+  for (int i = kLocks / 2; i < kLocks; ++i) held[static_cast<std::size_t>(i)].unlock();
+  EXPECT_TRUE(wait_until([&] { return acquired.load() + failed.load() == kLocks; }, 25s));
+  EXPECT_EQ(acquired.load(), kLocks);
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_TRUE(wait_until([&] { return no_channels(server); }, 5s));
+}
+
 TEST(LockTest, ScopedLockOfTwoLocksInOppositeOrders) {
   RedisServer server;
   redisync::Client client(config_for(server));
