@@ -50,7 +50,9 @@ ClientCore::ClientCore(Config config)
         }
         // The user is releasing its last hold of it: its release's outcome decides.
         if (auto it = holds_.find({k.key, owner}); it != holds_.end() && it->second.releasing) {
-          if (!it->second.deferred_loss) it->second.deferred_loss = reason;
+          if (!it->second.deferred_loss) {
+            it->second.deferred_loss = std::make_unique<std::string>(reason);
+          }
           return;
         }
         report_lost(k.key, owner, reason);

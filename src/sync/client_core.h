@@ -41,7 +41,9 @@ namespace redisync::detail {
 
 class CancelSignal;  // sync/acquire/cancel_signal.h
 
-/// What this process believes about one (lock, owner) hold. io thread only.
+/// What this process believes about one (lock, owner) hold. io thread only. A Client may
+/// hold 100,000 (docs/performance.md, "Many locks"): what only some holds need is held out
+/// of line.
 struct Hold {
   int count = 0;
   Duration lease{0};  ///< lease used for re-entry / partial release (watchdog lease if 0)
@@ -52,7 +54,7 @@ struct Hold {
   /// confirmed proves the hold was intact until it ran (nothing is reported); one that fails
   /// reports it then.
   bool releasing = false;
-  std::optional<std::string> deferred_loss;
+  std::unique_ptr<std::string> deferred_loss;
   /// When the first hold was taken; set only with a Metrics hook (hold time).
   std::chrono::steady_clock::time_point since{};
   /// One entry per hold, in acquisition order (a release ends the latest): whether the
@@ -76,7 +78,8 @@ struct Hold {
   /// given (the watchdog's, renewed, when the flag is set). Whoever sends it takes it (resets
   /// it): its timer with the hold's own lease, or a MultiLock setting this member's final
   /// lease (MultiLockMember::set_expiry), so no later extension overrides that lease.
-  std::function<void(Duration lease, bool watchdog, GrantExtensionDone)> grant_extension;
+  using GrantExtension = std::function<void(Duration lease, bool watchdog, GrantExtensionDone)>;
+  std::unique_ptr<GrantExtension> grant_extension;
   /// Lease-setting sends of this hold so far (a grant extension, a MultiLock's lease set):
   /// the reply of one that a later one followed does not move the local deadline later.
   std::uint64_t lease_updates = 0;

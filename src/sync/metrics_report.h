@@ -7,6 +7,7 @@
 #include <chrono>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,9 +59,10 @@ inline void metrics_acquired(const std::shared_ptr<AcquireMeter>& meter, std::ex
 /// Reports the release of the last hold that started at `since` (hold time).
 void report_release(Metrics& sink, std::string_view kind, const std::string& name,
                     sync::Clock::time_point since);
+/// `since`: the hold's Hold::since, read before its release settled; nullopt: nothing to report.
 inline void metrics_released(const ClientCore& core, std::string_view kind, const std::string& name,
-                             const Hold* hold) {
-  if (core.config().metrics && hold) report_release(*core.config().metrics, kind, name, hold->since);
+                             const std::optional<sync::Clock::time_point>& since) {
+  if (core.config().metrics && since) report_release(*core.config().metrics, kind, name, *since);
 }
 
 /// Reports a hold that its release found lost (a permit whose lease ran out, a multi-lock

@@ -98,21 +98,20 @@ void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref,
   auto held = core->holds().find({ref.hold_key, ref.owner});
   if (held == core->holds().end() || held->second.grant_id != grant_id) return;
   std::weak_ptr<ClientCore> weak = core;  // the hold is the core's: no cycle
-  held->second.grant_extension = [weak, ref, name, grant_id, grant = granted.id](
-                                     Duration to_set, bool renewed,
-                                     Hold::GrantExtensionDone done) {
-    if (auto live = weak.lock()) {
-      send_grant_extension(live, ref, name, grant_id, grant, to_set, renewed, std::move(done));
-    }
-  };
+  held->second.grant_extension = std::make_unique<Hold::GrantExtension>(
+      [weak, ref, name, grant_id, grant = granted.id](Duration to_set, bool renewed,
+                                                      Hold::GrantExtensionDone done) {
+        if (auto live = weak.lock()) {
+          send_grant_extension(live, ref, name, grant_id, grant, to_set, renewed, std::move(done));
+        }
+      });
   auto send = [weak, ref, lease, watchdog, grant_id] {
     auto live = weak.lock();
     if (!live) return;
     auto it = live->holds().find({ref.hold_key, ref.owner});
     if (it == live->holds().end() || it->second.grant_id != grant_id) return;
     auto extension = std::move(it->second.grant_extension);
-    it->second.grant_extension = nullptr;
-    if (extension) extension(lease, watchdog, nullptr);  // else sent already (a MultiLock)
+    if (extension) (*extension)(lease, watchdog, nullptr);  // else sent already (a MultiLock)
   };
   const Duration grant_lease = granted.lease;
   const auto due = registered + grant_lease / 3;

@@ -242,10 +242,10 @@ void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
         if (!error && reply.is_error()) {
           error = net::server_error(reply, "releasing " + kind->describe(*core, p->name));
         }
-        std::optional<std::string> deferred;  // a loss found while the release was in flight
+        std::unique_ptr<std::string> deferred;  // a loss found while the release was in flight
         if (auto h = core->holds().find({hold.hold_key, hold.owner}); h != core->holds().end()) {
           h->second.releasing = false;
-          deferred = std::exchange(h->second.deferred_loss, std::nullopt);
+          deferred = std::move(h->second.deferred_loss);
         }
         if (error) {
           // Unconfirmed: the hold may have been lost, as the watchdog found.
@@ -258,14 +258,14 @@ void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
         // lost-lock handler, quiet_unlock).
         core->release_records().add(p->record);
         const bool metered = core->config().metrics != nullptr;
-        Hold before;
+        std::optional<sync::Clock::time_point> since;  // the hold time's start, for the hook
         if (metered) {
           auto held = core->holds().find({hold.hold_key, hold.owner});
-          if (held != core->holds().end()) before = held->second;
+          if (held != core->holds().end()) since = held->second.since;
         }
         const auto outcome = settle_release(*core, hold, reply, kind->release_reply());
-        if (outcome == ReleaseOutcome::released && metered) {
-          metrics_released(*core, metrics_kind(kind->noun()), p->name, &before);
+        if (outcome == ReleaseOutcome::released) {
+          metrics_released(*core, metrics_kind(kind->noun()), p->name, since);
         }
         p->done(outcome, nullptr);
       });

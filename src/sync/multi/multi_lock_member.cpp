@@ -104,8 +104,7 @@ void MultiLockMember::set_expiry(std::int64_t owner, Duration lease,
         // sent later overrides it (issue 36).
         if (it != core->holds().end() && it->second.grant_extension) {
           auto extension = std::move(it->second.grant_extension);
-          it->second.grant_extension = nullptr;
-          return extension(lease, false,
+          return (*extension)(lease, false,
                            [core, key, renewal, owner, lease, done](bool ok,
                                                                      sync::Clock::time_point sent) {
                              auto held = core->holds().find({key, owner});
