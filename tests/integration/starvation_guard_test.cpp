@@ -83,6 +83,68 @@ TEST(StarvationGuardTest, WaiterGetsTheLockFromATightLoop) {
   EXPECT_NE(claim, "?");
 }
 
+TEST(FencedLockStarvationGuardTest, WaiterGetsTheFencedLockFromATightLoop) {
+  // As WaiterGetsTheLockFromATightLoop, for FencedLock (the same unfair acquire plus a token):
+  // the chaos suite's slow-network case saw a fenced worker wait out its 4 s without a turn.
+  RedisServer server;
+  redisync::Client looper(config_with_guard(server, 20ms)), waiter(config_with_guard(server, 20ms));
+  const auto name = unique_name("guard:");
+  std::atomic<bool> waiter_done{false};
+  std::atomic<int> loops{0};
+  std::thread loop([&] {
+    auto lock = looper.fenced_lock(name);
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    while (!waiter_done && loops < 200000 && std::chrono::steady_clock::now() < until) {
+      lock.lock(10s);
+      lock.unlock();
+      ++loops;
+    }
+  });
+  std::this_thread::sleep_for(50ms);  // the loop is running
+  auto lock = waiter.fenced_lock(name);
+  const auto token = lock.try_lock_and_get_token_for(15s, 10s);
+  waiter_done = true;
+  bool held = false;
+  std::uint64_t counter = 0;
+  if (token) {
+    held = lock.is_held_by_current_thread();
+    counter = std::stoull(server.command({"GET", "redisson_lock_token:{" + name + "}"}).as_string());
+    lock.unlock();  // before joining: the loop may be waiting for this very lock
+  }
+  loop.join();
+  ASSERT_TRUE(token) << "waited out 15 s against " << loops << " loop sections";
+  EXPECT_TRUE(held);
+  EXPECT_EQ(*token, counter) << "the waiter's token is the counter's value while it holds";
+}
+
+TEST(FencedLockStarvationGuardTest, ClaimOfAnotherWaiterHoldsBackAFreeFencedLockUntilItExpires) {
+  RedisServer server;
+  redisync::Client client(config_with_guard(server, 20ms));
+  const auto name = unique_name("guard:");
+  claim_for_another_waiter(server, name, "400");
+  auto lock = client.fenced_lock(name);
+  EXPECT_FALSE(lock.try_lock());
+  EXPECT_EQ(server.command({"EXISTS", "redisson_lock_token:{" + name + "}"}).as_integer(), 0)
+      << "a refused attempt took a token";
+  EXPECT_TRUE(lock.try_lock_for(5s, 10s));  // after the claim's expiry
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+  lock.unlock();
+}
+
+TEST(FencedLockStarvationGuardTest, ReentryIsNotHeldBack) {
+  RedisServer server;
+  redisync::Client client(config_with_guard(server, 20ms));
+  const auto name = unique_name("guard:");
+  auto lock = client.fenced_lock(name);
+  const auto first = lock.lock_and_get_token(10s);
+  claim_for_another_waiter(server, name, "5000");
+  const auto again = lock.try_lock_and_get_token_for(0ms, 10s);
+  ASSERT_TRUE(again);
+  EXPECT_GT(*again, first);
+  lock.unlock();
+  lock.unlock();
+}
+
 TEST(StarvationGuardTest, ClaimOfAnotherWaiterHoldsBackAFreeLockUntilItExpires) {
   RedisServer server;
   redisync::Client client(config_with_guard(server, 20ms));

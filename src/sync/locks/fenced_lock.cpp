@@ -9,6 +9,7 @@
 #include "net/server_text.h"
 #include "sync/identity.h"
 #include "sync/locks/lock_kind.h"
+#include "sync/locks/starvation_guard.h"
 
 namespace redisync {
 
@@ -72,6 +73,23 @@ class FencedKind final : public detail::HashLockKind {
           return step;
         })
              : detail::fixed_args({lease, field, with_token});
+    // Wake mode: the starvation guard, as Lock's (sync/locks/starvation_guard.h): the chaos
+    // suite's slow-network case saw a fenced waiter lose every race for 4 s. Grant mode has
+    // none (a registered waiter is granted the lock in turn).
+    std::vector<std::string> wake_keys{name, token_key(name)};
+    std::function<void()> give_up;
+    const Duration after = link ? Duration{0} : detail::starvation_guard_after(*core);
+    if (after > Duration{0}) {
+      auto guard = std::make_shared<detail::StarvationGuard>(after);
+      wake_keys.push_back(detail::lock_guard_key(name));
+      give_up = detail::starvation_guard_drop(core, guard, wake_keys.back(), field);
+      args = [guard, fixed = std::vector<std::string>{lease, field, with_token, "0", "0"}] {
+        return guard->args(fixed, 3);  // ARGV[4..5]
+      };
+      parse = [guard, plain = parse ? std::move(parse) : detail::ReplyParser(
+                                                              detail::parse_nil_or_ttl)](
+                  const net::Reply& reply) { return guard->parse(plain(reply)); };
+    }
     auto attempt = detail::script_attempt(
         core,
         detail::publish_guarded(*core, link ? lua::with_preludes<lua::lock_grant_acquire,
@@ -82,7 +100,7 @@ class FencedKind final : public detail::HashLockKind {
           keys.push_back(token_key(name));
           return keys;
         }()
-             : std::vector<std::string>{name, token_key(name)},
+             : std::move(wake_keys),
         // Refused before any write when this user may not publish the release's message.
         detail::publish_guarded_args(*core, std::move(args), detail::lock_channel(name), name),
         describe(*core, name), std::move(parse),
@@ -109,7 +127,6 @@ class FencedKind final : public detail::HashLockKind {
       };
     }
     auto recheck = detail::hold_count_recheck(core, self, name, owner, attempt, read_token);
-    std::function<void()> give_up;
     if (link) give_up = detail::grant_give_up(core, link, name, token_key(name));
     detail::start_pubsub_loop(core, detail::lock_channel(name), deadline, std::move(attempt),
                               std::move(done), std::move(give_up), std::move(recheck),

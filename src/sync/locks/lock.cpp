@@ -66,7 +66,7 @@ class PlainKind final : public detail::HashLockKind {
   // The starvation guard (sync/locks/starvation_guard.h, lock_acquire.lua) beside the lock.
   static std::vector<std::string> keys(const detail::ClientCore& core, const std::string& name) {
     if (detail::starvation_guard_after(core) <= Duration{0}) return {name};
-    return {name, "redisync_lock_guard:" + sync::hash_tag(name)};
+    return {name, detail::lock_guard_key(name)};
   }
 };
 

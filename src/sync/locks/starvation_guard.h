@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The starvation guard of the unfair locks (Config::starvation_guard): Lock (lock_acquire.lua)
-// and the write side of ReadWriteLock (rwlock_write_acquire.lua). A waiter that has waited
+// The starvation guard of the unfair locks (Config::starvation_guard): Lock (lock_acquire.lua),
+// FencedLock (fenced_lock_acquire.lua) and the write side of ReadWriteLock
+// (rwlock_write_acquire.lua). A waiter that has waited
 // longer than the guard claims the next turn in a key beside the lock; other redisync clients
 // leave a free lock to it until it takes the lock or the claim expires. Redisson clients
 // ignore the key (docs/performance.md, "The starvation guard of the unfair Lock").
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "lua/scripts.h"
+#include "sync/identity.h"
 #include "sync/locks/lock_kind.h"
 
 namespace redisync::detail {
@@ -22,6 +24,12 @@ namespace redisync::detail {
 inline Duration starvation_guard_after(const ClientCore& core) {
   return core.config().topology == Topology::cluster ? Duration{0}
                                                      : core.config().starvation_guard;
+}
+
+/// The claim key beside the lock hash `name`, shared by Lock and FencedLock (one hash, one
+/// turn to claim).
+inline std::string lock_guard_key(const std::string& name) {
+  return "redisync_lock_guard:" + sync::hash_tag(name);
 }
 
 /// One acquisition's view of the guard. Attempts of one acquisition run one after the other on
