@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <future>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -44,16 +45,17 @@ redisync::Config config_with_guard(const RedisServer& server, std::chrono::milli
 
 }  // namespace
 
-TEST(StarvationGuardTest, WaiterGetsTheLockFromATightLoop) {
-  // One client locks and unlocks as fast as it can; a second client's waiter must still get
-  // the lock (the loop is bounded by count, time and the waiter's success).
-  RedisServer server;
+// One client locks and unlocks `name` as fast as it can (lock kind: `make_lock`), bounded by
+// count, time and the waiter's success, while `wait` runs with a second client; `wait` must
+// release what it took before it returns. Returns the loop's section count.
+template <class MakeLock, class Wait>
+int against_a_tight_loop(RedisServer& server, MakeLock make_lock, const std::string& name,
+                         Wait wait) {
   redisync::Client looper(config_with_guard(server, 20ms)), waiter(config_with_guard(server, 20ms));
-  const auto name = unique_name("guard:");
   std::atomic<bool> waiter_done{false};
   std::atomic<int> loops{0};
   std::thread loop([&] {
-    auto lock = looper.lock(name);
+    auto lock = make_lock(looper, name);
     const auto until = std::chrono::steady_clock::now() + 20s;
     while (!waiter_done && loops < 200000 && std::chrono::steady_clock::now() < until) {
       lock.lock(10s);
@@ -62,20 +64,31 @@ TEST(StarvationGuardTest, WaiterGetsTheLockFromATightLoop) {
     }
   });
   std::this_thread::sleep_for(50ms);  // the loop is running
-  auto lock = waiter.lock(name);
-  const bool got = lock.try_lock_for(15s, 10s);
+  wait(waiter);
   waiter_done = true;
+  loop.join();
+  return loops.load();
+}
+
+TEST(StarvationGuardTest, WaiterGetsTheLockFromATightLoop) {
+  RedisServer server;
+  const auto name = unique_name("guard:");
+  bool got = false;
   bool held = false;
   std::string claim = "?";
-  const std::string mine =
-      waiter.id() + ":" + std::to_string(redisync::Client::current_thread_id());
-  if (got) {
-    held = lock.is_held_by_current_thread();
-    const auto reply = server.command({"GET", guard_key(name)});
-    claim = reply.is_nil() ? "" : reply.as_string();
-    lock.unlock();  // before joining: the loop may be waiting for this very lock
-  }
-  loop.join();
+  std::string mine;
+  const int loops = against_a_tight_loop(
+      server, [](redisync::Client& c, const std::string& n) { return c.lock(n); }, name,
+      [&](redisync::Client& waiter) {
+        auto lock = waiter.lock(name);
+        got = lock.try_lock_for(15s, 10s);
+        mine = waiter.id() + ":" + std::to_string(redisync::Client::current_thread_id());
+        if (!got) return;
+        held = lock.is_held_by_current_thread();
+        const auto reply = server.command({"GET", guard_key(name)});
+        claim = reply.is_nil() ? "" : reply.as_string();
+        lock.unlock();  // the loop may be waiting for this very lock
+      });
   ASSERT_TRUE(got) << "waited out 15 s against " << loops << " loop sections";
   EXPECT_TRUE(held);
   // Taking the lock removed the waiter's claim (the loop may have made one of its own since).
@@ -87,31 +100,21 @@ TEST(FencedLockStarvationGuardTest, WaiterGetsTheFencedLockFromATightLoop) {
   // As WaiterGetsTheLockFromATightLoop, for FencedLock (the same unfair acquire plus a token):
   // the chaos suite's slow-network case saw a fenced worker wait out its 4 s without a turn.
   RedisServer server;
-  redisync::Client looper(config_with_guard(server, 20ms)), waiter(config_with_guard(server, 20ms));
   const auto name = unique_name("guard:");
-  std::atomic<bool> waiter_done{false};
-  std::atomic<int> loops{0};
-  std::thread loop([&] {
-    auto lock = looper.fenced_lock(name);
-    const auto until = std::chrono::steady_clock::now() + 20s;
-    while (!waiter_done && loops < 200000 && std::chrono::steady_clock::now() < until) {
-      lock.lock(10s);
-      lock.unlock();
-      ++loops;
-    }
-  });
-  std::this_thread::sleep_for(50ms);  // the loop is running
-  auto lock = waiter.fenced_lock(name);
-  const auto token = lock.try_lock_and_get_token_for(15s, 10s);
-  waiter_done = true;
+  std::optional<std::uint64_t> token;
   bool held = false;
   std::uint64_t counter = 0;
-  if (token) {
-    held = lock.is_held_by_current_thread();
-    counter = std::stoull(server.command({"GET", "redisson_lock_token:{" + name + "}"}).as_string());
-    lock.unlock();  // before joining: the loop may be waiting for this very lock
-  }
-  loop.join();
+  const int loops = against_a_tight_loop(
+      server, [](redisync::Client& c, const std::string& n) { return c.fenced_lock(n); }, name,
+      [&](redisync::Client& waiter) {
+        auto lock = waiter.fenced_lock(name);
+        token = lock.try_lock_and_get_token_for(15s, 10s);
+        if (!token) return;
+        held = lock.is_held_by_current_thread();
+        counter = std::stoull(
+            server.command({"GET", "redisson_lock_token:{" + name + "}"}).as_string());
+        lock.unlock();  // the loop may be waiting for this very lock
+      });
   ASSERT_TRUE(token) << "waited out 15 s against " << loops << " loop sections";
   EXPECT_TRUE(held);
   EXPECT_EQ(*token, counter) << "the waiter's token is the counter's value while it holds";
@@ -255,6 +258,13 @@ TEST(WriteLockStarvationGuardTest, ALoneWriterMakesNoAttemptsWhileTheLockIsHeld)
 // attempt always comes first) keeps its claim fresh while the competitor holds the lock for
 // longer than a claim lasts (250 ms sections, 100 ms claims), and so wins at a following
 // release. Sleeping until the next message instead, its claim would have lapsed every time.
+TEST(FencedLockStarvationGuardTest, ALoneWaiterMakesNoAttemptsWhileTheLockIsHeld) {
+  const auto name = unique_name("guard:");
+  lone_waiter_makes_no_attempts_while_the_lock_is_held(
+      [](redisync::Client& c, const std::string& n) { return c.fenced_lock(n); }, name,
+      guard_key(name));
+}
+
 TEST(StarvationGuardTest, AnOutrunWaiterKeepsItsClaimThroughLongSections) {
   RedisServer server;
   redisync::test::FaultProxy proxy{server.port()};
