@@ -131,33 +131,27 @@ const lua::Script& publish_guarded(const ClientCore& core, const lua::Script& bo
 
 namespace {
 
-// What publish_guarded's guard reads after a step's own arguments, for one lock of `core`:
-// made once, appended to each list.
-struct PublishGuardArgs {
-  std::string command;
-  std::string grant;  // grant mode: this Client's grant channel of the lock; empty otherwise
-  std::string channel;
+// In grant mode this Client's grant channel of the lock `name`, which the guard also checks;
+// empty in wake mode.
+std::string guarded_grant_channel(const ClientCore& core, const std::string& name) {
+  return core.config().handoff == Handoff::grant ? sync::grant_channel(name, core.id())
+                                                 : std::string();
+}
 
-  std::vector<std::string> operator()(std::vector<std::string> args) const {
-    return grant.empty() ? lua::publish_guard_args(std::move(args), command, channel)
-                         : lua::grant_publish_guard_args(std::move(args), command, grant, channel);
-  }
-};
-
-PublishGuardArgs publish_guard_args_of(const ClientCore& core, std::string channel,
-                                       const std::string& name) {
-  return {core.publish_command(),
-          core.config().handoff == Handoff::grant ? sync::grant_channel(name, core.id())
-                                                  : std::string(),
-          std::move(channel)};
+// `args` followed by what publish_guarded's guard reads (`grant` as above).
+std::vector<std::string> with_guard_args(std::vector<std::string> args, const std::string& command,
+                                         const std::string& grant, const std::string& channel) {
+  return grant.empty() ? lua::publish_guard_args(std::move(args), command, channel)
+                       : lua::grant_publish_guard_args(std::move(args), command, grant, channel);
 }
 
 }  // namespace
 
 ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string channel,
                             const std::string& name) {
-  return [args = std::move(args), guard = publish_guard_args_of(core, std::move(channel), name)] {
-    return guard(args());
+  return [args = std::move(args), command = core.publish_command(),
+          grant = guarded_grant_channel(core, name), channel = std::move(channel)] {
+    return with_guard_args(args(), command, grant, channel);
   };
 }
 
@@ -165,7 +159,8 @@ std::vector<std::string> publish_guarded_args(const ClientCore& core,
                                               std::vector<std::string> args,
                                               const std::string& channel,
                                               const std::string& name) {
-  return publish_guard_args_of(core, channel, name)(std::move(args));
+  return with_guard_args(std::move(args), core.publish_command(),
+                         guarded_grant_channel(core, name), channel);
 }
 
 std::runtime_error unexpected_reply(const net::Reply& reply) {
