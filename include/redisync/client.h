@@ -69,7 +69,8 @@ class REDISYNC_API Client {
   explicit Client(const std::string& url);
   /// Stops renewing, sends what is queued (release records) if it can, closes connections
   /// and joins the I/O thread; handles that outlive it throw ClientClosedError. Destroyed
-  /// inside one of its own handlers, it closes once that handler has returned.
+  /// inside one of its own handlers, it closes once that handler has returned; the process's
+  /// exit waits for that close (up to 3 s).
   ~Client();
   Client(Client&&) noexcept;
   Client& operator=(Client&&) noexcept;

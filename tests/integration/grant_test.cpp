@@ -24,6 +24,7 @@
 #include "support/redis_server.h"
 #include "support/test_config.h"
 #include "support/test_util.h"
+#include "support/worker.h"
 
 using namespace std::chrono_literals;
 using redisync::test::config_for;
@@ -720,6 +721,26 @@ TEST(GrantTest, ClosingAClientRemovesTheRegistrationsOfItsPendingWaits) {
         return !s.command({"ZSCORE", lock_registrations(n), f}).is_nil();
       },
       [](const std::string& n, const std::string&) { return JavaLayoutClient::lock_channel(n); });
+}
+
+// A process that drops its Client inside one of its handlers and returns from main at once:
+// the close runs on a detached thread, and the process's exit waits for it, so the waits it
+// had pending are still deregistered (and its I/O thread ends before OpenSSL's exit handler).
+TEST(GrantTest, AProcessExitingRightAfterDroppingItsClientInAHandlerStillDeregisters) {
+  RedisServer server;
+  redisync::Client holder(config_for(server));
+  const auto held_name = unique_name("grant:exit-held:");
+  auto held = holder.lock(held_name);
+  held.lock();
+  int out = -1;
+  const pid_t pid = redisync::test::spawn_worker(
+      {"drop-in-handler-and-exit", server.url(), held_name, unique_name("grant:exit-free:")},
+      &out);
+  EXPECT_NE(redisync::test::read_all(out).find("dropped"), std::string::npos);
+  redisync::test::expect_clean_exit(pid, 30s);
+  EXPECT_EQ(server.command({"ZCARD", lock_registrations(held_name)}).as_integer(), 0)
+      << "the exited process's wait is still registered";
+  held.unlock();
 }
 
 TEST(FairGrantTest, ClosingAClientRemovesTheRegistrationOfItsWaitingHead) {

@@ -46,12 +46,19 @@
 //       the release fail: HOW = lost deletes the lock's keys (the hold is lost), HOW = server
 //       shuts the server down (SHUTDOWN NOSAVE). The guard's destructor then calls unlock();
 //       exit 0 means the process survived it (std::terminate would abort with SIGABRT).
+// Closing (grant_test):
+//   test_worker drop-in-handler-and-exit URL HELD FREE
+//       grant mode: waits on the lock HELD (held elsewhere) until its grant registration is
+//       on the server, then locks FREE and drops the Client inside that completion, prints
+//       "dropped" and returns from main at once, while the Client's close is still running
+//       (the server's writes paused for 300 ms hold it up).
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <vector>
 #include <iostream>
 #include <memory>
@@ -384,6 +391,34 @@ int main(int argc, char** argv) {
       for (auto& t : pool) t.join();
       std::cout << "granted " << granted.load() << std::endl;
       return failures.load() == 0 ? 0 : 1;
+    }
+    if (mode == "drop-in-handler-and-exit" && argc >= 5) {
+      auto cfg = redisync::Config::from_url(argv[2]);
+      cfg.handoff = redisync::Handoff::grant;
+      auto client = std::make_unique<redisync::Client>(cfg);
+      redisync::Client pauser(argv[2]);
+      auto held = client->lock(argv[3]);
+      auto free = client->lock(argv[4]);
+      held.async_lock(redisync::Client::new_owner_id(), std::chrono::seconds(60),
+                      [](std::exception_ptr) {});
+      const std::string registrations = std::string("redisync_lock_grant:{") + argv[3] + "}";
+      for (int i = 0; i < 500 && client->execute({"ZCARD", registrations}).integer == 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      std::promise<void> dropped;
+      free.async_lock(redisync::Client::new_owner_id(), std::chrono::seconds(60),
+                      [&](std::exception_ptr) {
+                        // Writes paused for 300 ms: the close's deregistration waits, so the
+                        // return from main surely comes before it.
+                        pauser.execute({"CLIENT", "PAUSE", "300", "WRITE"});
+                        client.reset();
+                        dropped.set_value();
+                      });
+      if (dropped.get_future().wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+        return 2;
+      }
+      std::cout << "dropped" << std::endl;
+      return 0;
     }
     if (mode == "hold") {
       redisync::Client client(make_config(argv[2], argc, argv, 4));
