@@ -21,6 +21,7 @@ using redisync::sync::GrantNews;
 using redisync::sync::GrantRegistry;
 using redisync::sync::GrantLink;
 using redisync::sync::GrantMessage;
+using redisync::sync::kGrantRegistration;
 
 namespace {
 
@@ -265,6 +266,28 @@ TEST(GrantLink, AGrantCountsFromTheSendOfTheAttemptWhoseRegistrationItUsed) {
   const auto none = unlisted.number_attempt(Duration{10000}, t0);
   EXPECT_EQ(none.id, "");
   EXPECT_EQ(none.period, "0");
+}
+
+TEST(GrantLink, ARegistrationIsRefreshedBeforeItLapsesAtEveryGrantLease) {
+  // A registration lives kGrantRegistration (10 s) unless refreshed. A grant lease over 30 s
+  // once spaced the refreshes a third of it apart (20 s at 60 s): the registration lapsed for
+  // half of each wait, and releases passed over the waiter.
+  for (const auto lease : {Duration{100}, Duration{2000}, Duration{30000}, Duration{31000},
+                           Duration{45000}, Duration{60000}}) {
+    GrantLink link;
+    link.listed = true;
+    link.grant_lease = lease;
+    for (const long long ttl : {-1LL, 120000LL}) {
+      const long long wait = link.cap_wait(ttl);
+      EXPECT_GT(wait, 0) << "grant lease " << lease.count() << " ms, ttl " << ttl;
+      EXPECT_LE(wait, kGrantRegistration.count() / 2)
+          << "grant lease " << lease.count() << " ms, ttl " << ttl;
+      EXPECT_LE(wait, lease.count() / 3 + 1)
+          << "grant lease " << lease.count() << " ms, ttl " << ttl;
+    }
+    link.listed = false;  // not registered: nothing to refresh, the lock's own wait stands
+    EXPECT_EQ(link.cap_wait(120000), 120000);
+  }
 }
 
 TEST(GrantLink, IdsAreHexAndDiffer) {

@@ -196,8 +196,11 @@ std::optional<Clock::time_point> GrantLink::grant_made_after(std::uint64_t n) co
 long long GrantLink::cap_wait(long long ttl_ms) const {
   if (!listed) return ttl_ms;
   // Refreshed every third of the grant lease: a grant is then taken at once (the granted
-  // hold's lease is known to last long enough, AcquireFsm::grant_heard).
-  const long long refresh = std::max<long long>(grant_lease.count() / 3, 1);
+  // hold's lease is known to last long enough, AcquireFsm::grant_heard). And every third of
+  // the registration period: a grant lease over 30 s would let the registration lapse
+  // between two refreshes, and releases would pass over a live waiter meanwhile.
+  const long long refresh = std::max<long long>(
+      std::min(grant_lease.count(), kGrantRegistration.count()) / 3, 1);
   return ttl_ms < 0 ? refresh : std::min(ttl_ms, refresh);
 }
 
