@@ -131,7 +131,8 @@ struct REDISYNC_API Config {
   Duration fair_lock_wait_timeout{5000};
   Duration subscription_linger{1000};         ///< keep a channel subscribed this long after its
                                               ///< last local waiter leaves (saves resubscribes)
-  /// Lock and the write side of ReadWriteLock are unfair: a waiter can lose the race for a
+  /// Lock, FencedLock, NonReentrantLock and the write side of ReadWriteLock are unfair: a
+  /// waiter can lose the race for a
   /// freed lock many times in a row. One that has waited this long claims the next turn, and
   /// other redisync clients leave the free lock to it (a short-lived key beside the lock;
   /// Redisson clients ignore it). Not used in grant mode (waiters are granted in turn).

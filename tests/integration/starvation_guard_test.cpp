@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The starvation guard (Config::starvation_guard) of Lock (src/lua/lock_acquire.lua) and of
-// the write side of ReadWriteLock (src/lua/rwlock_write_acquire.lua): a waiter that has waited
+// The starvation guard (Config::starvation_guard) of Lock and NonReentrantLock
+// (src/lua/lock_acquire.lua), FencedLock (src/lua/fenced_lock_acquire.lua) and the write side
+// of ReadWriteLock (src/lua/rwlock_write_acquire.lua): a waiter that has waited
 // too long claims the next turn, other redisync clients leave a free lock to it, re-entry
 // still works, and a claim left by a dead waiter only delays others until it expires.
 // Behaviour only; the effect on wait times is measured by bench/run.
@@ -146,6 +147,42 @@ TEST(FencedLockStarvationGuardTest, ReentryIsNotHeldBack) {
   EXPECT_GT(*again, first);
   lock.unlock();
   lock.unlock();
+}
+
+TEST(NonReentrantLockStarvationGuardTest, WaiterGetsTheNonReentrantLockFromATightLoop) {
+  // As WaiterGetsTheLockFromATightLoop, for NonReentrantLock (Lock's unfair acquire with the
+  // re-entry check in front), which had no guard.
+  RedisServer server;
+  const auto name = unique_name("guard:");
+  bool got = false;
+  bool held = false;
+  const int loops = against_a_tight_loop(
+      server, [](redisync::Client& c, const std::string& n) { return c.non_reentrant_lock(n); },
+      name, [&](redisync::Client& waiter) {
+        auto lock = waiter.non_reentrant_lock(name);
+        got = lock.try_lock_for(15s, 10s);
+        if (!got) return;
+        held = lock.is_held_by_current_thread();
+        lock.unlock();  // the loop may be waiting for this very lock
+      });
+  ASSERT_TRUE(got) << "waited out 15 s against " << loops << " loop sections";
+  EXPECT_TRUE(held);
+}
+
+TEST(NonReentrantLockStarvationGuardTest, ClaimOfAnotherWaiterHoldsBackAFreeLockUntilItExpires) {
+  RedisServer server;
+  redisync::Client client(config_with_guard(server, 20ms));
+  const auto name = unique_name("guard:");
+  claim_for_another_waiter(server, name, "400");
+  auto lock = client.non_reentrant_lock(name);
+  EXPECT_FALSE(lock.try_lock());
+  EXPECT_TRUE(lock.try_lock_for(5s, 10s));  // after the claim's expiry
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+  // The claim of another waiter never turns a re-entry into a wait: it is refused as always.
+  claim_for_another_waiter(server, name, "5000");
+  EXPECT_THROW((void)lock.try_lock(), redisync::ReentryError);
+  lock.unlock();
+  EXPECT_EQ(server.command({"EXISTS", name}).as_integer(), 0);
 }
 
 TEST(StarvationGuardTest, ClaimOfAnotherWaiterHoldsBackAFreeLockUntilItExpires) {

@@ -6,6 +6,7 @@
 #include "lua/with_preludes.h"
 #include "sync/acquire/grant.h"
 #include "sync/locks/non_reentrant.h"
+#include "sync/locks/starvation_guard.h"
 
 namespace redisync {
 
@@ -57,8 +58,8 @@ sync::AcquireLoop::AttemptFn refuse_reentry(sync::AcquireLoop::AttemptFn attempt
 
 namespace {
 
-// The lock's acquire step (lock_acquire.lua with one key: the plain §2.2 step, no starvation
-// guard) with the non-reentrant guard in front.
+// The lock's acquire step (lock_acquire.lua, with the starvation guard's key and arguments when
+// it is on) with the non-reentrant guard in front.
 const lua::Script& guarded_acquire() {
   static const std::string source =
       std::string(lua::non_reentrant_guard.source) + "\n" + std::string(lua::lock_acquire.source);
@@ -93,25 +94,10 @@ class NonReentrantKind final : public detail::HashLockKind {
                                            std::move(link), std::move(done),
                                            /*non_reentrant=*/true);
     }
-    auto attempt = detail::refuse_reentry(
-        detail::script_attempt(
-            core, detail::publish_guarded(*core, guarded_acquire()), {name},
-            detail::publish_guarded_args(
-                *core,
-                detail::fixed_args(
-                    {std::to_string(effective_lease.count()), core->owner_field(owner), "0", "0"}),
-                detail::lock_channel(name), name),
-            describe(*core, name), nullptr,
-            detail::release_undo(core, self, name, owner, effective_lease)),
-        describe(*core, name));
-    // After a timeout the step may have run: the owner's count on the server tells (and a
-    // second run would answer NON_REENTRANT_REACQUIRE for our own first one).
-    auto recheck = detail::hold_count_recheck(core, self, name, owner, attempt);
-    detail::start_pubsub_loop(core, detail::lock_channel(name), deadline, std::move(attempt),
-                              std::move(done), nullptr, std::move(recheck),
-                              detail::hold_count_check(core, self, name, owner));
+    // Wake mode: Lock's step (with its starvation guard) behind the re-entry check.
+    detail::start_guarded_lock_loop(core, self, name, owner, effective_lease, deadline,
+                                    std::move(done), guarded_acquire(), detail::refuse_reentry);
   }
-
 };
 
 }  // namespace

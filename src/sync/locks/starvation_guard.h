@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The starvation guard of the unfair locks (Config::starvation_guard): Lock (lock_acquire.lua),
-// FencedLock (fenced_lock_acquire.lua) and the write side of ReadWriteLock
+// The starvation guard of the unfair locks (Config::starvation_guard): Lock and NonReentrantLock
+// (lock_acquire.lua), FencedLock (fenced_lock_acquire.lua) and the write side of ReadWriteLock
 // (rwlock_write_acquire.lua). A waiter that has waited
 // longer than the guard claims the next turn in a key beside the lock; other redisync clients
 // leave a free lock to it until it takes the lock or the claim expires. Redisson clients
@@ -87,5 +87,19 @@ inline std::function<void()> starvation_guard_drop(const std::shared_ptr<ClientC
                           [](std::exception_ptr, net::Reply) {}, net::Retry::always);
   };
 }
+
+/// Wraps an acquisition's attempt step (given the lock's description), e.g. to map a reply.
+using AttemptWrap = std::function<sync::AcquireLoop::AttemptFn(sync::AcquireLoop::AttemptFn,
+                                                               const std::string& what)>;
+
+/// The wake-mode acquisition of the unfair hash locks: `step` (lock_acquire.lua, or it with
+/// NonReentrantLock's re-entry check in front) with the guard key and claim arguments when the
+/// guard is on, a claimant's give-up dropping its claim, the hold-count recheck and settle.
+/// `wrap` (optional) wraps the attempt step before the recheck takes it (lock.cpp).
+void start_guarded_lock_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& self,
+                             const std::string& name, std::int64_t owner,
+                             Duration effective_lease,
+                             std::optional<sync::Clock::time_point> deadline, AcquireDone done,
+                             const lua::Script& step, const AttemptWrap& wrap = nullptr);
 
 }  // namespace redisync::detail
