@@ -44,6 +44,18 @@ redisync::Config config_with_guard(const RedisServer& server, std::chrono::milli
   return cfg;
 }
 
+// A claim by a waiter that is gone: `lock` (free, of a guarded kind) is left to it until the
+// claim expires, then taken. `while_refused` checks what the refused attempt left.
+template <class Lock, class Check>
+void a_claim_holds_back_the_free_lock(RedisServer& server, Lock& lock, const std::string& name,
+                                      Check while_refused) {
+  claim_for_another_waiter(server, name, "400");
+  EXPECT_FALSE(lock.try_lock());
+  while_refused();
+  EXPECT_TRUE(lock.try_lock_for(5s, 10s));  // after the claim's expiry
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+}
+
 }  // namespace
 
 // One client locks and unlocks `name` as fast as it can (lock kind: `make_lock`), bounded by
@@ -125,13 +137,11 @@ TEST(FencedLockStarvationGuardTest, ClaimOfAnotherWaiterHoldsBackAFreeFencedLock
   RedisServer server;
   redisync::Client client(config_with_guard(server, 20ms));
   const auto name = unique_name("guard:");
-  claim_for_another_waiter(server, name, "400");
   auto lock = client.fenced_lock(name);
-  EXPECT_FALSE(lock.try_lock());
-  EXPECT_EQ(server.command({"EXISTS", "redisson_lock_token:{" + name + "}"}).as_integer(), 0)
-      << "a refused attempt took a token";
-  EXPECT_TRUE(lock.try_lock_for(5s, 10s));  // after the claim's expiry
-  EXPECT_TRUE(lock.is_held_by_current_thread());
+  a_claim_holds_back_the_free_lock(server, lock, name, [&] {
+    EXPECT_EQ(server.command({"EXISTS", "redisson_lock_token:{" + name + "}"}).as_integer(), 0)
+        << "a refused attempt took a token";
+  });
   lock.unlock();
 }
 
@@ -173,11 +183,8 @@ TEST(NonReentrantLockStarvationGuardTest, ClaimOfAnotherWaiterHoldsBackAFreeLock
   RedisServer server;
   redisync::Client client(config_with_guard(server, 20ms));
   const auto name = unique_name("guard:");
-  claim_for_another_waiter(server, name, "400");
   auto lock = client.non_reentrant_lock(name);
-  EXPECT_FALSE(lock.try_lock());
-  EXPECT_TRUE(lock.try_lock_for(5s, 10s));  // after the claim's expiry
-  EXPECT_TRUE(lock.is_held_by_current_thread());
+  a_claim_holds_back_the_free_lock(server, lock, name, [] {});
   // The claim of another waiter never turns a re-entry into a wait: it is refused as always.
   claim_for_another_waiter(server, name, "5000");
   EXPECT_THROW((void)lock.try_lock(), redisync::ReentryError);
@@ -189,12 +196,8 @@ TEST(StarvationGuardTest, ClaimOfAnotherWaiterHoldsBackAFreeLockUntilItExpires) 
   RedisServer server;
   redisync::Client client(config_with_guard(server, 20ms));
   const auto name = unique_name("guard:");
-  // A claim by a waiter that is gone: the free lock is left to it until the claim expires.
-  claim_for_another_waiter(server, name, "400");
   auto lock = client.lock(name);
-  EXPECT_FALSE(lock.try_lock());
-  EXPECT_TRUE(lock.try_lock_for(5s, 10s));  // after the claim's expiry
-  EXPECT_TRUE(lock.is_held_by_current_thread());
+  a_claim_holds_back_the_free_lock(server, lock, name, [] {});
   lock.unlock();
 }
 
