@@ -22,7 +22,8 @@ namespace redisync {
 /// IllegalMonitorStateException); it never waits for itself, and the hold count stays 1, so
 /// one unlock() releases. That includes an owner holding the same name through a plain Lock.
 ///
-/// Unlike Lock, there is no starvation guard (the variant follows the spec's §2.2 step).
+/// Like Lock, it has the starvation guard (Config::starvation_guard, the same key as Lock's):
+/// a waiter that has waited too long claims the next turn.
 /// API, thread safety: as BasicLock (lock(), try_lock_for(), unlock(), async forms...).
 class REDISYNC_API NonReentrantLock : public BasicLock {
  public:
