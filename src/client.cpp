@@ -77,6 +77,9 @@ void close_core(std::shared_ptr<detail::ClientCore> core) {
   std::thread([core = std::move(core), &closes]() mutable {
     core->shutdown();
     core.reset();
+    // Ending the state may have used OpenSSL on this thread (a TLS connection's free): its
+    // per-thread state goes now, not in this thread's exit, which may come after the process's.
+    OPENSSL_thread_stop();
     std::lock_guard lock(closes.mutex);
     --closes.running;
     closes.done.notify_all();

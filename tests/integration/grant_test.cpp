@@ -725,22 +725,32 @@ TEST(GrantTest, ClosingAClientRemovesTheRegistrationsOfItsPendingWaits) {
 
 // A process that drops its Client inside one of its handlers and returns from main at once:
 // the close runs on a detached thread, and the process's exit waits for it, so the waits it
-// had pending are still deregistered (and its I/O thread ends before OpenSSL's exit handler).
-TEST(GrantTest, AProcessExitingRightAfterDroppingItsClientInAHandlerStillDeregisters) {
-  RedisServer server;
+// had pending are still deregistered (and the Client's threads free OpenSSL's per-thread state
+// before OpenSSL's exit handler: the sanitizer suites check that at the worker's exit).
+void exiting_right_after_dropping_the_client_still_deregisters(bool tls) {
+  RedisServer server({.tls = tls});
   redisync::Client holder(config_for(server));
   const auto held_name = unique_name("grant:exit-held:");
   auto held = holder.lock(held_name);
   held.lock();
   int out = -1;
   const pid_t pid = redisync::test::spawn_worker(
-      {"drop-in-handler-and-exit", server.url(), held_name, unique_name("grant:exit-free:")},
+      {"drop-in-handler-and-exit", tls ? server.tls_url() : server.url(), held_name,
+       unique_name("grant:exit-free:")},
       &out);
   EXPECT_NE(redisync::test::read_all(out).find("dropped"), std::string::npos);
   redisync::test::expect_clean_exit(pid, 30s);
   EXPECT_EQ(server.command({"ZCARD", lock_registrations(held_name)}).as_integer(), 0)
       << "the exited process's wait is still registered";
   held.unlock();
+}
+
+TEST(GrantTest, AProcessExitingRightAfterDroppingItsClientInAHandlerStillDeregisters) {
+  exiting_right_after_dropping_the_client_still_deregisters(false);
+}
+
+TEST(GrantTest, AProcessExitingRightAfterDroppingItsTlsClientInAHandlerStillDeregisters) {
+  exiting_right_after_dropping_the_client_still_deregisters(true);
 }
 
 TEST(FairGrantTest, ClosingAClientRemovesTheRegistrationOfItsWaitingHead) {
