@@ -94,7 +94,9 @@ class NonReentrantKind final : public detail::HashLockKind {
                                            std::move(link), std::move(done),
                                            /*non_reentrant=*/true);
     }
-    // Wake mode: Lock's step (with its starvation guard) behind the re-entry check.
+    // Wake mode: Lock's step (with its starvation guard) behind the re-entry check. The loop's
+    // recheck after a lost reply reads the owner's count, never resends: a second run would
+    // answer NON_REENTRANT_REACQUIRE for our own first one.
     detail::start_guarded_lock_loop(core, self, name, owner, effective_lease, deadline,
                                     std::move(done), guarded_acquire(), detail::refuse_reentry);
   }
