@@ -129,7 +129,10 @@ History parse_history(const std::string& text) {
       in >> worker >> seq >> time >> what;
       auto it = open.find({worker, seq});
       good = static_cast<bool>(in) && it != open.end();
-      if (good) ++h.sections[it->second].release_failures;
+      if (good) {
+        ++h.sections[it->second].release_failures;
+        h.sections[it->second].release_failure_classes.push_back(what);
+      }
     }
     if (!good) h.malformed.push_back(line);
   }
@@ -167,6 +170,7 @@ Verdict check(const History& history, const Expectations& expect) {
       // it short; the notice's timeliness is checked below) still shows the worker got in.
       if (s->outcome == "ok" || s->outcome == "lost") progressed.insert(s->worker);
       v.release_failures += s->release_failures;
+      for (const auto& what : s->release_failure_classes) ++v.retried_release_errors[what];
       if (s->outcome != "ok" && s->outcome != "lost") ++v.errors["release:" + s->outcome];
     } else if (expect.killed.count(s->worker)) {
       ++v.killed_open;
@@ -406,7 +410,13 @@ std::string Verdict::summary(const std::string& label) const {
       << " explained_in_time=" << explained_in_time << " explained_by_pause=" << explained_by_pause
       << " reported_late=" << reported_late << " stale_holds=" << stale_holds
       << " min_notice_lead_ms=" << min_notice_lead_ms << " max_notice_late_ms=" << max_notice_late_ms
-      << " release_failures=" << release_failures
+      << " release_failures=" << release_failures << " {";
+  bool first_retried = true;
+  for (const auto& [kind, n] : retried_release_errors) {
+    out << (first_retried ? "" : ",") << kind << ":" << n;
+    first_retried = false;
+  }
+  out << "}"
       << " wait_timeouts=" << timeouts << " errors={";
   bool first = true;
   for (const auto& [kind, n] : errors) {

@@ -29,6 +29,7 @@ struct Section {
                              // 'n' none due (a reader or a permit holder only reads)
   std::string outcome;       // ok | lost | notowner | failed:<class>
   int release_failures = 0;  // F lines: unlock() attempts that threw before the last one
+  std::vector<std::string> release_failure_classes;  // their Error classes, in order
 };
 
 /// A lock attempt that did not acquire: "T" (wait ran out) or "E" (threw).
@@ -100,6 +101,7 @@ struct Verdict {
   double min_notice_lead_ms = -1; // least lead of an in-time notice over the next acquire
   double max_notice_late_ms = -1; // worst lateness of a notice after the next acquire
   int release_failures = 0;       // unlock() attempts that threw and were retried
+  std::map<std::string, int> retried_release_errors;  // ... by Error class
   long long lost_updates = 0;     // writes - counter (0 when the counter is within bounds)
   int chain_breaks = 0;           // an ok section read other than its predecessor's write
   int unexplained_breaks = 0;     // ... not explained by a told stale holder's or a killed
