@@ -48,14 +48,16 @@ end
 -- the hash `lock`. Not the owner: records and returns nil. More than one hold: drops one,
 -- keeps the key's expiry at least `lease` ms (never shortens it, issue 22), records and
 -- returns 0. The last hold: returns false with nothing changed or recorded yet (the caller
--- frees the lock its own way, then records 1).
+-- frees the lock its own way, then records 1). `lease` "0" says the caller holds nothing
+-- more (redisync counts its holds, and none is on its way): its field goes whatever its
+-- count, which includes holds of acquires whose replies the caller never read.
 local function drop_hold(lock, field, lease, record, expiry)
   -- One HGET instead of HEXISTS + HINCRBY on the common path (the last hold).
   local held = redis.call('hget', lock, field)
   if held == false then
     return record_outcome(record, nil, expiry)
   end
-  if tonumber(held) > 1 then
+  if tonumber(held) > 1 and tonumber(lease) > 0 then
     redis.call('hincrby', lock, field, -1)
     if redis.call('pttl', lock) < tonumber(lease) then redis.call('pexpire', lock, lease) end
     return record_outcome(record, 0, expiry)

@@ -117,6 +117,13 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
     net::assert_io_thread(io_);
     return holds_;
   }
+  /// Acquisitions started and not finished, per hold (same key as holds()): while one is on
+  /// its way, the server may count a hold of that owner the Client does not count yet, so a
+  /// release is not the owner's last (release_now).
+  std::map<std::pair<std::string, std::int64_t>, int>& acquiring() {
+    net::assert_io_thread(io_);
+    return acquiring_;
+  }
   /// The grant-capable acquisitions waiting now (sync/acquire/grant.h).
   sync::GrantRegistry& grants() { return grants_; }
   const sync::GrantRegistry& grants() const { return grants_; }
@@ -258,6 +265,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::unique_ptr<sync::Watchdog> watchdog_;
   std::unique_ptr<sync::ReleaseRecordSweeper> release_records_;
   std::map<std::pair<std::string, std::int64_t>, Hold> holds_;
+  std::map<std::pair<std::string, std::int64_t>, int> acquiring_;
   std::set<std::pair<std::string, std::string>> lost_permits_;
   std::string publish_command_ = "PUBLISH";
   std::string server_;  // config_.describe()

@@ -274,12 +274,14 @@ std::optional<Section> ChaosRun::wait_open_section(const std::function<bool(int)
   return open;
 }
 
-bool ChaosRun::wait_every_worker_held(std::chrono::milliseconds limit) const {
+bool ChaosRun::wait_every_worker_held(std::chrono::milliseconds limit, long long since_ns) const {
   return test::wait_until(
       [&] {
         std::set<int> held;
         for (const auto& s : read_history(history_).sections) {
-          if (s.closed && (s.outcome == "ok" || s.outcome == "lost")) held.insert(s.worker);
+          if (s.closed && s.acquired >= since_ns && (s.outcome == "ok" || s.outcome == "lost")) {
+            held.insert(s.worker);
+          }
         }
         return static_cast<int>(held.size()) >= params_.workers;
       },

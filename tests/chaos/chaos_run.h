@@ -84,9 +84,9 @@ class ChaosRun {
   /// without persistence, FLUSHALL, eviction, failover). The checker bounds the overlaps
   /// explained by faults by these counts.
   void note_fault(bool data_loss = false);
-  /// Waits (up to `limit`) until every worker has ended a section it held (ok or lost); true
-  /// if they all did.
-  bool wait_every_worker_held(std::chrono::milliseconds limit) const;
+  /// Waits (up to `limit`) until every worker has ended a section it held (ok or lost),
+  /// counting only sections acquired at or after `since_ns` (mono_ns()); true if they all did.
+  bool wait_every_worker_held(std::chrono::milliseconds limit, long long since_ns = 0) const;
   /// Waits (up to `limit`) until worker w is inside a critical section; returns it.
   std::optional<Section> wait_in_section(int w, std::chrono::milliseconds limit) const;
   /// Waits (up to `limit`) until a worker other than w is inside a critical section.

@@ -62,4 +62,62 @@ TYPED_TEST(LockContractFaults, ATimedAcquireAnswersWhatTheServerHoldsAfterAStall
   EXPECT_FALSE(lock.is_locked());
 }
 
+// Acquires whose replies time out while the server is stopped still run once it resumes:
+// for a reentrant kind each adds a hold to the owner's count that the Client never counted.
+// The owner's last unlock must free the lock all the same. It used to leave the uncounted
+// holds behind, and every later acquire by the same owner (a reentrant increment) renewed
+// them: an owner that locked and unlocked in a loop kept the lock from everyone else while
+// it believed it released it each time (the chaos pause case saw every other worker starve).
+// The non-reentrant kinds refuse the second copy on the server; their one stalled hold ends
+// with its lease, which nothing renews.
+template <class K>
+class ReentrantContractFaults : public ContractFixture<K> {};
+using ReentrantKinds = ::testing::Types<PlainLock, Fair, Fenced, Spin, Write, Read>;
+TYPED_TEST_SUITE(ReentrantContractFaults, ReentrantKinds, KindNames);
+
+TYPED_TEST(ReentrantContractFaults, AnOwnersLastUnlockFreesTheLockAfterAcquiresWhoseRepliesWereLost) {
+  for (const auto handoff : {redisync::Handoff::wake, redisync::Handoff::grant}) {
+    SCOPED_TRACE(handoff == redisync::Handoff::wake ? "wake mode" : "grant mode");
+    const std::string name = redisync::test::unique_name("contract:lost-replies:");
+    auto cfg = redisync::test::config_for(this->server_);
+    cfg.timeout = 300ms;
+    cfg.retry_attempts = 0;
+    cfg.handoff = handoff;
+    redisync::Client client(cfg);
+    auto lock = TypeParam::make(client, name);
+    lock.lock();  // the kind's scripts are cached now: the stalled attempts are not NOSCRIPT
+    lock.unlock();
+    const int unanswered = redisync::test::while_server_paused(this->server_, 1500ms, [&] {
+      int failed = 0;
+      for (int i = 0; i < 2; ++i) {
+        try {
+          if (lock.try_lock_for(50ms)) lock.unlock();  // (not expected: the server is stopped)
+        } catch (const redisync::Error&) {
+          ++failed;
+        }
+      }
+      return failed;
+    });
+    ASSERT_GE(unanswered, 1) << "no acquire was left unanswered: the case tests nothing";
+    ASSERT_TRUE(redisync::test::wait_until(
+        [&] {
+          try {
+            return client.execute({"PING"}).str == "PONG";
+          } catch (const redisync::Error&) {
+            return false;
+          }
+        },
+        5s, 20ms));
+    // The owner takes the lock again and lets it go: nothing of it may stay (the watchdog
+    // lease is 30 s, so no expiry can have freed it meanwhile).
+    lock.lock();
+    lock.unlock();
+    EXPECT_EQ(this->server_.command({"EXISTS", name}).as_integer(), 0)
+        << "the owner's last unlock left its lost holds behind";
+    auto rival = TypeParam::rival(this->b_, name);
+    EXPECT_TRUE(this->acquirable_elsewhere(rival))
+        << "another owner cannot take the lock after the owner's last unlock";
+  }
+}
+
 }  // namespace

@@ -395,9 +395,13 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
         const auto deadline = sync::deadline_after(wait);
         std::shared_ptr<AcquireMeter> meter;  // null without a Metrics hook
         if (core->config().metrics) meter = start_acquire_meter(*core, kind->noun(), name);
+        const std::pair<std::string, std::int64_t> hold_id{kind->hold_key(name), owner};
+        ++core->acquiring()[hold_id];
         auto finished = [core, kind, name, owner, watchdog, effective, done = std::move(done),
-                         meter](
-                            std::exception_ptr error, bool acquired) {
+                         meter, hold_id](std::exception_ptr error, bool acquired) {
+          if (auto a = core->acquiring().find(hold_id); a != core->acquiring().end()) {
+            if (--a->second <= 0) core->acquiring().erase(a);
+          }
           Hold* held = nullptr;
           if (!error && acquired) {
             const HoldRef ref = kind->hold_ref(*core, name, owner);

@@ -161,13 +161,15 @@ class ReadKind final : public RwKind {
   }
 
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                    const detail::HoldRef& hold, Duration /*lease*/, const std::string& record,
+                    const detail::HoldRef& hold, Duration lease, const std::string& record,
                     net::ReplyHandler handler) const override {
     std::vector<std::string> keys{name, rwlock_channel(name), marker_prefix(name, hold.field),
                                   sync::hash_tag(name), record};
+    // A read hold's lease is its own marker's: only "is this the owner's last hold" (lease 0,
+    // release_now) matters here.
     std::vector<std::string> args{"0", hold.field,
                                   std::to_string(detail::lock_release_record_ttl_ms(*core)),
-                                  core->publish_command()};
+                                  core->publish_command(), lease.count() == 0 ? "1" : "0"};
     add_grant(*core, name, keys, args);  // the last reader's release grants a waiting writer
     detail::acked_release(core, hold, release_script<lua::rwlock_read_release>(), std::move(keys),
                           std::move(args), record, std::move(handler));
