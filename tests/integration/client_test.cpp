@@ -13,9 +13,11 @@
 
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
+#include "support/server_pause.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
+using redisync::test::answers_again;
 using redisync::test::RedisServer;
 using redisync::test::ServerOptions;
 using redisync::test::wait_until;
@@ -30,19 +32,6 @@ redisync::Config fast_config(const std::string& url) {
   cfg.reconnection_delay_min = 20ms;
   cfg.reconnection_delay_max = 200ms;
   return cfg;
-}
-
-// True once `client`'s PING is answered PONG again (within 5 s; errors meanwhile are expected).
-bool answers_again(redisync::Client& client) {
-  return wait_until(
-      [&] {
-        try {
-          return client.execute({"PING"}).str == "PONG";
-        } catch (const redisync::Error&) {
-          return false;
-        }
-      },
-      5s, 50ms);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "redisync/redisync.h"
 #include "support/fault_proxy.h"
 #include "support/redis_server.h"
+#include "support/server_pause.h"
 #include "support/test_config.h"
 #include "support/test_util.h"
 
@@ -124,15 +125,7 @@ TEST(UnlockLatchSweep, RecordsOfADelThatNeverArrivedAreDeletedAfterAll) {
   ASSERT_EQ(release_records(server).size(), 1u);
   // The stalled connection is given up (2 x timeout + connect timeout of silence) and a new
   // one answers.
-  ASSERT_TRUE(redisync::test::wait_until(
-      [&] {
-        try {
-          return client->execute({"PING"}).str == "PONG";
-        } catch (const redisync::Error&) {
-          return false;
-        }
-      },
-      10s));
+  ASSERT_TRUE(redisync::test::answers_again(*client, 10s));
   ASSERT_TRUE(destroyed_within(client, 30s));
   EXPECT_EQ(release_records(server), std::vector<std::string>{})
       << "the record of a completed release was left behind";

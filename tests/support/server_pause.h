@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Running a call while a test server is stopped (SIGSTOP) for a while: what was sent waits in
-// the socket and runs when the server resumes.
+// the socket and runs when the server resumes; and waiting until a client answers again.
 #pragma once
 
 #include <chrono>
 #include <thread>
 
+#include "redisync/client.h"
+#include "redisync/errors.h"
 #include "support/redis_server.h"
+#include "support/test_util.h"
 
 namespace redisync::test {
 
@@ -22,6 +25,21 @@ auto while_server_paused(RedisServer& server, std::chrono::milliseconds pause, F
   auto result = body();
   waker.join();
   return result;
+}
+
+/// True once `client` answers PING with PONG again, within `limit` (errors meanwhile are
+/// expected: a stalled connection is given up and a new one made).
+inline bool answers_again(Client& client,
+                          std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+  return wait_until(
+      [&] {
+        try {
+          return client.execute({"PING"}).str == "PONG";
+        } catch (const Error&) {
+          return false;
+        }
+      },
+      limit, std::chrono::milliseconds(20));
 }
 
 }  // namespace redisync::test
