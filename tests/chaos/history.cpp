@@ -396,6 +396,15 @@ Verdict check(const History& history, const Expectations& expect) {
   return v;
 }
 
+std::string counts_text(const std::map<std::string, int>& counts) {
+  std::string text = "{";
+  for (const auto& [name, n] : counts) {
+    if (text.size() > 1) text += ",";
+    text += name + ":" + std::to_string(n);
+  }
+  return text + "}";
+}
+
 std::string Verdict::summary(const std::string& label) const {
   std::ostringstream out;
   out.setf(std::ios::fixed);
@@ -410,20 +419,9 @@ std::string Verdict::summary(const std::string& label) const {
       << " explained_in_time=" << explained_in_time << " explained_by_pause=" << explained_by_pause
       << " reported_late=" << reported_late << " stale_holds=" << stale_holds
       << " min_notice_lead_ms=" << min_notice_lead_ms << " max_notice_late_ms=" << max_notice_late_ms
-      << " release_failures=" << release_failures << " {";
-  bool first_retried = true;
-  for (const auto& [kind, n] : retried_release_errors) {
-    out << (first_retried ? "" : ",") << kind << ":" << n;
-    first_retried = false;
-  }
-  out << "}"
-      << " wait_timeouts=" << timeouts << " errors={";
-  bool first = true;
-  for (const auto& [kind, n] : errors) {
-    out << (first ? "" : ",") << kind << ":" << n;
-    first = false;
-  }
-  out << "} max_blocked_after_free_ms=" << max_blocked_after_free_ms
+      << " release_failures=" << release_failures << " " << counts_text(retried_release_errors)
+      << " wait_timeouts=" << timeouts << " errors=" << counts_text(errors)
+      << " max_blocked_after_free_ms=" << max_blocked_after_free_ms
       << " max_attempt_ms=" << max_attempt_ms << " max_recovery_after_kill_ms=" << max_recovery_ms;
   return out.str();
 }

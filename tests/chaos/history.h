@@ -55,6 +55,8 @@ History read_history(const std::string& path);
 /// The whole text of the file at `path`, empty when it cannot be read (read_history() and
 /// read_latch_history() parse it).
 std::string file_text(const std::string& path);
+/// Counts by name as the summaries print them: "{a:1,b:2}" ("{}" when empty).
+std::string counts_text(const std::map<std::string, int>& counts);
 
 /// What the checker is told about the run.
 struct Expectations {

@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "chaos/history.h"  // file_text
+#include "chaos/history.h"  // file_text, counts_text
 
 namespace redisync::chaos {
 
@@ -133,13 +133,8 @@ std::string LatchVerdict::summary(const std::string& label) const {
       << " count_downs_returned=" << count_downs_returned << " waits=" << waits
       << " released=" << released << " early_releases=" << early_releases
       << " missed_openings=" << missed_openings << " hung_waits=" << hung_waits
-      << " never_released=" << never_released.size() << " errors={";
-  bool first = true;
-  for (const auto& [kind, n] : errors) {
-    out << (first ? "" : ",") << kind << ":" << n;
-    first = false;
-  }
-  out << "} first_release_after_open_ms=" << opened_after_ms
+      << " never_released=" << never_released.size() << " errors=" << counts_text(errors)
+      << " first_release_after_open_ms=" << opened_after_ms
       << " last_release_after_open_ms=" << max_release_lag_ms;
   return out.str();
 }
