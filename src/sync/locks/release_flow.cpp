@@ -215,22 +215,24 @@ void release_now(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
   HoldRef ref = kind->hold_ref(*core, name, owner);
   auto it = core->holds().find({ref.hold_key, owner});
   // The owner's last hold, with no acquisition of it on its way: the release ends every hold
-  // of the owner on the server (lease 0, docs/wire-format.md §1.8), counted or not. An
+  // of the owner on the server (lease 0, docs/wire-format.md §2.3), counted or not. An
   // acquire whose reply was lost may have run (more than once, resent or queued behind a
   // stalled server); its holds would otherwise outlive this release, and the owner's next
   // acquire would re-enter and extend them.
-  const bool last = (it == core->holds().end() || it->second.count <= 1) &&
-                    !core->acquiring().contains({ref.hold_key, owner});
-  const Duration lease =
-      last ? Duration{0}
-           : it != core->holds().end()
-                 ? remaining_lease(it->second, core->config().lock_watchdog_timeout)
-                 : core->config().lock_watchdog_timeout;
+  const bool counted = it != core->holds().end();
+  const bool last =
+      (!counted || it->second.count <= 1) && !core->acquiring().contains({ref.hold_key, owner});
+  Duration lease = core->config().lock_watchdog_timeout;
+  if (last) {
+    lease = Duration{0};
+  } else if (counted) {
+    lease = remaining_lease(it->second, core->config().lock_watchdog_timeout);
+  }
   // A release that ends the owner's last hold: while it is in flight, a loss the watchdog
   // finds (the local lease deadline passing while the reply is late) waits for its outcome
   // (Hold::releasing). Not for a read-write lock, whose release reply does not say whether
   // the caller's own hold was intact.
-  if (it != core->holds().end() && it->second.count == 1 && !it->second.lost &&
+  if (counted && it->second.count == 1 && !it->second.lost &&
       kind->release_reply() != ReleaseReply::whole_lock) {
     it->second.releasing = true;
   }
