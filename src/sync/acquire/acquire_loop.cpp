@@ -49,8 +49,8 @@ AcquireFsm::Settings settings_of(const AcquireLoop::Params& p, net::Executor& ex
   s.deadline = p.deadline;
   s.retry_attempts = p.retry_attempts;
   s.retry_interval = p.retry_interval;
-  s.can_recheck = static_cast<bool>(p.recheck);
-  s.can_settle = static_cast<bool>(p.settle);
+  s.can_recheck = p.steps->can_recheck();
+  s.can_settle = p.steps->can_settle();
   s.subscription_timeout = executor.subscriber().subscription_timeout();
   s.poll_interval = kPollWithoutSubscription;
   return s;
@@ -117,7 +117,7 @@ void AcquireLoop::apply(AcquireAction action) {
     case AcquireAction::succeed:
       return finish(nullptr, true);
     case AcquireAction::fail: {
-      if (params_.on_give_up) params_.on_give_up();
+      params_.steps->give_up();
       std::exception_ptr error;
       if (action.error == AcquireAction::Error::attempt) error = last_error_;
       if (action.error == AcquireAction::Error::cancelled) {
@@ -139,7 +139,7 @@ void AcquireLoop::send(AcquireAction::Kind kind) {
   ++round_;
   auto self = shared_from_this();
   if (kind == AcquireAction::settle) {
-    params_.settle([self](std::exception_ptr check_error, AttemptResult r) {
+    params_.steps->settle([self](std::exception_ptr check_error, AttemptResult r) {
       if (self->finished_) return;
       std::optional<bool> acquired;
       if (!check_error) acquired = r.acquired;
@@ -151,9 +151,8 @@ void AcquireLoop::send(AcquireAction::Kind kind) {
   if (params_.probe) ++params_.probe->attempts;
   // A recheck may find that the uncertain attempt acquired: its (earlier) time stays.
   if (kind == AcquireAction::attempt) attempt_sent_ = Clock::now();
-  auto& fn = kind == AcquireAction::recheck ? params_.recheck : params_.attempt;
   const bool after_wake = std::exchange(woken_, false);
-  fn([self, after_wake](std::exception_ptr error, AttemptResult result) {
+  auto answered = [self, after_wake](std::exception_ptr error, AttemptResult result) {
     if (self->finished_) return;
     const auto now = Clock::now();
     if (error) {
@@ -172,7 +171,9 @@ void AcquireLoop::send(AcquireAction::Kind kind) {
     const bool wakeup = subscribed && ch->take_wakeup();
     if (wakeup) self->woken_ = true;
     self->apply(self->fsm_.attempt_answered(now, result, subscribed, wakeup));
-  });
+  };
+  if (kind == AcquireAction::recheck) return params_.steps->recheck(std::move(answered));
+  params_.steps->attempt(std::move(answered));
 }
 
 void AcquireLoop::subscribe(Duration limit) {

@@ -21,6 +21,7 @@
 #include "net/io_thread.h"
 #include "net/subscriber.h"
 #include "sync/acquire/acquire_fsm.h"
+#include "sync/acquire/acquire_steps.h"
 #include "sync/failure_kind.h"  // may_have_run, for the callers of this header
 #include "sync/acquire/grant.h"
 
@@ -99,25 +100,19 @@ class AcquireLoop : public net::Waiter,
                     public sync::GrantWaiter,
                     public std::enable_shared_from_this<AcquireLoop> {
  public:
-  using AttemptDone = std::function<void(std::exception_ptr, AttemptResult)>;
-  using AttemptFn = std::function<void(AttemptDone)>;
+  using AttemptDone = AcquireSteps::Done;
+  using AttemptFn = AcquireSteps::Step;
   using Done = std::function<void(std::exception_ptr, bool acquired)>;
 
   struct Params {
     std::string channel;                       ///< where releases are announced
     net::MessagePolicy policy;                 ///< what a message on it wakes
     std::optional<Clock::time_point> deadline; ///< nullopt: wait without limit
-    AttemptFn attempt;                         ///< one try of the kind's acquire step
-    std::function<void()> on_give_up;          ///< kind-specific cleanup (fair lock queue)
-    /// Optional: run instead of `attempt` after an attempt failed in a way that may have run
-    /// on the server (timeout, connection dropped after sending). It must find out whether
-    /// that attempt acquired (e.g. compare the owner's hold count) and, if not, attempt.
-    AttemptFn recheck;
-    /// Optional: finds out, without attempting, whether an attempt that may have run on the
-    /// server acquired ({acquired}; an error when the server cannot tell). Run before the loop
-    /// gives up after such an attempt (wait over, or retries exhausted): an acquisition it
-    /// finds is reported as one, so the caller never hears "no" while it holds (issue 22).
-    AttemptFn settle;
+    /// The kind's steps (acquire_steps.h): the attempt, the recheck and settle steps after an
+    /// attempt that may have run on the server, the give-up cleanup. A settle step finds an
+    /// acquisition such an attempt made before the loop gives up, so the caller never hears
+    /// "no" while it holds (issue 22).
+    std::shared_ptr<AcquireSteps> steps;
     /// Connection errors and timeouts are retried this many times in a row (waiting
     /// `retry_interval` between tries, within the deadline) before they are reported.
     int retry_attempts = 0;

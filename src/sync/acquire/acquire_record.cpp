@@ -5,10 +5,11 @@
 
 namespace redisync::sync {
 
-void check_by_acquire_record(const std::shared_ptr<detail::ClientCore>& core,
-                             AcquireLoop::Params& params, const std::string& record,
-                             const std::string& record_ttl_ms) {
-  params.recheck = [core, record, attempt = params.attempt](AcquireLoop::AttemptDone cb) {
+std::shared_ptr<AcquireSteps> acquire_record_steps(const std::shared_ptr<detail::ClientCore>& core,
+                                                   AcquireSteps::Step attempt,
+                                                   const std::string& record,
+                                                   const std::string& record_ttl_ms) {
+  auto recheck = [core, record, attempt](AcquireLoop::AttemptDone cb) {
     core->executor().execute(
         {"GET", record},
         [cb, attempt](std::exception_ptr error, net::Reply reply) {
@@ -17,7 +18,7 @@ void check_by_acquire_record(const std::shared_ptr<detail::ClientCore>& core,
         },
         net::Retry::never);
   };
-  params.settle = [core, record, record_ttl_ms](AcquireLoop::AttemptDone cb) {
+  auto settle = [core, record, record_ttl_ms](AcquireLoop::AttemptDone cb) {
     core->executor().execute(
         {"SET", record, "0", "NX", "PX", record_ttl_ms, "GET"},
         [cb](std::exception_ptr error, net::Reply reply) {
@@ -26,6 +27,7 @@ void check_by_acquire_record(const std::shared_ptr<detail::ClientCore>& core,
         },
         net::Retry::always);
   };
+  return function_steps(std::move(attempt), std::move(recheck), std::move(settle));
 }
 
 }  // namespace redisync::sync

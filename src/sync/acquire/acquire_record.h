@@ -18,11 +18,12 @@ class ClientCore;
 
 namespace redisync::sync {
 
-/// Sets `params.recheck` (read the record; attempt again when it is not "1") and
-/// `params.settle` (claim the record with "0" unless it says "1"). `params.attempt` must be
-/// set first. `record_ttl_ms`: the record's expiry, as the attempts pass it.
-void check_by_acquire_record(const std::shared_ptr<detail::ClientCore>& core,
-                             AcquireLoop::Params& params, const std::string& record,
-                             const std::string& record_ttl_ms);
+/// The steps of an acquisition whose attempt carries `record`: `attempt`, a recheck (read the
+/// record; attempt again when it is not "1") and a settle step (claim the record with "0"
+/// unless it says "1"). `record_ttl_ms`: the record's expiry, as the attempts pass it.
+std::shared_ptr<AcquireSteps> acquire_record_steps(const std::shared_ptr<detail::ClientCore>& core,
+                                                   AcquireSteps::Step attempt,
+                                                   const std::string& record,
+                                                   const std::string& record_ttl_ms);
 
 }  // namespace redisync::sync

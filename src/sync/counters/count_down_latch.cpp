@@ -61,7 +61,8 @@ void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string
         // Held for the whole wait, so openings announced while we wait are counted.
         auto channel = core->executor().subscriber().join(params.channel, latch_message_policy);
         const std::uint64_t openings = channel->marks();
-        params.attempt = [core, name, what, channel, openings](sync::AcquireLoop::AttemptDone cb) {
+        params.steps = sync::function_steps([core, name, what, channel,
+                                             openings](sync::AcquireLoop::AttemptDone cb) {
           if (channel->marks() != openings) return cb(nullptr, {true, -1});  // it opened meanwhile
           core->executor().execute(
               {"GET", name},
@@ -74,7 +75,7 @@ void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string
                 cb(nullptr, {open, -1});
               },
               net::Retry::always);
-        };
+        });
         // Reading the count is idempotent: connection errors and timeouts are simply retried.
         params.retry_attempts = core->config().retry_attempts;
         params.retry_interval = core->config().retry_interval;

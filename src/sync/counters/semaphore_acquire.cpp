@@ -27,11 +27,12 @@ void start_semaphore_acquire_loop(const std::shared_ptr<detail::ClientCore>& cor
         const std::string record =
             acquire.record_prefix + ":" + hash_tag(acquire.name) + ":" + random_request_id();
         const std::string record_ttl = std::to_string(core->release_record_ttl_ms());
-        params.attempt = [attempt = acquire.attempt, record,
-                          record_ttl](AcquireLoop::AttemptDone cb) {
-          attempt(record, record_ttl, std::move(cb));
-        };
-        check_by_acquire_record(core, params, record, record_ttl);
+        params.steps = acquire_record_steps(
+            core,
+            [attempt = acquire.attempt, record, record_ttl](AcquireLoop::AttemptDone cb) {
+              attempt(record, record_ttl, std::move(cb));
+            },
+            record, record_ttl);
         params.retry_attempts = core->config().retry_attempts;
         params.retry_interval = core->config().retry_interval;
         params.probe = acquire.probe;

@@ -175,44 +175,63 @@ sync::AttemptResult parse_nil_or_ttl(const net::Reply& reply) {
 
 namespace {
 
-// One acquisition's attempt step, shared by all its attempts and its recheck: an attempt
-// copies only the arguments its request takes (a waiter kept two copies of the keys,
-// arguments, parser and undo step: issue 34).
-struct AttemptStep {
-  std::shared_ptr<ClientCore> core;
-  const lua::Script* script;
-  std::vector<std::string> keys;
-  ArgsFn args;
-  std::string what;  // named by the attempt's errors ("acquiring <what>"), built only for one
-  ReplyParser parse;
-  UndoFn undo;
+// script_attempt's request: the step as separate pieces, shared by all attempts of one
+// acquisition and its recheck.
+class ScriptRequest final : public AttemptRequest {
+ public:
+  ScriptRequest(std::shared_ptr<ClientCore> core, const lua::Script& script,
+                std::vector<std::string> keys, ArgsFn args, std::string what, ReplyParser parse,
+                UndoFn undo)
+      : core_(std::move(core)), script_(&script), keys_(std::move(keys)),
+        args_(std::move(args)), what_(std::move(what)), parse_(std::move(parse)),
+        undo_(std::move(undo)) {}
 
-  std::string described() const { return "acquiring " + what; }
+  ClientCore& client() const override { return *core_; }
+  const lua::Script& script() const override { return *script_; }
+  std::vector<std::string> keys() const override { return keys_; }
+  std::vector<std::string> args() override { return args_(); }
+  sync::AttemptResult parse(const net::Reply& reply) override {
+    return parse_ ? parse_(reply) : parse_nil_or_ttl(reply);
+  }
+  bool undoable() const override { return static_cast<bool>(undo_); }
+  void undo(std::function<void()> then) override { undo_(std::move(then)); }
+  std::string what() const override { return what_; }
+
+ private:
+  std::shared_ptr<ClientCore> core_;
+  const lua::Script* script_;
+  std::vector<std::string> keys_;
+  ArgsFn args_;
+  std::string what_;  // named by the attempt's errors ("acquiring <what>"), built only for one
+  ReplyParser parse_;
+  UndoFn undo_;
 };
 
+std::string acquiring(const AttemptRequest& request) { return "acquiring " + request.what(); }
+
 // The attempt's outcome from its reply; `acked`: replicas that acknowledged it (-1: no WAIT).
-void judge_attempt(const AttemptStep& step, std::exception_ptr error, const net::Reply& reply,
-                   int acked, sync::Clock::time_point sent,
-                   const sync::AcquireLoop::AttemptDone& cb) {
-  if (!error && reply.is_error()) error = net::server_error(reply, step.described());
+void judge_attempt(const std::shared_ptr<AttemptRequest>& request, std::exception_ptr error,
+                   const net::Reply& reply, int acked, sync::Clock::time_point sent,
+                   const sync::AcquireSteps::Done& cb) {
+  if (!error && reply.is_error()) error = net::server_error(reply, acquiring(*request));
   if (error) return cb(error, {});
   sync::AttemptResult result;
   try {
-    result = step.parse(reply);
+    result = request->parse(reply);
   } catch (const Error&) {
     error = std::current_exception();
   } catch (const std::exception& e) {  // the parser's unexpected_reply
     error = std::make_exception_ptr(
-        ServerError("redisync: " + step.described() + ": " + e.what(), reply.to_string()));
+        ServerError("redisync: " + acquiring(*request) + ": " + e.what(), reply.to_string()));
   }
-  if (!error && result.acquired && acked == 0 && step.undo) {
+  if (!error && result.acquired && acked == 0 && request->undoable()) {
     // No replica has the hold: a failover now would lose it. Undo it and let the loop
     // try again (docs/wire-format.md §1.7).
     auto timeout = std::make_exception_ptr(TimeoutError(
-        "redisync: " + step.described() + ": no replica acknowledged the acquire within " +
-        std::to_string(step.core->config().slaves_sync_timeout.count()) +
+        "redisync: " + acquiring(*request) + ": no replica acknowledged the acquire within " +
+        std::to_string(request->client().config().slaves_sync_timeout.count()) +
         " ms (WAIT); the hold was rolled back"));
-    return step.undo([cb, timeout] { cb(timeout, {}); });
+    return request->undo([cb, timeout] { cb(timeout, {}); });
   }
   // Outside the handler: the loop's continuation must not run inside a catch block.
   std::optional<sync::DecidingAttempt> deciding;
@@ -220,50 +239,55 @@ void judge_attempt(const AttemptStep& step, std::exception_ptr error, const net:
   cb(std::move(error), result);
 }
 
-void run_attempt(const std::shared_ptr<const AttemptStep>& step,
-                 sync::AcquireLoop::AttemptDone cb) {
+}  // namespace
+
+void send_attempt(const std::shared_ptr<AttemptRequest>& request, sync::AcquireSteps::Done cb) {
   // The send time of this attempt: a hold it takes counts its local lease deadline from
   // it, whichever path (loop, one attempt, spin loop) reports it (docs/safety.md).
   const auto sent = sync::Clock::now();
-  auto& executor = step->core->executor();
-  if (step->undo) {
+  auto& executor = request->client().executor();
+  if (request->undoable()) {
     executor.eval_acked(
-        *step->script, step->keys, step->args(),
-        [step, cb = std::move(cb), sent](std::exception_ptr error, net::Reply reply, int acked) {
-          judge_attempt(*step, std::move(error), reply, acked, sent, cb);
+        request->script(), request->keys(), request->args(),
+        [request, cb = std::move(cb), sent](std::exception_ptr error, net::Reply reply,
+                                            int acked) {
+          judge_attempt(request, std::move(error), reply, acked, sent, cb);
         },
         net::Retry::never);
   } else {
-    executor.eval(*step->script, step->keys, step->args(),
-                  [step, cb = std::move(cb), sent](std::exception_ptr error, net::Reply reply) {
-                    judge_attempt(*step, std::move(error), reply, -1, sent, cb);
+    executor.eval(request->script(), request->keys(), request->args(),
+                  [request, cb = std::move(cb), sent](std::exception_ptr error, net::Reply reply) {
+                    judge_attempt(request, std::move(error), reply, -1, sent, cb);
                   });
   }
 }
-
-}  // namespace
 
 sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& core,
                                             const lua::Script& script,
                                             std::vector<std::string> keys, ArgsFn args,
                                             std::string what, ReplyParser parse, UndoFn undo) {
-  if (!parse) parse = parse_nil_or_ttl;
-  auto step = std::make_shared<const AttemptStep>(AttemptStep{
-      core, &script, std::move(keys), std::move(args), std::move(what), std::move(parse),
-      std::move(undo)});
-  return [step = std::move(step)](sync::AcquireLoop::AttemptDone cb) {
-    run_attempt(step, std::move(cb));
+  std::shared_ptr<AttemptRequest> request = std::make_shared<ScriptRequest>(
+      core, script, std::move(keys), std::move(args), std::move(what), std::move(parse),
+      std::move(undo));
+  return [request = std::move(request)](sync::AcquireLoop::AttemptDone cb) {
+    send_attempt(request, std::move(cb));
   };
+}
+
+void undo_acquire(const std::shared_ptr<ClientCore>& core, const LockKind& kind,
+                  const std::string& name, std::int64_t owner, Duration lease,
+                  std::function<void()> then) {
+  const std::string record = release_record_key(name);
+  HoldRef hold = kind.hold_ref(*core, name, owner);
+  hold.undo = true;
+  kind.release_step(core, name, hold, lease, record,
+                    [then = std::move(then)](std::exception_ptr, net::Reply) { then(); });
 }
 
 UndoFn release_undo(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                     const std::string& name, std::int64_t owner, Duration lease) {
   return [core, kind, name, owner, lease](std::function<void()> then) {
-    const std::string record = release_record_key(name);
-    HoldRef hold = kind->hold_ref(*core, name, owner);
-    hold.undo = true;
-    kind->release_step(core, name, hold, lease, record,
-                       [then = std::move(then)](std::exception_ptr, net::Reply) { then(); });
+    undo_acquire(core, *kind, name, owner, lease, std::move(then));
   };
 }
 
@@ -290,56 +314,63 @@ std::optional<sync::HoldRead> read_hold_grant_check(const net::Reply& reply) {
 
 }  // namespace
 
+void check_hold_count(const std::shared_ptr<ClientCore>& core, const LockKind& kind,
+                      const std::string& name, std::int64_t owner,
+                      const std::function<void(sync::AcquireLoop::AttemptDone)>& on_acquired,
+                      sync::AcquireLoop::AttemptDone cb) {
+  const HoldRef ref = kind.hold_ref(*core, name, owner);
+  auto it = core->holds().find({ref.hold_key, owner});
+  const long long local = it == core->holds().end() || it->second.lost ? 0 : it->second.count;
+  // Grant mode: a hold found may be a grant made to this owner and not taken yet, with the
+  // releaser's short grant lease; the grant mark and the lock's expiry, read in the same
+  // step, say so (sync/acquire/hold_check.h).
+  const bool grant_mode = core->config().handoff == Handoff::grant;
+  const auto sent = sync::Clock::now();
+  auto on_reply = [cb, on_acquired, local, grant_mode, field = ref.field, sent](
+                      std::exception_ptr error, net::Reply reply) {
+    if (error) return cb(error, {});
+    if (reply.is_error()) {
+      return cb(std::make_exception_ptr(ServerError(
+                    "redisync: rechecking an acquire: " + reply.str, reply.str)),
+                {});
+    }
+    auto parsed = read_hold_grant_check(reply);
+    if (!parsed) {
+      return cb(std::make_exception_ptr(ServerError(
+                    "redisync: rechecking an acquire: unexpected reply " + reply.to_string(),
+                    reply.to_string())),
+                {});
+    }
+    sync::HoldRead read = std::move(*parsed);
+    if (!grant_mode) read.mark.clear();  // no grant is ever made to a wake-mode owner
+    const sync::AttemptResult result = sync::judge_hold(read, local, field, sent);
+    if (result.acquired && on_acquired) {
+      // The kind's own step (FencedLock: its token) reports; what the check found stays
+      // noted (a grant, the lease found).
+      return on_acquired([cb, grant = result.grant, found = result.found](
+                             std::exception_ptr e, sync::AttemptResult r) {
+        if (!e && r.acquired) {
+          r.grant = grant;
+          r.found = found;
+        }
+        cb(e, r);
+      });
+    }
+    cb(nullptr, result);
+  };
+  // The count and the lock's expiry in one step, in both modes: the hold found may be an
+  // earlier acquisition's of this owner, and its lease on the server is what is read here
+  // (AttemptResult::found). Reads only.
+  core->executor().eval(lua::hold_grant_check, {name, sync::grant_mark_key(name)}, {ref.field},
+                        std::move(on_reply), net::Retry::never);
+}
+
 sync::AcquireLoop::AttemptFn hold_count_check(
     const std::shared_ptr<ClientCore>& core, const KindPtr& kind, const std::string& name,
     std::int64_t owner, std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired) {
   return [core, kind, name, owner,
           on_acquired = std::move(on_acquired)](sync::AcquireLoop::AttemptDone cb) {
-    const HoldRef ref = kind->hold_ref(*core, name, owner);
-    auto it = core->holds().find({ref.hold_key, owner});
-    const long long local = it == core->holds().end() || it->second.lost ? 0 : it->second.count;
-    // Grant mode: a hold found may be a grant made to this owner and not taken yet, with the
-    // releaser's short grant lease; the grant mark and the lock's expiry, read in the same
-    // step, say so (sync/acquire/hold_check.h).
-    const bool grant_mode = core->config().handoff == Handoff::grant;
-    const auto sent = sync::Clock::now();
-    auto on_reply = [cb, on_acquired, local, grant_mode, field = ref.field, sent](
-                        std::exception_ptr error, net::Reply reply) {
-      if (error) return cb(error, {});
-      if (reply.is_error()) {
-        return cb(std::make_exception_ptr(ServerError(
-                      "redisync: rechecking an acquire: " + reply.str, reply.str)),
-                  {});
-      }
-      auto parsed = read_hold_grant_check(reply);
-      if (!parsed) {
-        return cb(std::make_exception_ptr(ServerError(
-                      "redisync: rechecking an acquire: unexpected reply " + reply.to_string(),
-                      reply.to_string())),
-                  {});
-      }
-      sync::HoldRead read = std::move(*parsed);
-      if (!grant_mode) read.mark.clear();  // no grant is ever made to a wake-mode owner
-      const sync::AttemptResult result = sync::judge_hold(read, local, field, sent);
-      if (result.acquired && on_acquired) {
-        // The kind's own step (FencedLock: its token) reports; what the check found stays
-        // noted (a grant, the lease found).
-        return on_acquired([cb, grant = result.grant, found = result.found](
-                               std::exception_ptr e, sync::AttemptResult r) {
-          if (!e && r.acquired) {
-            r.grant = grant;
-            r.found = found;
-          }
-          cb(e, r);
-        });
-      }
-      cb(nullptr, result);
-    };
-    // The count and the lock's expiry in one step, in both modes: the hold found may be an
-    // earlier acquisition's of this owner, and its lease on the server is what is read here
-    // (AttemptResult::found). Reads only.
-    core->executor().eval(lua::hold_grant_check, {name, sync::grant_mark_key(name)}, {ref.field},
-                          std::move(on_reply), net::Retry::never);
+    check_hold_count(core, *kind, name, owner, on_acquired, std::move(cb));
   };
 }
 
@@ -362,21 +393,30 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
                        std::function<void()> on_give_up, sync::AcquireLoop::AttemptFn recheck,
                        sync::AcquireLoop::AttemptFn settle,
                        std::shared_ptr<sync::GrantLink> grant) {
+  // A settle step only with a recheck: without one, uncertain errors are reported as they are.
+  if (!recheck) settle = nullptr;
+  start_pubsub_loop(core, std::move(channel), deadline,
+                    sync::function_steps(std::move(attempt), std::move(recheck),
+                                         std::move(settle), std::move(on_give_up)),
+                    std::move(done), std::move(grant));
+}
+
+void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
+                       std::optional<sync::Clock::time_point> deadline,
+                       std::shared_ptr<sync::AcquireSteps> steps, AcquireDone done,
+                       std::shared_ptr<sync::GrantLink> grant) {
   sync::AcquireLoop::Params params;
   params.channel = std::move(channel);
   params.policy = lock_message_policy;
   params.deadline = deadline;
-  params.attempt = std::move(attempt);
-  params.on_give_up = std::move(on_give_up);
   params.probe = std::move(core->pending_probe);  // the acquisition's, with a Metrics hook
   params.cancel = std::move(core->pending_cancel);  // an async acquisition's, if cancellable
   params.grant = std::move(grant);
-  if (recheck) {
-    params.recheck = std::move(recheck);
-    params.settle = std::move(settle);
+  if (steps->can_recheck()) {
     params.retry_attempts = core->config().retry_attempts;
     params.retry_interval = core->config().retry_interval;
   }
+  params.steps = std::move(steps);
   sync::AcquireLoop::start(core->executor(), std::move(params), std::move(done));
 }
 

@@ -231,6 +231,35 @@ inline bool two_integers(const net::Reply& reply) {
 /// Drops the one hold an unacknowledged acquire just added, then calls `then` (docs/wire-format.md §1.7).
 using UndoFn = std::function<void(std::function<void()> then)>;
 
+/// What one acquisition's attempt step sends and how its reply reads. Made once per
+/// acquisition (script_attempt's pieces, or a kind's acquisition record) and shared by all its
+/// attempts: an attempt copies only the keys and arguments its request takes.
+class AttemptRequest {
+ public:
+  virtual ~AttemptRequest() = default;
+  virtual ClientCore& client() const = 0;
+  virtual const lua::Script& script() const = 0;
+  virtual std::vector<std::string> keys() const = 0;
+  /// Built per attempt (the starvation guard's claim, the fair lock's time).
+  virtual std::vector<std::string> args() = 0;
+  /// Reads a reply; throws (unexpected_reply) for a shape its script never gives.
+  virtual sync::AttemptResult parse(const net::Reply& reply) = 0;
+  /// Whether the step is followed by WAIT and undone when no replica acknowledged it.
+  virtual bool undoable() const { return false; }
+  /// Drops the one hold an unacknowledged attempt just added, then calls `then`.
+  virtual void undo(std::function<void()> then) { then(); }
+  /// "<noun> '<name>' on <server>", named by the attempt's errors.
+  virtual std::string what() const = 0;
+};
+
+/// Sends one attempt of `request` and reports its outcome to `done`. Error replies and parser
+/// exceptions become the attempt's error ("acquiring <what>"). An undoable request is followed
+/// by WAIT when the master has replicas; an acquisition no replica acknowledged is undone and
+/// reported as a (retryable) TimeoutError, and the step is never resent by the executor: the
+/// loop retries, after a recheck. An acquisition it reports carries its send time
+/// (sync::deciding_attempt_sent).
+void send_attempt(const std::shared_ptr<AttemptRequest>& request, sync::AcquireSteps::Done done);
+
 /// One attempt step: runs `script` and reads the reply with `parse` (parse_nil_or_ttl when
 /// empty). Error replies and parser exceptions become the attempt's error, naming `what`.
 /// With `undo`: the step is followed by WAIT when the master has replicas; an acquisition no
@@ -242,12 +271,16 @@ sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& c
                                             std::string what, ReplyParser parse = nullptr,
                                             UndoFn undo = nullptr);
 
-/// The undo of one acquisition of `name` by `owner` with lease `lease`: the kind's own release
-/// step (with a fresh release record).
+/// Undoes one acquisition of `name` by `owner` with lease `lease` (the kind's own release step,
+/// with a fresh release record), then calls `then`.
+void undo_acquire(const std::shared_ptr<ClientCore>& core, const LockKind& kind,
+                  const std::string& name, std::int64_t owner, Duration lease,
+                  std::function<void()> then);
+/// undo_acquire as a step.
 UndoFn release_undo(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                     const std::string& name, std::int64_t owner, Duration lease);
 
-/// A recheck for the acquire loop (AcquireLoop::Params::recheck) of kinds that count holds in
+/// A recheck for the acquire loop (AcquireSteps::recheck) of kinds that count holds in
 /// the hash `name` under the owner's field: after an attempt that may have run, the owner's
 /// count on the server says whether it acquired (only this owner changes its own field); if
 /// it did not, `attempt` runs. `on_acquired` (optional) runs before reporting a recheck-found
@@ -257,7 +290,12 @@ sync::AcquireLoop::AttemptFn hold_count_recheck(
     std::int64_t owner, sync::AcquireLoop::AttemptFn attempt,
     std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired = nullptr);
 
-/// The check alone (AcquireLoop::Params::settle): {acquired} when the owner's count on the
+/// Runs the check below once, reporting to `cb`.
+void check_hold_count(const std::shared_ptr<ClientCore>& core, const LockKind& kind,
+                      const std::string& name, std::int64_t owner,
+                      const std::function<void(sync::AcquireLoop::AttemptDone)>& on_acquired,
+                      sync::AcquireLoop::AttemptDone cb);
+/// The check alone (a settle step): {acquired} when the owner's count on the
 /// server is one more than the local count; an error when the server cannot be asked. In grant
 /// mode it reads the grant mark and the lock's PTTL in the same step (hold_grant_check.lua): a
 /// hold the mark names for the owner is a grant not taken yet, reported as such
@@ -278,6 +316,12 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
                        std::function<void()> on_give_up = nullptr,
                        sync::AcquireLoop::AttemptFn recheck = nullptr,
                        sync::AcquireLoop::AttemptFn settle = nullptr,
+                       std::shared_ptr<sync::GrantLink> grant = nullptr);
+/// The same loop for steps made as one record; errors that may have run on the server are
+/// retried when `steps` can recheck.
+void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
+                       std::optional<sync::Clock::time_point> deadline,
+                       std::shared_ptr<sync::AcquireSteps> steps, AcquireDone done,
                        std::shared_ptr<sync::GrantLink> grant = nullptr);
 
 // --- Direct handoff (Config::handoff = grant; sync/acquire/grant.h) ---

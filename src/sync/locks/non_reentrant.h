@@ -8,6 +8,10 @@
 
 namespace redisync::detail {
 
+/// The ServerError of a NON_REENTRANT_REACQUIRE reply (non_reentrant_guard.lua), as a
+/// ReentryError naming `what` (the lock); any other error unchanged.
+std::exception_ptr as_reentry_error(std::exception_ptr error, const std::string& what);
+
 /// Wraps an attempt whose script starts with non_reentrant_guard.lua: its
 /// NON_REENTRANT_REACQUIRE error reply becomes a ReentryError naming `what` (the lock).
 sync::AcquireLoop::AttemptFn refuse_reentry(sync::AcquireLoop::AttemptFn attempt, std::string what);

@@ -12,9 +12,6 @@ namespace redisync {
 
 namespace detail {
 
-namespace {
-
-// The ServerError of a NON_REENTRANT_REACQUIRE reply, as a ReentryError; others unchanged.
 std::exception_ptr as_reentry_error(std::exception_ptr error, const std::string& what) {
   if (!error) return error;
   try {
@@ -29,8 +26,6 @@ std::exception_ptr as_reentry_error(std::exception_ptr error, const std::string&
   }
   return error;
 }
-
-}  // namespace
 
 std::exception_ptr waiting_owner_error(const ClientCore& core, const std::string& name,
                                        std::int64_t owner, const std::string& what) {
@@ -98,7 +93,7 @@ class NonReentrantKind final : public detail::HashLockKind {
     // recheck after a lost reply reads the owner's count, never resends: a second run would
     // answer NON_REENTRANT_REACQUIRE for our own first one.
     detail::start_guarded_lock_loop(core, self, name, owner, effective_lease, deadline,
-                                    std::move(done), guarded_acquire(), detail::refuse_reentry);
+                                    std::move(done), guarded_acquire(), /*refuse_reentry=*/true);
   }
 };
 

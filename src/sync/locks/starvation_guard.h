@@ -76,30 +76,31 @@ class StarvationGuard {
   bool claimed_ = false;
 };
 
-/// The give-up step of a guarded acquisition: a claimant that gives up drops its own claim
-/// (lock_guard_drop.lua), so a free lock is not held back for nobody.
+/// Drops a claimant's claim `field` on the guard key `key` (lock_guard_drop.lua), so a free
+/// lock is not held back for nobody. Fire and forget.
+inline void drop_guard_claim(ClientCore& core, const std::string& key, const std::string& field) {
+  core.executor().eval(lua::lock_guard_drop, {key}, {field},
+                       [](std::exception_ptr, net::Reply) {}, net::Retry::always);
+}
+
+/// The give-up step of a guarded acquisition: a claimant that gives up drops its own claim.
 inline std::function<void()> starvation_guard_drop(const std::shared_ptr<ClientCore>& core,
                                                    std::shared_ptr<const StarvationGuard> guard,
                                                    std::string key, std::string field) {
   return [core, guard = std::move(guard), key = std::move(key), field = std::move(field)] {
-    if (!guard->claimed()) return;
-    core->executor().eval(lua::lock_guard_drop, {key}, {field},
-                          [](std::exception_ptr, net::Reply) {}, net::Retry::always);
+    if (guard->claimed()) drop_guard_claim(*core, key, field);
   };
 }
-
-/// Wraps an acquisition's attempt step (given the lock's description), e.g. to map a reply.
-using AttemptWrap = std::function<sync::AcquireLoop::AttemptFn(sync::AcquireLoop::AttemptFn,
-                                                               const std::string& what)>;
 
 /// The wake-mode acquisition of the unfair hash locks: `step` (lock_acquire.lua, or it with
 /// NonReentrantLock's re-entry check in front) with the guard key and claim arguments when the
 /// guard is on, a claimant's give-up dropping its claim, the hold-count recheck and settle.
-/// `wrap` (optional) wraps the attempt step before the recheck takes it (lock.cpp).
+/// `refuse_reentry`: `step` starts with non_reentrant_guard.lua, whose refusal is reported as
+/// a ReentryError (non_reentrant.h). One record per acquisition (guarded_lock_steps.cpp).
 void start_guarded_lock_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& self,
                              const std::string& name, std::int64_t owner,
                              Duration effective_lease,
                              std::optional<sync::Clock::time_point> deadline, AcquireDone done,
-                             const lua::Script& step, const AttemptWrap& wrap = nullptr);
+                             const lua::Script& step, bool refuse_reentry = false);
 
 }  // namespace redisync::detail
