@@ -160,7 +160,7 @@ std::shared_ptr<Channel> Subscriber::join(const std::string& name, MessagePolicy
   auto it = channels_.find(name);
   if (it == channels_.end()) {
     auto ch = std::make_shared<Channel>(io_, name, std::move(policy));
-    it = channels_.emplace(name, ch).first;
+    it = channels_.emplace(ch->name(), ch).first;
     if (Link* link = link_for(name)) {
       place(ch, *link);
     } else if (refresh_) {
@@ -215,7 +215,8 @@ void Subscriber::send_unsubscribe(Link& link, const std::string& name) {
 void Subscriber::reroute() {
   if (closed_ || !route_) return;
   std::map<Link*, std::vector<std::string>> subscribe;
-  for (auto& [name, ch] : channels_) {
+  for (auto& [key, ch] : channels_) {
+    const std::string& name = ch->name();
     Link* link = link_for(name);
     if (!link) continue;
     if (link->connection.get() != ch->link_) {
@@ -255,7 +256,7 @@ void Subscriber::on_state(Link& link, bool connected) {
                 [raw](const auto& kv) { return kv.second->link_ == raw && kv.second->refs_ == 0; });
   std::vector<std::string> names;
   for (auto& [name, ch] : channels_) {
-    if (ch->link_ == raw) names.push_back(name);
+    if (ch->link_ == raw) names.push_back(ch->name());
   }
   if (!names.empty()) send_subscribe(link, names);
 }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include <asio/steady_timer.hpp>
 
@@ -168,7 +169,9 @@ class Subscriber {
   bool sharded_ = false;
   Metrics* metrics_ = nullptr;
   bool closed_ = false;
-  std::map<std::string, std::shared_ptr<Channel>> channels_;
+  // Keyed by a view of the Channel's own name (one copy of each name: issue 34, a waiter's
+  // bytes); a node and its Channel go together.
+  std::map<std::string_view, std::shared_ptr<Channel>, std::less<>> channels_;
 };
 
 }  // namespace redisync::net

@@ -69,14 +69,13 @@ void warn_polling_once(const Config& config, const std::string& channel,
 }  // namespace
 
 void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
-  auto loop = std::shared_ptr<AcquireLoop>(
-      new AcquireLoop(executor, std::move(params), std::move(done)));
+  auto loop = std::make_shared<AcquireLoop>(Key{}, executor, std::move(params), std::move(done));
   loop->self_ = loop;
   // A channel this process is subscribed to already (other waiters on it, or lingering after
   // recent ones) is joined before the first attempt, so a release published after that
   // attempt runs is seen here as a wake-up to take. A failed first attempt can then go
   // straight to sleep, instead of subscribing and asking the server once more.
-  loop->channel_ = executor.subscriber().join_if_subscribed(loop->params_.channel);
+  loop->channel_ = executor.subscriber().join_if_subscribed(loop->params_.steps->channel());
   if (auto& g = loop->params_.grant) {
     // Listed first, then subscribed: no attempt registers before both hold (next_attempt).
     // Joined now only if subscribed already (lingering); otherwise with the lock channel
@@ -93,7 +92,7 @@ void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
   }
 }
 
-AcquireLoop::AcquireLoop(net::Executor& executor, Params params, Done done)
+AcquireLoop::AcquireLoop(Key, net::Executor& executor, Params params, Done done)
     : executor_(executor), params_(std::move(params)), done_(std::move(done)),
       fsm_(settings_of(params_, executor)), timer_(executor.io()) {}
 
@@ -180,7 +179,7 @@ void AcquireLoop::subscribe(Duration limit) {
   if (auto& g = params_.grant; g && g->listed && !g->joined) {
     g->joined = executor_.subscriber().join(g->channel, g->registry->policy());
   }
-  if (!channel_) channel_ = executor_.subscriber().join(params_.channel, params_.policy);
+  if (!channel_) channel_ = executor_.subscriber().join(params_.steps->channel(), params_.policy);
   subscribing_ = true;
   auto self = shared_from_this();
   // Attempt again once the subscription is confirmed: a release published between the
@@ -190,7 +189,7 @@ void AcquireLoop::subscribe(Duration limit) {
     self->subscribing_ = false;
     auto action = self->fsm_.subscription_done(Clock::now(), !sub_error);
     if (self->fsm_.polling()) {
-      warn_polling_once(self->executor_.config(), self->params_.channel, sub_error);
+      warn_polling_once(self->executor_.config(), self->params_.steps->channel(), sub_error);
       self->leave_channel();
     }
     self->apply(action);

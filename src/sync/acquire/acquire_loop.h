@@ -105,10 +105,9 @@ class AcquireLoop : public net::Waiter,
   using Done = std::function<void(std::exception_ptr, bool acquired)>;
 
   struct Params {
-    std::string channel;                       ///< where releases are announced
     net::MessagePolicy policy;                 ///< what a message on it wakes
     std::optional<Clock::time_point> deadline; ///< nullopt: wait without limit
-    /// The kind's steps (acquire_steps.h): the attempt, the recheck and settle steps after an
+    /// The kind's steps (acquire_steps.h): the channel to sleep on, the attempt, the recheck and settle steps after an
     /// attempt that may have run on the server, the give-up cleanup. A settle step finds an
     /// acquisition such an attempt made before the loop gives up, so the caller never hears
     /// "no" while it holds (issue 22).
@@ -134,7 +133,14 @@ class AcquireLoop : public net::Waiter,
   void grant_news(GrantNews news, const GrantMessage& message) override;
 
  private:
-  AcquireLoop(net::Executor& executor, Params params, Done done);
+  // Only start() constructs (the key is private), with make_shared: one allocation per
+  // acquisition for the loop and its count.
+  struct Key {};
+
+ public:
+  AcquireLoop(Key, net::Executor& executor, Params params, Done done);
+
+ private:
   /// Performs what the state machine decided.
   void apply(AcquireAction action);
   void send(AcquireAction::Kind kind);  // attempt, recheck or settle

@@ -6,6 +6,7 @@
 namespace redisync::sync {
 
 std::shared_ptr<AcquireSteps> acquire_record_steps(const std::shared_ptr<detail::ClientCore>& core,
+                                                   std::string channel,
                                                    AcquireSteps::Step attempt,
                                                    const std::string& record,
                                                    const std::string& record_ttl_ms) {
@@ -27,7 +28,8 @@ std::shared_ptr<AcquireSteps> acquire_record_steps(const std::shared_ptr<detail:
         },
         net::Retry::always);
   };
-  return function_steps(std::move(attempt), std::move(recheck), std::move(settle));
+  return function_steps(std::move(channel), std::move(attempt), std::move(recheck),
+                        std::move(settle));
 }
 
 }  // namespace redisync::sync

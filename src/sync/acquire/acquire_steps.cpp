@@ -9,12 +9,15 @@ namespace {
 
 class FunctionSteps final : public AcquireSteps {
  public:
-  FunctionSteps(Step attempt, Step recheck, Step settle, std::function<void()> give_up)
-      : attempt_(std::move(attempt)),
+  FunctionSteps(std::string channel, Step attempt, Step recheck, Step settle,
+                std::function<void()> give_up)
+      : channel_(std::move(channel)),
+        attempt_(std::move(attempt)),
         recheck_(std::move(recheck)),
         settle_(std::move(settle)),
         give_up_(std::move(give_up)) {}
 
+  std::string channel() const override { return channel_; }
   void attempt(Done done) override { attempt_(std::move(done)); }
   bool can_recheck() const override { return static_cast<bool>(recheck_); }
   bool can_settle() const override { return static_cast<bool>(settle_); }
@@ -31,6 +34,7 @@ class FunctionSteps final : public AcquireSteps {
   }
 
  private:
+  std::string channel_;
   Step attempt_;
   Step recheck_;
   Step settle_;
@@ -39,11 +43,12 @@ class FunctionSteps final : public AcquireSteps {
 
 }  // namespace
 
-std::shared_ptr<AcquireSteps> function_steps(AcquireSteps::Step attempt,
+std::shared_ptr<AcquireSteps> function_steps(std::string channel, AcquireSteps::Step attempt,
                                              AcquireSteps::Step recheck,
                                              AcquireSteps::Step settle,
                                              std::function<void()> give_up) {
-  return std::make_shared<FunctionSteps>(std::move(attempt), std::move(recheck),
+  return std::make_shared<FunctionSteps>(std::move(channel), std::move(attempt),
+                                         std::move(recheck),
                                          std::move(settle), std::move(give_up));
 }
 

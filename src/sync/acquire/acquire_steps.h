@@ -11,6 +11,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "sync/acquire/acquire_fsm.h"
 
@@ -23,6 +24,9 @@ class AcquireSteps {
 
   virtual ~AcquireSteps() = default;
 
+  /// The channel the kind's releases are announced on: the loop sleeps on it. Built when
+  /// asked (at the start and at a subscribe), not kept by the loop.
+  virtual std::string channel() const = 0;
   /// One try of the kind's acquire step.
   virtual void attempt(Done done) = 0;
   /// Whether recheck() and settle() exist. Without them, errors that may have run on the
@@ -41,7 +45,7 @@ class AcquireSteps {
 
 /// Steps given as separate functions, for kinds whose steps are not one record: `attempt`
 /// required, the others optional (an empty `settle` with a `recheck` is allowed).
-std::shared_ptr<AcquireSteps> function_steps(AcquireSteps::Step attempt,
+std::shared_ptr<AcquireSteps> function_steps(std::string channel, AcquireSteps::Step attempt,
                                              AcquireSteps::Step recheck = nullptr,
                                              AcquireSteps::Step settle = nullptr,
                                              std::function<void()> give_up = nullptr);

@@ -55,13 +55,12 @@ void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string
       [core, name, wait, cancel = std::move(cancel)](auto done) mutable {
         const std::string what = "waiting on " + describe_latch(*core, name);
         sync::AcquireLoop::Params params;
-        params.channel = latch_channel(name);
         params.policy = latch_message_policy;
         params.deadline = sync::deadline_after(wait);
         // Held for the whole wait, so openings announced while we wait are counted.
-        auto channel = core->executor().subscriber().join(params.channel, latch_message_policy);
+        auto channel = core->executor().subscriber().join(latch_channel(name), latch_message_policy);
         const std::uint64_t openings = channel->marks();
-        params.steps = sync::function_steps([core, name, what, channel,
+        params.steps = sync::function_steps(latch_channel(name), [core, name, what, channel,
                                              openings](sync::AcquireLoop::AttemptDone cb) {
           if (channel->marks() != openings) return cb(nullptr, {true, -1});  // it opened meanwhile
           core->executor().execute(

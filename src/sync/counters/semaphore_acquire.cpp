@@ -21,14 +21,13 @@ void start_semaphore_acquire_loop(const std::shared_ptr<detail::ClientCore>& cor
       [core, acquire = std::move(acquire)](std::optional<Clock::time_point> until,
                                            SemaphoreGate::Done finished) {
         AcquireLoop::Params params;
-        params.channel = semaphore_channel(acquire.name);
         params.policy = semaphore_message_policy;
         params.deadline = until;
         const std::string record =
             acquire.record_prefix + ":" + hash_tag(acquire.name) + ":" + random_request_id();
         const std::string record_ttl = std::to_string(core->release_record_ttl_ms());
         params.steps = acquire_record_steps(
-            core,
+            core, semaphore_channel(acquire.name),
             [attempt = acquire.attempt, record, record_ttl](AcquireLoop::AttemptDone cb) {
               attempt(record, record_ttl, std::move(cb));
             },

@@ -151,37 +151,6 @@ std::vector<std::string> lock_grant_keys(const std::string& name) {
   return {name, sync::grant_key(name), sync::grant_id_key(name), sync::grant_mark_key(name)};
 }
 
-void start_lock_grant_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
-                           const std::string& name, std::int64_t owner, Duration effective_lease,
-                           std::optional<sync::Clock::time_point> deadline,
-                           std::shared_ptr<sync::GrantLink> link, AcquireDone done,
-                           bool non_reentrant) {
-  const std::string lease = std::to_string(effective_lease.count());
-  const std::string field = core->owner_field(owner);
-  auto attempt = script_attempt(
-      core,
-      publish_guarded(*core, lua::with_preludes<lua::lock_grant_acquire, lua::grant_pass_on>()),
-      lock_grant_keys(name),
-      // Refused before any write when this user may not publish the release's message.
-      publish_guarded_args(
-          *core,
-          [link, lease, field, deadline, non_reentrant] {
-            auto args = grant_attempt_args(*link, lease, field, deadline);
-            args.push_back("0");  // no token
-            args.push_back(non_reentrant ? "1" : "0");
-            return args;
-          },
-          lock_channel(name), name),
-      kind->describe(*core, name), grant_parse(link),
-      release_undo(core, kind, name, owner, effective_lease));
-  // A hold of the owner found that is not its grant: NON_REENTRANT_REACQUIRE (§12).
-  if (non_reentrant) attempt = refuse_reentry(std::move(attempt), kind->describe(*core, name));
-  auto recheck = hold_count_recheck(core, kind, name, owner, attempt);
-  start_pubsub_loop(core, lock_channel(name), deadline, std::move(attempt), std::move(done),
-                    grant_give_up(core, link, name, ""), std::move(recheck),
-                    hold_count_check(core, kind, name, owner), link);
-}
-
 std::function<void()> grant_give_up(const std::shared_ptr<ClientCore>& core,
                                     std::shared_ptr<sync::GrantLink> link,
                                     const std::string& name, const std::string& token_key) {
@@ -234,15 +203,19 @@ void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::stri
                 record, std::move(handler));
 }
 
+sync::AttemptResult read_grant_reply(sync::GrantLink& link, const net::Reply& reply) {
+  if (reply.is_integer() && reply.integer == -3) return sync::AttemptResult{true, 0};
+  auto result = parse_nil_or_ttl(reply);
+  if (!result.acquired) {
+    link.refused();
+    result.ttl_ms = link.cap_wait(result.ttl_ms);
+  }
+  return result;
+}
+
 ReplyParser grant_parse(std::shared_ptr<sync::GrantLink> link) {
   return [link = std::move(link)](const net::Reply& reply) {
-    if (reply.is_integer() && reply.integer == -3) return sync::AttemptResult{true, 0};
-    auto result = parse_nil_or_ttl(reply);
-    if (!result.acquired) {
-      link->refused();
-      result.ttl_ms = link->cap_wait(result.ttl_ms);
-    }
-    return result;
+    return read_grant_reply(*link, reply);
   };
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // redisync::Lock: Redisson's reentrant RLock (docs/wire-format.md, "Lock"), as one lock kind on
 // the shared flows of sync/locks/lock_kind.h. What only this kind has is its acquire step with the
-// starvation guard (sync/locks/starvation_guard.h, guarded_lock_steps.cpp).
+// starvation guard (sync/locks/starvation_guard.h, hash_lock_steps.cpp).
 #include "redisync/lock.h"
 
 #include "lua/scripts.h"

@@ -395,18 +395,17 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
                        std::shared_ptr<sync::GrantLink> grant) {
   // A settle step only with a recheck: without one, uncertain errors are reported as they are.
   if (!recheck) settle = nullptr;
-  start_pubsub_loop(core, std::move(channel), deadline,
-                    sync::function_steps(std::move(attempt), std::move(recheck),
+  start_pubsub_loop(core, deadline,
+                    sync::function_steps(std::move(channel), std::move(attempt), std::move(recheck),
                                          std::move(settle), std::move(on_give_up)),
                     std::move(done), std::move(grant));
 }
 
-void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
+void start_pubsub_loop(const std::shared_ptr<ClientCore>& core,
                        std::optional<sync::Clock::time_point> deadline,
                        std::shared_ptr<sync::AcquireSteps> steps, AcquireDone done,
                        std::shared_ptr<sync::GrantLink> grant) {
   sync::AcquireLoop::Params params;
-  params.channel = std::move(channel);
   params.policy = lock_message_policy;
   params.deadline = deadline;
   params.probe = std::move(core->pending_probe);  // the acquisition's, with a Metrics hook
@@ -435,10 +434,12 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
         const auto deadline = sync::deadline_after(wait);
         std::shared_ptr<AcquireMeter> meter;  // null without a Metrics hook
         if (core->config().metrics) meter = start_acquire_meter(*core, kind->noun(), name);
-        const std::pair<std::string, std::int64_t> hold_id{kind->hold_key(name), owner};
-        ++core->acquiring()[hold_id];
+        ++core->acquiring()[{kind->hold_key(name), owner}];
+        // Kept while the acquisition waits: no second copy of the name (the hold key is
+        // built again at the end).
         auto finished = [core, kind, name, owner, watchdog, effective, done = std::move(done),
-                         meter, hold_id](std::exception_ptr error, bool acquired) {
+                         meter](std::exception_ptr error, bool acquired) {
+          const std::pair<std::string, std::int64_t> hold_id{kind->hold_key(name), owner};
           if (auto a = core->acquiring().find(hold_id); a != core->acquiring().end()) {
             if (--a->second <= 0) core->acquiring().erase(a);
           }

@@ -317,9 +317,9 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
                        sync::AcquireLoop::AttemptFn recheck = nullptr,
                        sync::AcquireLoop::AttemptFn settle = nullptr,
                        std::shared_ptr<sync::GrantLink> grant = nullptr);
-/// The same loop for steps made as one record; errors that may have run on the server are
-/// retried when `steps` can recheck.
-void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
+/// The same loop for steps made as one record (their channel theirs); errors that may have
+/// run on the server are retried when `steps` can recheck.
+void start_pubsub_loop(const std::shared_ptr<ClientCore>& core,
                        std::optional<sync::Clock::time_point> deadline,
                        std::shared_ptr<sync::AcquireSteps> steps, AcquireDone done,
                        std::shared_ptr<sync::GrantLink> grant = nullptr);
@@ -333,7 +333,8 @@ std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& c
                                             std::int64_t owner);
 /// The waiting loop of a grant-capable acquisition of the hash N of docs/wire-format.md §2.1
 /// (Lock, NonReentrantLock): lock_grant_acquire.lua, which registers the waiter and takes the
-/// grant made to it (the grant mark names its link's id), and its give-up step.
+/// grant made to it (the grant mark names its link's id), and its give-up step. One record
+/// per acquisition (hash_lock_steps.cpp).
 /// `non_reentrant`: a hold of the owner found that is not that grant is a ReentryError.
 void start_lock_grant_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                            const std::string& name, std::int64_t owner, Duration effective_lease,
@@ -366,6 +367,8 @@ void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::stri
                         const std::string& token_key, net::ReplyHandler handler);
 /// The acquire reply of lock_grant_acquire.lua without token: nil acquired, -3 took a grant
 /// (noted in `link`), else the PTTL (capped by the link's registration refresh).
+sync::AttemptResult read_grant_reply(sync::GrantLink& link, const net::Reply& reply);
+/// read_grant_reply as a parser.
 ReplyParser grant_parse(std::shared_ptr<sync::GrantLink> link);
 /// A granted hold starts on the releaser's short grant lease (`granted.lease`): sets its
 /// normal lease (`lease`; the watchdog's when `watchdog`) and ends the grant mark of the lock
