@@ -5,76 +5,51 @@
 // step's request is built when it is sent. A sleeping waiter holds this record and its loop,
 // nothing per step (issue 34: a waiter's bytes; before, each step was a closure with its own
 // copy of the name, owner field, keys and arguments).
+#include "sync/locks/hash_lock_steps.h"
+
 #include <optional>
 #include <utility>
 
 #include "lua/scripts.h"
 #include "lua/with_preludes.h"
 #include "sync/acquire/grant.h"
-#include "sync/locks/lock_kind.h"
 #include "sync/locks/non_reentrant.h"
 #include "sync/locks/starvation_guard.h"
 
 namespace redisync::detail {
 
+void HashLockSteps::attempt(Done done) {
+  if (!refuse_reentry_) return send_attempt(shared_from_this(), std::move(done));
+  send_attempt(shared_from_this(), [self = shared_from_this(), done = std::move(done)](
+                                       std::exception_ptr error, sync::AttemptResult result) {
+    // Mapped first, reported outside any catch block.
+    error = as_reentry_error(std::move(error), self->what());
+    done(std::move(error), result);
+  });
+}
+
+void HashLockSteps::recheck(Done done) {
+  check_hold_count(core_, *kind_, name_, owner_, nullptr,
+                   [self = shared_from_this(), done](std::exception_ptr error,
+                                                     sync::AttemptResult result) mutable {
+                     if (!error && result.acquired) return done(nullptr, result);
+                     self->attempt(std::move(done));
+                   });
+}
+
+void HashLockSteps::settle(Done done) {
+  check_hold_count(core_, *kind_, name_, owner_, nullptr, std::move(done));
+}
+
+void HashLockSteps::undo(std::function<void()> then) {
+  undo_acquire(core_, *kind_, name_, owner_, lease_, std::move(then));
+}
+
+std::string HashLockSteps::channel() const { return lock_channel(name_); }
+
+std::string HashLockSteps::what() const { return kind_->describe(*core_, name_); }
+
 namespace {
-
-// What both modes share: the reentrant hash N of docs/wire-format.md §2.1, its channel, the
-// owner's hold count as the recheck and settle, the kind's release as the undo.
-class HashLockSteps : public sync::AcquireSteps,
-                      public AttemptRequest,
-                      public std::enable_shared_from_this<HashLockSteps> {
- public:
-  HashLockSteps(std::shared_ptr<ClientCore> core, KindPtr kind, std::string name,
-                std::int64_t owner, Duration lease, bool refuse_reentry)
-      : core_(std::move(core)), kind_(std::move(kind)), name_(std::move(name)), owner_(owner),
-        lease_(lease), refuse_reentry_(refuse_reentry) {}
-
-  // --- AcquireSteps ---
-  std::string channel() const override { return lock_channel(name_); }
-  void attempt(Done done) override {
-    if (!refuse_reentry_) return send_attempt(shared_from_this(), std::move(done));
-    send_attempt(shared_from_this(), [self = shared_from_this(), done = std::move(done)](
-                                         std::exception_ptr error, sync::AttemptResult result) {
-      // Mapped first, reported outside any catch block.
-      error = as_reentry_error(std::move(error), self->what());
-      done(std::move(error), result);
-    });
-  }
-  bool can_recheck() const override { return true; }
-  bool can_settle() const override { return true; }
-  // After a timeout or a dropped connection the attempt may have run: the owner's hold count
-  // on the server tells (only this owner ever changes its own field). A non-reentrant lock's
-  // recheck must read, never resend: a second run would refuse our own first hold.
-  void recheck(Done done) override {
-    check_hold_count(core_, *kind_, name_, owner_, nullptr,
-                     [self = shared_from_this(), done](std::exception_ptr error,
-                                                       sync::AttemptResult result) mutable {
-                       if (!error && result.acquired) return done(nullptr, result);
-                       self->attempt(std::move(done));
-                     });
-  }
-  // Before giving up after an attempt that may have run, find out whether it did.
-  void settle(Done done) override {
-    check_hold_count(core_, *kind_, name_, owner_, nullptr, std::move(done));
-  }
-
-  // --- AttemptRequest ---
-  ClientCore& client() const override { return *core_; }
-  bool undoable() const override { return true; }
-  void undo(std::function<void()> then) override {
-    undo_acquire(core_, *kind_, name_, owner_, lease_, std::move(then));
-  }
-  std::string what() const override { return kind_->describe(*core_, name_); }
-
- protected:
-  std::shared_ptr<ClientCore> core_;
-  KindPtr kind_;
-  std::string name_;
-  std::int64_t owner_;
-  Duration lease_;
-  bool refuse_reentry_;
-};
 
 // Wake mode (and an owner's re-entry in grant mode): lock_acquire.lua, or the kind's step in
 // its place, with the starvation guard's key and claim when the guard is on.
@@ -160,14 +135,32 @@ class GrantLockSteps final : public HashLockSteps {
 
 }  // namespace
 
+std::shared_ptr<HashLockSteps> guarded_lock_steps(const std::shared_ptr<ClientCore>& core,
+                                                  const KindPtr& kind, const std::string& name,
+                                                  std::int64_t owner, Duration lease,
+                                                  const lua::Script& step, bool refuse_reentry) {
+  return std::make_shared<GuardedLockSteps>(core, kind, name, owner, lease, step,
+                                            refuse_reentry);
+}
+
+std::shared_ptr<HashLockSteps> grant_lock_steps(const std::shared_ptr<ClientCore>& core,
+                                                const KindPtr& kind, const std::string& name,
+                                                std::int64_t owner, Duration lease,
+                                                std::optional<sync::Clock::time_point> deadline,
+                                                std::shared_ptr<sync::GrantLink> link,
+                                                bool non_reentrant) {
+  return std::make_shared<GrantLockSteps>(core, kind, name, owner, lease, deadline,
+                                          std::move(link), non_reentrant);
+}
+
 void start_guarded_lock_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& self,
                              const std::string& name, std::int64_t owner,
                              Duration effective_lease,
                              std::optional<sync::Clock::time_point> deadline, AcquireDone done,
                              const lua::Script& step, bool refuse_reentry) {
   start_pubsub_loop(core, deadline,
-                    std::make_shared<GuardedLockSteps>(core, self, name, owner, effective_lease,
-                                                       step, refuse_reentry),
+                    guarded_lock_steps(core, self, name, owner, effective_lease, step,
+                                       refuse_reentry),
                     std::move(done));
 }
 
@@ -176,8 +169,8 @@ void start_lock_grant_loop(const std::shared_ptr<ClientCore>& core, const KindPt
                            std::optional<sync::Clock::time_point> deadline,
                            std::shared_ptr<sync::GrantLink> link, AcquireDone done,
                            bool non_reentrant) {
-  auto steps = std::make_shared<GrantLockSteps>(core, kind, name, owner, effective_lease,
-                                                deadline, link, non_reentrant);
+  auto steps =
+      grant_lock_steps(core, kind, name, owner, effective_lease, deadline, link, non_reentrant);
   start_pubsub_loop(core, deadline, std::move(steps), std::move(done), std::move(link));
 }
 

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// The acquisition of Lock and NonReentrantLock (the reentrant hash N of docs/wire-format.md
+// §2.1) as one record per acquisition, in both handoff modes (hash_lock_steps.cpp). The record
+// is the loop's steps and the attempt's request at once: what the steps share is kept once,
+// and each request is built when it is sent. The factories are for the kinds' loops and for
+// the unit test that pins the requests (tests/unit/hash_lock_steps_test.cpp).
+//
+// Threading: the steps run on the I/O thread; keys() and args() touch no shared state.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "sync/acquire/acquire_steps.h"
+#include "sync/locks/lock_kind.h"
+
+namespace redisync::detail {
+
+/// What both modes share: the lock's channel, the owner's hold count as the recheck and
+/// settle steps, the kind's release as the undo, NON_REENTRANT_REACQUIRE as a ReentryError.
+class HashLockSteps : public sync::AcquireSteps,
+                      public AttemptRequest,
+                      public std::enable_shared_from_this<HashLockSteps> {
+ public:
+  HashLockSteps(std::shared_ptr<ClientCore> core, KindPtr kind, std::string name,
+                std::int64_t owner, Duration lease, bool refuse_reentry)
+      : core_(std::move(core)), kind_(std::move(kind)), name_(std::move(name)), owner_(owner),
+        lease_(lease), refuse_reentry_(refuse_reentry) {}
+
+  // --- AcquireSteps ---
+  std::string channel() const override;
+  void attempt(Done done) override;
+  bool can_recheck() const override { return true; }
+  bool can_settle() const override { return true; }
+  /// After a timeout or a dropped connection the attempt may have run: the owner's hold count
+  /// on the server tells (only this owner ever changes its own field). A non-reentrant lock's
+  /// recheck reads, never resends: a second run would refuse our own first hold.
+  void recheck(Done done) override;
+  /// Before giving up after an attempt that may have run: did it?
+  void settle(Done done) override;
+
+  // --- AttemptRequest ---
+  ClientCore& client() const override { return *core_; }
+  bool undoable() const override { return true; }
+  void undo(std::function<void()> then) override;
+  std::string what() const override;
+
+ protected:
+  std::shared_ptr<ClientCore> core_;
+  KindPtr kind_;
+  std::string name_;
+  std::int64_t owner_;
+  Duration lease_;
+  bool refuse_reentry_;
+};
+
+/// Wake mode (and an owner's re-entry in grant mode): `step` (lock_acquire.lua, or it behind
+/// the non-reentrant guard) behind the publish guard, with the starvation guard's key and
+/// claim when Config::starvation_guard is on (starvation_guard.h).
+std::shared_ptr<HashLockSteps> guarded_lock_steps(const std::shared_ptr<ClientCore>& core,
+                                                  const KindPtr& kind, const std::string& name,
+                                                  std::int64_t owner, Duration lease,
+                                                  const lua::Script& step, bool refuse_reentry);
+
+/// Grant mode (docs/wire-format.md §18): lock_grant_acquire.lua, which registers the waiter
+/// through `link` and takes the grant made to it; the give-up leaves the registration.
+std::shared_ptr<HashLockSteps> grant_lock_steps(const std::shared_ptr<ClientCore>& core,
+                                                const KindPtr& kind, const std::string& name,
+                                                std::int64_t owner, Duration lease,
+                                                std::optional<sync::Clock::time_point> deadline,
+                                                std::shared_ptr<sync::GrantLink> link,
+                                                bool non_reentrant);
+
+}  // namespace redisync::detail

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+// The requests of the Lock and NonReentrantLock acquisition records (sync/locks/
+// hash_lock_steps.h), pinned byte for byte in both handoff modes, with and without the
+// starvation guard: a Redisson client on the same lock reads these keys and fields, so a
+// refactoring of how the steps are assembled must leave them as they are. No server: the
+// Client never connects (nothing is sent).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lua/scripts.h"
+#include "lua/with_preludes.h"
+#include "redisync/config.h"
+#include "sync/acquire/grant.h"
+#include "sync/client_core.h"
+#include "sync/locks/hash_lock_steps.h"
+
+using namespace std::chrono_literals;
+using redisync::Config;
+using redisync::Duration;
+using redisync::Handoff;
+using redisync::detail::ClientCore;
+using redisync::detail::HashLockSteps;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+// A kind for the records' bookkeeping; keys and arguments never consult it.
+class TestKind final : public redisync::detail::HashLockKind {
+ public:
+  std::string noun() const override { return "lock"; }
+  void start_loop(const std::shared_ptr<ClientCore>&, const std::string&, std::int64_t,
+                  Duration, Duration, std::optional<redisync::sync::Clock::time_point>,
+                  redisync::detail::AcquireDone) const override {}
+};
+
+std::shared_ptr<ClientCore> core_with(Handoff handoff, Duration guard) {
+  Config config = Config::from_url("redis://127.0.0.1:1");  // never connected
+  config.handoff = handoff;
+  config.starvation_guard = guard;
+  return std::make_shared<ClientCore>(config);
+}
+
+// What one attempt of `steps` would send: the script, KEYS and ARGV.
+struct Request {
+  const redisync::lua::Script* script;
+  Strings keys;
+  Strings args;
+};
+Request first_request(HashLockSteps& steps) {
+  return {&steps.script(), steps.keys(), steps.args()};
+}
+
+constexpr std::int64_t kOwner = 7;
+const std::string kName = "orders:42";
+
+TEST(HashLockStepsWire, WakeModeLockWithTheStarvationGuard) {
+  auto core = core_with(Handoff::wake, 20ms);
+  auto steps = redisync::detail::guarded_lock_steps(core, std::make_shared<TestKind>(), kName,
+                                                    kOwner, 30s, redisync::lua::lock_acquire,
+                                                    false);
+  const Request r = first_request(*steps);
+  EXPECT_EQ(r.script, &redisync::lua::with_publish_guard(redisync::lua::lock_acquire, false));
+  EXPECT_EQ(r.keys, (Strings{"orders:42", "redisync_lock_guard:{orders:42}"}));
+  // lease, owner field, claim flag (not yet waited past the guard), claim expiry
+  // (max(5 x 20 ms, 100 ms)), then the publish guard's command and channel.
+  EXPECT_EQ(r.args, (Strings{"30000", core->id() + ":7", "0", "100", "PUBLISH",
+                             "redisson_lock__channel:{orders:42}"}));
+  EXPECT_EQ(steps->channel(), "redisson_lock__channel:{orders:42}");
+}
+
+TEST(HashLockStepsWire, WakeModeLockWithoutTheGuardIsRedissonsStep) {
+  auto core = core_with(Handoff::wake, 0ms);
+  auto steps = redisync::detail::guarded_lock_steps(core, std::make_shared<TestKind>(), kName,
+                                                    kOwner, 30s, redisync::lua::lock_acquire,
+                                                    false);
+  const Request r = first_request(*steps);
+  EXPECT_EQ(r.keys, (Strings{"orders:42"}));
+  EXPECT_EQ(r.args, (Strings{"30000", core->id() + ":7", "0", "0", "PUBLISH",
+                             "redisson_lock__channel:{orders:42}"}));
+}
+
+TEST(HashLockStepsWire, TheGuardClaimsOnceTheWaitPassedIt) {
+  auto core = core_with(Handoff::wake, 1ms);
+  auto steps = redisync::detail::guarded_lock_steps(core, std::make_shared<TestKind>(), kName,
+                                                    kOwner, 30s, redisync::lua::lock_acquire,
+                                                    false);
+  std::this_thread::sleep_for(5ms);  // waited past the 1 ms guard
+  const Strings args = steps->args();
+  EXPECT_EQ(args[2], "1");
+  EXPECT_EQ(args[3], "100");
+  // A claimant's refused attempt re-polls within a quarter guard period (at least 1 ms).
+  redisync::Reply held;
+  held.kind = redisync::Reply::Kind::integer;
+  held.integer = 25000;
+  const auto result = steps->parse(held);
+  EXPECT_FALSE(result.acquired);
+  EXPECT_EQ(result.ttl_ms, 25000);
+  EXPECT_EQ(result.shared_poll_ms, 1);
+}
+
+TEST(HashLockStepsWire, GrantModeRegistersThroughItsLink) {
+  auto core = core_with(Handoff::grant, 20ms);
+  auto kind = std::make_shared<TestKind>();
+  const Request r = core->call<Request>([&](auto done) {
+    auto link = redisync::detail::grant_link(core, *kind, kName, kOwner);  // I/O thread
+    // As the loop's start does (AcquireLoop::start): listed before the first attempt; its
+    // grant channel is not subscribed yet, so the attempt does not register.
+    link->listed = true;
+    auto steps = redisync::detail::grant_lock_steps(core, kind, kName, kOwner, 30s,
+                                                    std::nullopt, link, false);
+    Request request = first_request(*steps);
+    request.args.push_back(link->id);  // compared below
+    done(nullptr, request);
+  });
+  EXPECT_EQ(r.script, &redisync::lua::with_publish_guard(
+                          redisync::lua::with_preludes<redisync::lua::lock_grant_acquire,
+                                                       redisync::lua::grant_pass_on>(),
+                          true));
+  EXPECT_EQ(r.keys, (Strings{"orders:42", "redisync_lock_grant:{orders:42}",
+                             "redisync_lock_grant_id:{orders:42}",
+                             "redisync_grant_mark:{orders:42}"}));
+  // lease, owner field, grant id, registration period ("0": not registering), attempt
+  // number, no token, reentrant, then the publish guard's grant channel, command and lock
+  // channel.
+  const std::string id = r.args.back();
+  EXPECT_EQ(id.size(), 16u);
+  EXPECT_EQ(Strings(r.args.begin(), r.args.end() - 1),
+            (Strings{"30000", core->id() + ":7", id, "0", "1", "0", "0",
+                     "redisync_grant__channel:{orders:42}:" + core->id(), "PUBLISH",
+                     "redisson_lock__channel:{orders:42}"}));
+}
+
+TEST(HashLockStepsWire, GrantModeNonReentrantSaysSo) {
+  auto core = core_with(Handoff::grant, 20ms);
+  auto kind = std::make_shared<TestKind>();
+  const Strings args = core->call<Strings>([&](auto done) {
+    auto link = redisync::detail::grant_link(core, *kind, kName, kOwner);
+    done(nullptr, redisync::detail::grant_lock_steps(core, kind, kName, kOwner, 30s,
+                                                     std::nullopt, link, true)
+                      ->args());
+  });
+  ASSERT_EQ(args.size(), 10u);
+  EXPECT_EQ(args[5], "0");  // no token
+  EXPECT_EQ(args[6], "1");  // non-reentrant
+}
+
+}  // namespace
