@@ -16,7 +16,7 @@ Channel::~Channel() {
 void Channel::when_subscribed(std::function<void(std::exception_ptr)> done, Duration timeout) {
   if (subscribed_) return done(nullptr);
   const auto id = next_callback_id_++;
-  auto timer = std::make_shared<asio::steady_timer>(linger_.get_executor(), timeout);
+  auto timer = std::make_shared<asio::steady_timer>(io_, timeout);
   ready_callbacks_.push_back(ReadyCallback{id, std::move(done), timer});
   timer->async_wait([this, id, timeout](std::error_code ec) {
     if (ec) return;
@@ -119,7 +119,7 @@ void Subscriber::close() {
   if (primary_) primary_->close();
   for (auto& [raw, link] : links_) link->connection->close();
   for (auto& [name, ch] : channels_) {
-    ch->linger_.cancel();
+    if (ch->linger_) ch->linger_->cancel();
     ch->fail_pending(error);
     // Sleeping waiters retry now; with the connections closed their attempt fails with
     // ClientClosedError instead of hanging until a timer that will never run.
@@ -168,7 +168,7 @@ std::shared_ptr<Channel> Subscriber::join(const std::string& name, MessagePolicy
     }
   }
   auto& ch = it->second;
-  ch->linger_.cancel();
+  if (ch->linger_) ch->linger_->cancel();
   ++ch->refs_;
   return ch;
 }
@@ -177,7 +177,7 @@ std::shared_ptr<Channel> Subscriber::join_if_subscribed(const std::string& name)
   auto it = channels_.find(name);
   if (it == channels_.end() || !it->second->subscribed()) return nullptr;
   auto& ch = it->second;
-  ch->linger_.cancel();
+  if (ch->linger_) ch->linger_->cancel();
   ++ch->refs_;
   return ch;
 }
@@ -186,8 +186,9 @@ void Subscriber::leave(const std::shared_ptr<Channel>& ch) {
   if (--ch->refs_ > 0 || closed_) return;
   ch->wakeups_ = 0;
   std::weak_ptr<Channel> weak = ch;
-  ch->linger_.expires_after(linger_);
-  ch->linger_.async_wait([this, weak](std::error_code ec) {
+  if (!ch->linger_) ch->linger_ = std::make_unique<WaitTimer>(io_);
+  ch->linger_->expires_after(linger_);
+  ch->linger_->async_wait([this, weak](std::error_code ec) {
     auto c = weak.lock();
     if (ec || !c || c->refs_ > 0 || closed_) return;
     channels_.erase(c->name_);

@@ -46,7 +46,7 @@ using MessagePolicy = std::function<void(Channel&, const std::string& payload)>;
 class Channel {
  public:
   Channel(asio::io_context& io, std::string name, MessagePolicy policy)
-      : name_(std::move(name)), policy_(std::move(policy)), linger_(io) {}
+      : io_(io), name_(std::move(name)), policy_(std::move(policy)) {}
   ~Channel();
 
   const std::string& name() const { return name_; }
@@ -85,6 +85,7 @@ class Channel {
   void confirmed();
   void fail_pending(std::exception_ptr error);
 
+  asio::io_context& io_;
   std::string name_;
   MessagePolicy policy_;
   int refs_ = 0;
@@ -101,7 +102,9 @@ class Channel {
   };
   std::list<ReadyCallback> ready_callbacks_;
   std::uint64_t next_callback_id_ = 0;
-  WaitTimer linger_;
+  // Made at the first leave: a channel in use never lingers, and 20,000 of them kept a timer
+  // each for nothing (issue 34, a waiter's bytes).
+  std::unique_ptr<WaitTimer> linger_;
 };
 
 class Subscriber {

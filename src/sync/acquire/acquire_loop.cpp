@@ -44,13 +44,14 @@ AttemptError classify(std::exception_ptr error) {
   }
 }
 
-AcquireFsm::Settings settings_of(const AcquireLoop::Params& p, net::Executor& executor) {
+AcquireFsm::Settings settings_of(const AcquireLoop::Params& p, const AcquireSteps& steps,
+                                 net::Executor& executor) {
   AcquireFsm::Settings s;
   s.deadline = p.deadline;
   s.retry_attempts = p.retry_attempts;
   s.retry_interval = p.retry_interval;
-  s.can_recheck = p.steps->can_recheck();
-  s.can_settle = p.steps->can_settle();
+  s.can_recheck = steps.can_recheck();
+  s.can_settle = steps.can_settle();
   s.subscription_timeout = executor.subscriber().subscription_timeout();
   s.poll_interval = kPollWithoutSubscription;
   return s;
@@ -75,8 +76,8 @@ void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
   // recent ones) is joined before the first attempt, so a release published after that
   // attempt runs is seen here as a wake-up to take. A failed first attempt can then go
   // straight to sleep, instead of subscribing and asking the server once more.
-  loop->channel_ = executor.subscriber().join_if_subscribed(loop->params_.steps->channel());
-  if (auto& g = loop->params_.grant) {
+  loop->channel_ = executor.subscriber().join_if_subscribed(loop->steps_->channel());
+  if (auto& g = loop->grant_) {
     // Listed first, then subscribed: no attempt registers before both hold (next_attempt).
     // Joined now only if subscribed already (lingering); otherwise with the lock channel
     // (subscribe()), so an acquire that finds the lock free subscribes to nothing.
@@ -84,17 +85,24 @@ void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
     if (g->listed) g->joined = executor.subscriber().join_if_subscribed(g->channel);
   }
   loop->apply(loop->fsm_.start());
-  if (loop->params_.cancel && !loop->finished_) {
+  if (loop->cancel_ && !loop->finished_) {
     std::weak_ptr<AcquireLoop> weak = loop;
-    loop->params_.cancel->attach([weak] {
+    loop->cancel_->attach([weak] {
       if (auto live = weak.lock()) live->cancel();
     });
   }
 }
 
 AcquireLoop::AcquireLoop(Key, net::Executor& executor, Params params, Done done)
-    : executor_(executor), params_(std::move(params)), done_(std::move(done)),
-      fsm_(settings_of(params_, executor)), timer_(executor.io()) {}
+    : executor_(executor),
+      steps_(std::move(params.steps)),
+      policy_(params.policy),
+      probe_(std::move(params.probe)),
+      grant_(std::move(params.grant)),
+      cancel_(std::move(params.cancel)),
+      done_(std::move(done)),
+      fsm_(settings_of(params, *steps_, executor)),
+      timer_(executor.io()) {}
 
 void AcquireLoop::apply(AcquireAction action) {
   if (finished_) return;
@@ -116,7 +124,7 @@ void AcquireLoop::apply(AcquireAction action) {
     case AcquireAction::succeed:
       return finish(nullptr, true);
     case AcquireAction::fail: {
-      params_.steps->give_up();
+      steps_->give_up();
       std::exception_ptr error;
       if (action.error == AcquireAction::Error::attempt) error = last_error_;
       if (action.error == AcquireAction::Error::cancelled) {
@@ -138,7 +146,7 @@ void AcquireLoop::send(AcquireAction::Kind kind) {
   ++round_;
   auto self = shared_from_this();
   if (kind == AcquireAction::settle) {
-    params_.steps->settle([self](std::exception_ptr check_error, AttemptResult r) {
+    steps_->settle([self](std::exception_ptr check_error, AttemptResult r) {
       if (self->finished_) return;
       std::optional<bool> acquired;
       if (!check_error) acquired = r.acquired;
@@ -147,7 +155,7 @@ void AcquireLoop::send(AcquireAction::Kind kind) {
     });
     return;
   }
-  if (params_.probe) ++params_.probe->attempts;
+  if (probe_) ++probe_->attempts;
   // A recheck may find that the uncertain attempt acquired: its (earlier) time stays.
   if (kind == AcquireAction::attempt) attempt_sent_ = Clock::now();
   const bool after_wake = std::exchange(woken_, false);
@@ -171,15 +179,15 @@ void AcquireLoop::send(AcquireAction::Kind kind) {
     if (wakeup) self->woken_ = true;
     self->apply(self->fsm_.attempt_answered(now, result, subscribed, wakeup));
   };
-  if (kind == AcquireAction::recheck) return params_.steps->recheck(std::move(answered));
-  params_.steps->attempt(std::move(answered));
+  if (kind == AcquireAction::recheck) return steps_->recheck(std::move(answered));
+  steps_->attempt(std::move(answered));
 }
 
 void AcquireLoop::subscribe(Duration limit) {
-  if (auto& g = params_.grant; g && g->listed && !g->joined) {
+  if (auto& g = grant_; g && g->listed && !g->joined) {
     g->joined = executor_.subscriber().join(g->channel, g->registry->policy());
   }
-  if (!channel_) channel_ = executor_.subscriber().join(params_.steps->channel(), params_.policy);
+  if (!channel_) channel_ = executor_.subscriber().join(steps_->channel(), policy_);
   subscribing_ = true;
   auto self = shared_from_this();
   // Attempt again once the subscription is confirmed: a release published between the
@@ -189,7 +197,7 @@ void AcquireLoop::subscribe(Duration limit) {
     self->subscribing_ = false;
     auto action = self->fsm_.subscription_done(Clock::now(), !sub_error);
     if (self->fsm_.polling()) {
-      warn_polling_once(self->executor_.config(), self->params_.steps->channel(), sub_error);
+      warn_polling_once(self->executor_.config(), self->steps_->channel(), sub_error);
       self->leave_channel();
     }
     self->apply(action);
@@ -200,7 +208,7 @@ void AcquireLoop::subscribe(Duration limit) {
         // Grant mode: the attempt that follows registers only once the grant channel is
         // confirmed too (the two confirmations come in either order). Its failure only
         // means no grants for this acquisition: the lock channel's result decides.
-        auto& g = self->params_.grant;
+        auto& g = self->grant_;
         if (!sub_error && g && g->joined && !g->joined->subscribed()) {
           return g->joined->when_subscribed(
               [proceed](std::exception_ptr) { proceed(nullptr); }, limit);
@@ -223,9 +231,9 @@ void AcquireLoop::arm_timer(Duration bound) {
 
 void AcquireLoop::wake() {
   if (finished_) return;
-  if (params_.probe) {
-    ++params_.probe->wake_ups;
-    params_.probe->last_wake = Clock::now();
+  if (probe_) {
+    ++probe_->wake_ups;
+    probe_->last_wake = Clock::now();
   }
   timer_.cancel();
   woken_ = true;
@@ -246,12 +254,12 @@ void AcquireLoop::grant_news(GrantNews news, const GrantMessage& message) {
   // attempt that a later refused one outdates is gone (sync/acquire/grant.h): attempt instead.
   std::optional<Clock::time_point> made_after;
   if (news == GrantNews::for_me) {
-    made_after = params_.grant->grant_made_after(message.attempt);
+    made_after = grant_->grant_made_after(message.attempt);
     if (!made_after) news = GrantNews::maybe_stale;
   }
   // The grant lease is the releaser's (its message says it); our own setting only where the
   // message does not (a grant to someone else, which bounds a sleep and nothing more).
-  const Duration lease = message.grant_lease.value_or(params_.grant->grant_lease);
+  const Duration lease = message.grant_lease.value_or(grant_->grant_lease);
   auto action = fsm_.grant_heard(Clock::now(), news, lease, made_after);
   if (action.kind == AcquireAction::none) return;
   if (action.kind != AcquireAction::sleep) {
@@ -260,8 +268,8 @@ void AcquireLoop::grant_news(GrantNews news, const GrantMessage& message) {
   }
   if (news == GrantNews::for_me && action.kind == AcquireAction::succeed) {
     REDISYNC_TRACE_POINT("grant");
-    by_grant_ = std::make_unique<Granted>(Granted{lease, *made_after, params_.grant->id});
-    if (params_.grant->on_grant) params_.grant->on_grant(message.rest);
+    by_grant_ = std::make_unique<Granted>(Granted{lease, *made_after, grant_->id});
+    if (grant_->on_grant) grant_->on_grant(message.rest);
   }
   apply(action);
 }
@@ -272,7 +280,7 @@ void AcquireLoop::note_found_grant(const AttemptResult& result) {
   // The hold is a grant not taken yet: it completes the acquisition as its message would have
   // (its lease what the step read, counted from the step's send; the extension follows).
   // The extension ends the grant mark when it names this acquisition's id.
-  std::string id = params_.grant ? params_.grant->id : std::string();
+  std::string id = grant_ ? grant_->id : std::string();
   by_grant_ = std::make_unique<Granted>(
       Granted{result.grant->lease, result.grant->read_sent, std::move(id)});
 }
@@ -298,9 +306,9 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   finished_ = true;
   timer_.cancel();
   leave_channel();
-  if (params_.cancel) params_.cancel->detach();
+  if (cancel_) cancel_->detach();
   auto sent = attempt_sent_;
-  if (auto& g = params_.grant; g && g->listed) {
+  if (auto& g = grant_; g && g->listed) {
     // A give-up's step (the kind's on_give_up, sent already) answers the registry later.
     if (acquired) {
       g->registry->remove(g->channel, g->field);
@@ -310,9 +318,9 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   }
   // The grant lease on the server counts from no earlier than the grant was made.
   if (acquired && by_grant_) sent = by_grant_->made_after;
-  if (params_.grant && params_.grant->joined) {
-    executor_.subscriber().leave(params_.grant->joined);
-    params_.grant->joined.reset();
+  if (grant_ && grant_->joined) {
+    executor_.subscriber().leave(grant_->joined);
+    grant_->joined.reset();
   }
   auto done = std::move(done_);
   auto keep = std::move(self_);  // released when this function returns

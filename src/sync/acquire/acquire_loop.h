@@ -105,7 +105,8 @@ class AcquireLoop : public net::Waiter,
   using Done = std::function<void(std::exception_ptr, bool acquired)>;
 
   struct Params {
-    net::MessagePolicy policy;                 ///< what a message on it wakes
+    /// What a message on the channel wakes (a plain function: every kind's is one).
+    void (*policy)(net::Channel&, const std::string& payload) = nullptr;
     std::optional<Clock::time_point> deadline; ///< nullopt: wait without limit
     /// The kind's steps (acquire_steps.h): the channel to sleep on, the attempt, the recheck and settle steps after an
     /// attempt that may have run on the server, the give-up cleanup. A settle step finds an
@@ -153,7 +154,12 @@ class AcquireLoop : public net::Waiter,
   void note_found_grant(const AttemptResult& result);
 
   net::Executor& executor_;
-  Params params_;
+  // What the loop keeps of its Params (the deadline and retry settings are the FSM's).
+  std::shared_ptr<AcquireSteps> steps_;
+  void (*policy_)(net::Channel&, const std::string& payload);
+  std::shared_ptr<AcquireProbe> probe_;
+  std::shared_ptr<GrantLink> grant_;
+  std::shared_ptr<detail::CancelSignal> cancel_;
   Done done_;
   AcquireFsm fsm_;
   std::shared_ptr<net::Channel> channel_;
