@@ -33,7 +33,7 @@ class TestKind final : public redisync::detail::HashLockKind {
   std::string noun() const override { return "lock"; }
   void start_loop(const std::shared_ptr<ClientCore>&, const std::string&, std::int64_t,
                   Duration, Duration, std::optional<redisync::sync::Clock::time_point>,
-                  redisync::detail::AcquireDone) const override {}
+                  redisync::detail::LoopDone) const override {}
 };
 
 std::shared_ptr<ClientCore> core_with(Handoff handoff, Duration guard) {

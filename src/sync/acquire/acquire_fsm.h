@@ -46,6 +46,9 @@ struct AttemptResult {
   /// the same owner (one whose outcome was lost, e.g. a non-reentrant lock's refused attempt
   /// then finds it): its lease on the server is what was read, not this acquisition's.
   std::optional<GrantFound> found = std::nullopt;
+  /// When acquired: when the step that found it was sent (an attempt's send; a recheck or
+  /// settle step's own send). A hold's local lease counts from no later than this.
+  Clock::time_point sent{};
 };
 
 /// How an attempt failed, as far as the wait's decisions care.

@@ -12,12 +12,6 @@
 
 namespace redisync::sync {
 
-namespace {
-thread_local std::optional<Clock::time_point> deciding_sent;  // see deciding_attempt_sent()
-thread_local std::optional<GrantFound> deciding_found_hold;  // see deciding_found()
-thread_local std::optional<GrantTaken> deciding_by_grant;      // see deciding_grant()
-}  // namespace
-
 std::optional<Clock::time_point> deadline_after(Duration wait) {
   if (wait < Duration{0}) return std::nullopt;
   const auto now = Clock::now();
@@ -307,53 +301,34 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   timer_.cancel();
   leave_channel();
   if (cancel_) cancel_->detach();
-  auto sent = attempt_sent_;
   if (auto& g = grant_; g && g->listed) {
-    // A give-up's step (the kind's on_give_up, sent already) answers the registry later.
+    // A give-up's step (the kind's give_up(), sent already) answers the registry later.
     if (acquired) {
       g->registry->remove(g->channel, g->field);
     } else {
       g->registry->giving_up(g->channel, g->field);
     }
   }
-  // The grant lease on the server counts from no earlier than the grant was made.
-  if (acquired && by_grant_) sent = by_grant_->made_after;
   if (grant_ && grant_->joined) {
     executor_.subscriber().leave(grant_->joined);
     grant_->joined.reset();
   }
+  AcquireOutcome outcome;
+  if (acquired) {
+    outcome.acquired = true;
+    outcome.sent = attempt_sent_;
+    if (by_grant_) {
+      // The grant lease on the server counts from no earlier than the grant was made.
+      outcome.sent = by_grant_->made_after;
+      outcome.grant = GrantTaken{by_grant_->lease, by_grant_->id};
+    } else {
+      outcome.found = found_;
+    }
+  }
   auto done = std::move(done_);
   auto keep = std::move(self_);  // released when this function returns
-  // Visible to the completion only (I/O thread), restored however it ends.
-  const DecidingAttempt deciding(sent);
-  const auto earlier_grant = deciding_by_grant;
-  deciding_by_grant = std::nullopt;
-  if (acquired && by_grant_) deciding_by_grant = GrantTaken{by_grant_->lease, by_grant_->id};
-  const auto earlier_found = deciding_found_hold;
-  deciding_found_hold = std::nullopt;
-  if (acquired && !by_grant_ && found_) deciding_found_hold = found_;
   REDISYNC_TRACE_POINT("finish");
-  done(error, acquired);
-  deciding_by_grant = earlier_grant;
-  deciding_found_hold = earlier_found;
+  done(error, outcome);
 }
-
-std::optional<GrantTaken> deciding_grant() { return deciding_by_grant; }
-
-std::optional<GrantFound> deciding_found() { return deciding_found_hold; }
-
-DecidingFound::DecidingFound(std::optional<GrantFound> found) : earlier_(deciding_found_hold) {
-  deciding_found_hold = found;
-}
-
-DecidingFound::~DecidingFound() { deciding_found_hold = earlier_; }
-
-std::optional<Clock::time_point> deciding_attempt_sent() { return deciding_sent; }
-
-DecidingAttempt::DecidingAttempt(Clock::time_point sent) : earlier_(deciding_sent) {
-  deciding_sent = sent;
-}
-
-DecidingAttempt::~DecidingAttempt() { deciding_sent = earlier_; }
 
 }  // namespace redisync::sync

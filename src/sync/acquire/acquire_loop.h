@@ -21,6 +21,7 @@
 #include "net/io_thread.h"
 #include "net/subscriber.h"
 #include "sync/acquire/acquire_fsm.h"
+#include "sync/acquire/acquire_outcome.h"
 #include "sync/acquire/acquire_steps.h"
 #include "sync/failure_kind.h"  // may_have_run, for the callers of this header
 #include "sync/acquire/grant.h"
@@ -45,56 +46,6 @@ struct AcquireProbe {
 /// waits are waits without limit, never an overflow into the past (issue 22).
 std::optional<Clock::time_point> deadline_after(Duration wait);
 
-/// While an AcquireLoop's completion runs (I/O thread, synchronously inside it): when the
-/// attempt that decided it was sent (after a recheck: the uncertain attempt's send time, the
-/// earlier one). nullopt anywhere else. The local lease deadline of a new hold counts from it.
-std::optional<Clock::time_point> deciding_attempt_sent();
-
-/// Makes deciding_attempt_sent() answer `sent` while it lives (restoring the earlier answer
-/// after): set around the completion of an attempt that acquired, so that every path (a loop,
-/// one attempt, a spin loop) tells run_acquire when the deciding attempt was sent. An outer
-/// scope set later (the AcquireLoop's, after a recheck) wins.
-class DecidingAttempt {
- public:
-  explicit DecidingAttempt(Clock::time_point sent);
-  ~DecidingAttempt();
-  DecidingAttempt(const DecidingAttempt&) = delete;
-  DecidingAttempt& operator=(const DecidingAttempt&) = delete;
-
- private:
-  std::optional<Clock::time_point> earlier_;
-};
-
-/// A grant that completed an acquisition: the lease the releaser granted it with, and the
-/// acquisition's grant id (its extension ends the grant mark naming it).
-struct GrantTaken {
-  Duration lease{0};
-  std::string id;
-};
-/// While an AcquireLoop's completion runs (I/O thread): the grant that completed it, when a
-/// grant (not an attempt) did (sync/acquire/grant.h): its message, or a recheck or settle step
-/// that found it (AttemptResult::grant); the hold then starts on the grant lease until
-/// extended. nullopt otherwise.
-std::optional<GrantTaken> deciding_grant();
-/// While an AcquireLoop's completion runs (I/O thread): when a recheck or settle step found
-/// the hold that completed it (not a grant), the lock's remaining lease it read and when that
-/// read was sent (AttemptResult::found): the hold may be an earlier acquisition's, and the
-/// local deadline must not lie past it. nullopt otherwise.
-std::optional<GrantFound> deciding_found();
-
-/// Makes deciding_found() answer `found` while it lives (restoring the earlier answer after):
-/// for a loop other than AcquireLoop whose settle step found the hold (the spin lock's).
-class DecidingFound {
- public:
-  explicit DecidingFound(std::optional<GrantFound> found);
-  ~DecidingFound();
-  DecidingFound(const DecidingFound&) = delete;
-  DecidingFound& operator=(const DecidingFound&) = delete;
-
- private:
-  std::optional<GrantFound> earlier_;
-};
-
 /// One acquisition in progress. Lives on the I/O thread; owns itself until done.
 class AcquireLoop : public net::Waiter,
                     public sync::GrantWaiter,
@@ -102,7 +53,9 @@ class AcquireLoop : public net::Waiter,
  public:
   using AttemptDone = AcquireSteps::Done;
   using AttemptFn = AcquireSteps::Step;
-  using Done = std::function<void(std::exception_ptr, bool acquired)>;
+  /// The completion: the outcome says whether it acquired and from what the hold's local
+  /// deadline is derived (acquire_outcome.h).
+  using Done = std::function<void(std::exception_ptr, const AcquireOutcome&)>;
 
   struct Params {
     /// What a message on the channel wakes (a plain function: every kind's is one).

@@ -57,7 +57,10 @@ class SpinLoop : public std::enable_shared_from_this<SpinLoop> {
   void cancel();
   /// "Not acquired" at the end of the wait: nothing, or CancelledError once cancelled.
   std::exception_ptr gave_up() const;
-  void finish(std::exception_ptr error, bool acquired);
+  /// Ends the loop; an acquisition counts from the last attempt's send time, and `found` is
+  /// what a settle step read of the hold it found.
+  void finish(std::exception_ptr error, bool acquired,
+              std::optional<GrantFound> found = std::nullopt);
 
   asio::steady_timer timer_;
   std::optional<Clock::time_point> deadline_;

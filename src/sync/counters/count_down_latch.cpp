@@ -84,10 +84,11 @@ void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string
         params.cancel = std::move(cancel);  // an async wait's, if cancellable
         sync::AcquireLoop::start(
             core->executor(), std::move(params),
-            [core, channel, meter, done = std::move(done)](std::exception_ptr error, bool opened) {
-              metrics_acquired(meter, error, opened, nullptr);
+            [core, channel, meter, done = std::move(done)](
+                std::exception_ptr error, const sync::AcquireOutcome& outcome) {
+              metrics_acquired(meter, error, outcome.acquired, nullptr);
               core->executor().subscriber().leave(channel);
-              done(std::move(error), opened);
+              done(std::move(error), outcome.acquired);
             });
       });
 }

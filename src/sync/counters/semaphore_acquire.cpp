@@ -11,7 +11,8 @@
 namespace redisync::sync {
 
 void start_semaphore_acquire_loop(const std::shared_ptr<detail::ClientCore>& core,
-                                  SemaphoreAcquire acquire, AcquireLoop::Done done) {
+                                  SemaphoreAcquire acquire,
+                                  std::function<void(std::exception_ptr, bool acquired)> done) {
   auto gate = SemaphoreGate::of(core.get(), acquire.gate_key, core->io());
   const std::int64_t permits = acquire.permits;
   const auto deadline = acquire.deadline;
@@ -36,15 +37,13 @@ void start_semaphore_acquire_loop(const std::shared_ptr<detail::ClientCore>& cor
         params.retry_interval = core->config().retry_interval;
         params.probe = acquire.probe;
         params.cancel = acquire.cancel;
-        AcquireLoop::Done loop_done = std::move(finished);
-        if (acquire.sent) {
-          loop_done = [sent = acquire.sent, finished = std::move(loop_done)](
-                          std::exception_ptr error, bool acquired) {
-            *sent = deciding_attempt_sent();  // set only while the loop completes
-            finished(error, acquired);
-          };
-        }
-        AcquireLoop::start(core->executor(), std::move(params), std::move(loop_done));
+        AcquireLoop::start(
+            core->executor(), std::move(params),
+            [sent = acquire.sent, finished = std::move(finished)](
+                std::exception_ptr error, const AcquireOutcome& outcome) {
+              if (sent && outcome.acquired) *sent = outcome.sent;
+              finished(error, outcome.acquired);
+            });
       },
       std::move(done), std::move(cancel));
 }

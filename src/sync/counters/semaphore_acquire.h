@@ -31,7 +31,8 @@ struct SemaphoreAcquire {
   std::optional<Clock::time_point> deadline;
   std::shared_ptr<AcquireProbe> probe;  ///< nullptr without a Metrics hook
   RecordedAttempt attempt;
-  /// When set: gets the send time of the attempt that decided (deciding_attempt_sent()).
+  /// When set: gets the send time of the attempt that decided (AcquireOutcome::sent), once
+  /// acquired.
   std::shared_ptr<std::optional<Clock::time_point>> sent;
   /// Optional (an async acquisition whose handler has a cancellation slot): gives the
   /// acquisition up with CancelledError, at the gate or in its loop (AcquireLoop::Params).
@@ -43,6 +44,7 @@ struct SemaphoreAcquire {
 /// twice, and after a lost reply the record tells whether one ran (and settles it). Call on
 /// the I/O thread.
 void start_semaphore_acquire_loop(const std::shared_ptr<detail::ClientCore>& core,
-                                  SemaphoreAcquire acquire, AcquireLoop::Done done);
+                                  SemaphoreAcquire acquire,
+                                  std::function<void(std::exception_ptr, bool acquired)> done);
 
 }  // namespace redisync::sync

@@ -91,10 +91,10 @@ class FairKind final : public detail::LockKind {
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                   std::int64_t owner, Duration effective_lease, Duration wait,
                   std::optional<sync::Clock::time_point> deadline,
-                  detail::AcquireDone done) const override {
+                  detail::LoopDone done) const override {
     if (!reentrant_) {  // two tasks sharing an owner id (non_reentrant_lock.cpp)
       if (auto error = detail::waiting_owner_error(*core, name, owner, describe(*core, name))) {
-        return done(error, false);
+        return done(error, {});
       }
     }
     const std::string field = core->owner_field(owner);
@@ -163,19 +163,19 @@ class FairKind final : public detail::LockKind {
     if (!queueing) {
       // §4.4: one attempt, never queued; nothing to subscribe to or clean up.
       return attempt([done](std::exception_ptr error, sync::AttemptResult r) {
-        done(error, !error && r.acquired);
+        done(error, sync::outcome_of(error, r));
       });
     }
     // A waiter that stops waiting (timed out, failed) leaves the queue (§4.5) before the
     // caller hears about it, so nothing of it is left behind once try_lock_for() returns.
     auto gave_up = std::make_shared<bool>(false);
-    auto finish = [core, name, field, allow, gave_up, done, link](std::exception_ptr error,
-                                                                  bool acquired) {
-      if (acquired || (!*gave_up && !error)) return done(error, acquired);
+    auto finish = [core, name, field, allow, gave_up, done, link](
+                      std::exception_ptr error, const sync::AcquireOutcome& outcome) {
+      if (outcome.acquired || (!*gave_up && !error)) return done(error, outcome);
       if (!link || !link->listed) {
         return core->executor().eval(
             lua::fair_lock_give_up, {queue_key(name), timeout_key(name)}, {field, allow},
-            [error, done](std::exception_ptr, net::Reply) { done(error, false); },
+            [error, done](std::exception_ptr, net::Reply) { done(error, {}); },
             net::Retry::always);
       }
       // Grant mode: also leaves the registrations, and releases and passes on a grant that
@@ -188,7 +188,7 @@ class FairKind final : public detail::LockKind {
            std::to_string(core->config().grant_lease.count()), link->id},
           [core, link, error, done](std::exception_ptr, net::Reply) {
             core->grants().remove(link->channel, link->field);
-            done(error, false);
+            done(error, {});
           },
           net::Retry::always);
     };

@@ -29,7 +29,7 @@ class FencedKind final : public detail::HashLockKind {
                         std::int64_t owner, Duration effective_lease,
                         std::optional<sync::Clock::time_point> deadline,
                         std::shared_ptr<std::optional<std::uint64_t>> token,
-                        detail::AcquireDone done) const {
+                        detail::LoopDone done) const {
     detail::ReplyParser parse;  // ordinary acquire: nil / PTTL
     if (token) {
       // Acquire-with-token: {-1, token} or {PTTL, -1}.
@@ -146,7 +146,7 @@ class FencedKind final : public detail::HashLockKind {
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                   std::int64_t owner, Duration effective_lease, Duration /*wait*/,
                   std::optional<sync::Clock::time_point> deadline,
-                  detail::AcquireDone done) const override {
+                  detail::LoopDone done) const override {
     start_token_loop(core, name, owner, effective_lease, deadline, nullptr, std::move(done));
   }
 

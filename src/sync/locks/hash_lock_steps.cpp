@@ -156,7 +156,7 @@ std::shared_ptr<HashLockSteps> grant_lock_steps(const std::shared_ptr<ClientCore
 void start_guarded_lock_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& self,
                              const std::string& name, std::int64_t owner,
                              Duration effective_lease,
-                             std::optional<sync::Clock::time_point> deadline, AcquireDone done,
+                             std::optional<sync::Clock::time_point> deadline, LoopDone done,
                              const lua::Script& step, bool refuse_reentry) {
   start_pubsub_loop(core, deadline,
                     guarded_lock_steps(core, self, name, owner, effective_lease, step,
@@ -167,7 +167,7 @@ void start_guarded_lock_loop(const std::shared_ptr<ClientCore>& core, const Kind
 void start_lock_grant_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                            const std::string& name, std::int64_t owner, Duration effective_lease,
                            std::optional<sync::Clock::time_point> deadline,
-                           std::shared_ptr<sync::GrantLink> link, AcquireDone done,
+                           std::shared_ptr<sync::GrantLink> link, LoopDone done,
                            bool non_reentrant) {
   auto steps =
       grant_lock_steps(core, kind, name, owner, effective_lease, deadline, link, non_reentrant);

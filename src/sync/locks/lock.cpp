@@ -21,7 +21,7 @@ class PlainKind final : public detail::HashLockKind {
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                   std::int64_t owner, Duration effective_lease, Duration /*wait*/,
                   std::optional<sync::Clock::time_point> deadline,
-                  detail::AcquireDone done) const override {
+                  detail::LoopDone done) const override {
     const auto self = shared_from_this();
     // Grant mode: the registering acquire; no starvation guard (a registered waiter is
     // granted the lock in turn).

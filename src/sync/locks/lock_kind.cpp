@@ -233,17 +233,15 @@ void judge_attempt(const std::shared_ptr<AttemptRequest>& request, std::exceptio
         " ms (WAIT); the hold was rolled back"));
     return request->undo([cb, timeout] { cb(timeout, {}); });
   }
+  // A hold it took counts its local lease deadline from the send (docs/safety.md).
+  if (!error && result.acquired) result.sent = sent;
   // Outside the handler: the loop's continuation must not run inside a catch block.
-  std::optional<sync::DecidingAttempt> deciding;
-  if (!error && result.acquired) deciding.emplace(sent);
   cb(std::move(error), result);
 }
 
 }  // namespace
 
 void send_attempt(const std::shared_ptr<AttemptRequest>& request, sync::AcquireSteps::Done cb) {
-  // The send time of this attempt: a hold it takes counts its local lease deadline from
-  // it, whichever path (loop, one attempt, spin loop) reports it (docs/safety.md).
   const auto sent = sync::Clock::now();
   auto& executor = request->client().executor();
   if (request->undoable()) {
@@ -389,7 +387,7 @@ sync::AcquireLoop::AttemptFn hold_count_recheck(
 
 void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
                        std::optional<sync::Clock::time_point> deadline,
-                       sync::AcquireLoop::AttemptFn attempt, AcquireDone done,
+                       sync::AcquireLoop::AttemptFn attempt, LoopDone done,
                        std::function<void()> on_give_up, sync::AcquireLoop::AttemptFn recheck,
                        sync::AcquireLoop::AttemptFn settle,
                        std::shared_ptr<sync::GrantLink> grant) {
@@ -403,7 +401,7 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
 
 void start_pubsub_loop(const std::shared_ptr<ClientCore>& core,
                        std::optional<sync::Clock::time_point> deadline,
-                       std::shared_ptr<sync::AcquireSteps> steps, AcquireDone done,
+                       std::shared_ptr<sync::AcquireSteps> steps, LoopDone done,
                        std::shared_ptr<sync::GrantLink> grant) {
   sync::AcquireLoop::Params params;
   params.policy = lock_message_policy;
@@ -438,7 +436,8 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
         // Kept while the acquisition waits: no second copy of the name (the hold key is
         // built again at the end).
         auto finished = [core, kind, name, owner, watchdog, effective, done = std::move(done),
-                         meter](std::exception_ptr error, bool acquired) {
+                         meter](std::exception_ptr error, const sync::AcquireOutcome& outcome) {
+          const bool acquired = outcome.acquired;
           const std::pair<std::string, std::int64_t> hold_id{kind->hold_key(name), owner};
           if (auto a = core->acquiring().find(hold_id); a != core->acquiring().end()) {
             if (--a->second <= 0) core->acquiring().erase(a);
@@ -451,12 +450,11 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
             ++hold.count;
             hold.lease = effective;
             hold.watchdog = hold.watchdog || watchdog;
-            // The local lease deadline counts from the deciding attempt's send time (every
-            // acquire step sets it: script_attempt), see docs/safety.md. The reply time is only
-            // a fallback for a step that did not say, and the later one.
-            const auto sent = sync::deciding_attempt_sent().value_or(sync::Clock::now());
+            // The local lease deadline counts from the deciding attempt's send time (the
+            // waiting loop's outcome), see docs/safety.md.
+            const auto sent = outcome.sent;
             hold.leases.push_back({watchdog, sync::Clock::now() + effective, sent, effective});
-            if (const auto granted = sync::deciding_grant()) {
+            if (const auto& granted = outcome.grant) {
               // Granted (sync/acquire/grant.h): on the server the hold has the releaser's short
               // grant lease until our extension lands; until it answers, that is the local
               // deadline (the releaser's, as its message said: not this Client's setting).
@@ -471,7 +469,7 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
               }
               // A hold a recheck found may be an earlier acquisition's (its outcome lost):
               // the server keeps it only as long as the recheck read, from the read's send.
-              if (const auto found = sync::deciding_found()) {
+              if (const auto& found = outcome.found) {
                 core->watchdog().cap(ref.renewal, found->lease, found->read_sent);
               }
             }

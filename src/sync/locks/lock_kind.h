@@ -29,6 +29,9 @@
 namespace redisync::detail {
 
 using AcquireDone = std::function<void(std::exception_ptr, bool acquired)>;
+/// A waiting loop's completion: the outcome carries what the hold's local deadline is derived
+/// from (sync/acquire/acquire_outcome.h).
+using LoopDone = sync::AcquireLoop::Done;
 using ReleaseDone = std::function<void(ReleaseOutcome, std::exception_ptr)>;
 using BoolDone = std::function<void(std::exception_ptr, bool)>;
 
@@ -84,7 +87,7 @@ class LockKind : public std::enable_shared_from_this<LockKind> {
   virtual void start_loop(const std::shared_ptr<ClientCore>& core, const std::string& name,
                           std::int64_t owner, Duration effective_lease, Duration wait,
                           std::optional<sync::Clock::time_point> deadline,
-                          AcquireDone done) const = 0;
+                          LoopDone done) const = 0;
   /// Runs the release step of `field` with release record key `record` (§1.8); `lease` is
   /// the lease of the remaining holds.
   virtual void release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
@@ -257,7 +260,7 @@ class AttemptRequest {
 /// by WAIT when the master has replicas; an acquisition no replica acknowledged is undone and
 /// reported as a (retryable) TimeoutError, and the step is never resent by the executor: the
 /// loop retries, after a recheck. An acquisition it reports carries its send time
-/// (sync::deciding_attempt_sent).
+/// (AttemptResult::sent).
 void send_attempt(const std::shared_ptr<AttemptRequest>& request, sync::AcquireSteps::Done done);
 
 /// One attempt step: runs `script` and reads the reply with `parse` (parse_nil_or_ttl when
@@ -312,7 +315,7 @@ sync::AcquireLoop::AttemptFn hold_count_check(
 /// finding out whether the attempt ran (issue 22 item 1).
 void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
                        std::optional<sync::Clock::time_point> deadline,
-                       sync::AcquireLoop::AttemptFn attempt, AcquireDone done,
+                       sync::AcquireLoop::AttemptFn attempt, LoopDone done,
                        std::function<void()> on_give_up = nullptr,
                        sync::AcquireLoop::AttemptFn recheck = nullptr,
                        sync::AcquireLoop::AttemptFn settle = nullptr,
@@ -321,7 +324,7 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string chan
 /// run on the server are retried when `steps` can recheck.
 void start_pubsub_loop(const std::shared_ptr<ClientCore>& core,
                        std::optional<sync::Clock::time_point> deadline,
-                       std::shared_ptr<sync::AcquireSteps> steps, AcquireDone done,
+                       std::shared_ptr<sync::AcquireSteps> steps, LoopDone done,
                        std::shared_ptr<sync::GrantLink> grant = nullptr);
 
 // --- Direct handoff (Config::handoff = grant; sync/acquire/grant.h) ---
@@ -339,7 +342,7 @@ std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& c
 void start_lock_grant_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                            const std::string& name, std::int64_t owner, Duration effective_lease,
                            std::optional<sync::Clock::time_point> deadline,
-                           std::shared_ptr<sync::GrantLink> link, AcquireDone done,
+                           std::shared_ptr<sync::GrantLink> link, LoopDone done,
                            bool non_reentrant = false);
 /// KEYS[1..4] of lock_grant_acquire.lua: N, its registrations, their ids, the grant mark.
 std::vector<std::string> lock_grant_keys(const std::string& name);

@@ -79,10 +79,10 @@ class NonReentrantKind final : public detail::HashLockKind {
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                   std::int64_t owner, Duration effective_lease, Duration /*wait*/,
                   std::optional<sync::Clock::time_point> deadline,
-                  detail::AcquireDone done) const override {
+                  detail::LoopDone done) const override {
     const auto self = shared_from_this();
     if (auto error = detail::waiting_owner_error(*core, name, owner, describe(*core, name))) {
-      return done(error, false);
+      return done(error, {});
     }
     if (auto link = detail::grant_link(core, *this, name, owner)) {
       return detail::start_lock_grant_loop(core, self, name, owner, effective_lease, deadline,

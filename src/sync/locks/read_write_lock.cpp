@@ -118,7 +118,7 @@ class RwKind : public detail::LockKind {
 
   void start_rw_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                      std::int64_t owner, std::optional<sync::Clock::time_point> deadline,
-                     sync::AcquireLoop::AttemptFn attempt, detail::AcquireDone done,
+                     sync::AcquireLoop::AttemptFn attempt, detail::LoopDone done,
                      std::function<void()> give_up = nullptr,
                      std::shared_ptr<sync::GrantLink> grant = nullptr) const {
     auto recheck = detail::hold_count_recheck(core, shared_from_this(), name, owner, attempt);
@@ -140,7 +140,7 @@ class ReadKind final : public RwKind {
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                   std::int64_t owner, Duration effective_lease, Duration /*wait*/,
                   std::optional<sync::Clock::time_point> deadline,
-                  detail::AcquireDone done) const override {
+                  detail::LoopDone done) const override {
     const std::string field = core->owner_field(owner);
     std::vector<std::string> keys{name, marker_prefix(name, field)};
     std::vector<std::string> fixed{std::to_string(effective_lease.count()), field,
@@ -188,7 +188,7 @@ class WriteKind final : public RwKind {
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                   std::int64_t owner, Duration effective_lease, Duration /*wait*/,
                   std::optional<sync::Clock::time_point> deadline,
-                  detail::AcquireDone done) const override {
+                  detail::LoopDone done) const override {
     const std::string reader = core->owner_field(owner);
     const std::string writer = reader + ":write";
     const std::string what = describe(*core, name);

@@ -86,11 +86,17 @@ std::exception_ptr SpinLoop::gave_up() const {
   return detail::cancelled_error("the spin lock was acquired", "nothing was acquired");
 }
 
-void SpinLoop::finish(std::exception_ptr error, bool acquired) {
+void SpinLoop::finish(std::exception_ptr error, bool acquired, std::optional<GrantFound> found) {
   if (finished_) return;
   finished_ = true;
   if (cancel_) cancel_->detach();
-  done_(std::move(error), acquired);
+  AcquireOutcome outcome;
+  if (acquired) {
+    outcome.acquired = true;
+    outcome.sent = attempt_sent_;
+    outcome.found = found;
+  }
+  done_(std::move(error), outcome);
 }
 
 SpinLoop::SpinLoop(asio::io_context& io, std::optional<Clock::time_point> deadline,
@@ -132,13 +138,9 @@ void SpinLoop::settle(std::exception_ptr error, int tries_left) {
   settle_.check([self = shared_from_this(), error, tries_left](std::exception_ptr check_error,
                                                                AttemptResult r) {
     if (!check_error) {
-      // Found acquired: the hold counts from the send of the attempt whose reply was lost.
-      std::optional<DecidingAttempt> deciding;
-      if (r.acquired) deciding.emplace(self->attempt_sent_);
-      // ...but the hold found may be an earlier acquisition's: no later than what was read.
-      std::optional<DecidingFound> found;
-      if (r.acquired) found.emplace(r.found);
-      return self->finish(r.acquired ? nullptr : error, r.acquired);
+      // Found acquired: the hold counts from the send of the attempt whose reply was lost,
+      // but it may be an earlier acquisition's: no later than what was read.
+      return self->finish(r.acquired ? nullptr : error, r.acquired, r.found);
     }
     if (tries_left <= 1) return self->finish(error, false);
     self->timer_.expires_after(self->settle_.interval);
@@ -167,7 +169,7 @@ class SpinKind final : public detail::LockKind {
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                   std::int64_t owner, Duration effective_lease, Duration /*wait*/,
                   std::optional<sync::Clock::time_point> deadline,
-                  detail::AcquireDone done) const override {
+                  detail::LoopDone done) const override {
     // The acquire step of the reentrant lock (§2.2); the returned PTTL is not used to wait.
     auto attempt = detail::script_attempt(
         core, lua::lock_acquire, {name},

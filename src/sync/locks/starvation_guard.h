@@ -100,7 +100,7 @@ inline std::function<void()> starvation_guard_drop(const std::shared_ptr<ClientC
 void start_guarded_lock_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& self,
                              const std::string& name, std::int64_t owner,
                              Duration effective_lease,
-                             std::optional<sync::Clock::time_point> deadline, AcquireDone done,
+                             std::optional<sync::Clock::time_point> deadline, LoopDone done,
                              const lua::Script& step, bool refuse_reentry = false);
 
 }  // namespace redisync::detail
