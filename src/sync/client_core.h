@@ -152,12 +152,6 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   };
   std::map<std::pair<std::string, std::string>, WatchedPermit> watched_permits;
   std::uint64_t permit_watch_epochs = 0;
-  /// The AcquireProbe of the acquisition being started (Metrics hook): set by run_acquire
-  /// around the kind's start_loop, taken by the waiting loop it starts.
-  std::shared_ptr<sync::AcquireProbe> pending_probe;
-  /// The cancellation signal of the async acquisition being started (Asio per-operation
-  /// cancellation), set and taken as pending_probe is.
-  std::shared_ptr<CancelSignal> pending_cancel;
   /// Permits of permit-expirable semaphores this Client took while a Metrics hook is set, by
   /// semaphore name + '\0' + permit id: when each was taken (hold time) and when its lease
   /// ends (entries past it are swept; sync/metrics_report.h).

@@ -32,8 +32,7 @@ class TestKind final : public redisync::detail::HashLockKind {
  public:
   std::string noun() const override { return "lock"; }
   void start_loop(const std::shared_ptr<ClientCore>&, const std::string&, std::int64_t,
-                  Duration, Duration, std::optional<redisync::sync::Clock::time_point>,
-                  redisync::detail::LoopDone) const override {}
+                  redisync::detail::LoopStart) const override {}
 };
 
 std::shared_ptr<ClientCore> core_with(Handoff handoff, Duration guard) {

@@ -89,16 +89,17 @@ class FairKind final : public detail::LockKind {
   }
 
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                  std::int64_t owner, Duration effective_lease, Duration wait,
-                  std::optional<sync::Clock::time_point> deadline,
-                  detail::LoopDone done) const override {
+                  std::int64_t owner, detail::LoopStart start) const override {
+    const Duration effective_lease = start.lease;
+    const auto deadline = start.deadline;
+    detail::LoopDone done = std::move(start.done);
     if (!reentrant_) {  // two tasks sharing an owner id (non_reentrant_lock.cpp)
       if (auto error = detail::waiting_owner_error(*core, name, owner, describe(*core, name))) {
         return done(error, {});
       }
     }
     const std::string field = core->owner_field(owner);
-    const bool queueing = wait != Duration{0};
+    const bool queueing = start.wait != Duration{0};
     // Wait allowance A (§4.1): the configured one for every redisync waiter, whatever its wait
     // (Redisson takes the caller's wait when there is one). redisync waiters refresh their
     // deadlines as they poll, so a short A costs a live waiter nothing, and a killed or
@@ -194,8 +195,9 @@ class FairKind final : public detail::LockKind {
     };
     // Each waiter listens on its own channel: a release wakes only the head (§4.8).
     auto recheck = detail::hold_count_recheck(core, shared_from_this(), name, owner, attempt);
-    detail::start_pubsub_loop(core, detail::lock_channel(name) + ":" + field, deadline,
-                              std::move(attempt), std::move(finish),
+    start.done = std::move(finish);
+    detail::start_pubsub_loop(core, detail::lock_channel(name) + ":" + field, std::move(start),
+                              std::move(attempt),
                               [gave_up] { *gave_up = true; }, std::move(recheck),
                               detail::hold_count_check(core, shared_from_this(), name, owner),
                               link);

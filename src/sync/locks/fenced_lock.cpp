@@ -26,10 +26,10 @@ class FencedKind final : public detail::HashLockKind {
   /// The acquire loop; with `token` set, the step is acquire-with-token and the token of the
   /// successful attempt is stored there.
   void start_token_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                        std::int64_t owner, Duration effective_lease,
-                        std::optional<sync::Clock::time_point> deadline,
-                        std::shared_ptr<std::optional<std::uint64_t>> token,
-                        detail::LoopDone done) const {
+                        std::int64_t owner, detail::LoopStart start,
+                        std::shared_ptr<std::optional<std::uint64_t>> token) const {
+    const Duration effective_lease = start.lease;
+    const auto deadline = start.deadline;
     detail::ReplyParser parse;  // ordinary acquire: nil / PTTL
     if (token) {
       // Acquire-with-token: {-1, token} or {PTTL, -1}.
@@ -128,8 +128,8 @@ class FencedKind final : public detail::HashLockKind {
     }
     auto recheck = detail::hold_count_recheck(core, self, name, owner, attempt, read_token);
     if (link) give_up = detail::grant_give_up(core, link, name, token_key(name));
-    detail::start_pubsub_loop(core, detail::lock_channel(name), deadline, std::move(attempt),
-                              std::move(done), std::move(give_up), std::move(recheck),
+    detail::start_pubsub_loop(core, detail::lock_channel(name), std::move(start),
+                              std::move(attempt), std::move(give_up), std::move(recheck),
                               detail::hold_count_check(core, self, name, owner, read_token), link);
   }
 
@@ -144,10 +144,8 @@ class FencedKind final : public detail::HashLockKind {
   }
 
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                  std::int64_t owner, Duration effective_lease, Duration /*wait*/,
-                  std::optional<sync::Clock::time_point> deadline,
-                  detail::LoopDone done) const override {
-    start_token_loop(core, name, owner, effective_lease, deadline, nullptr, std::move(done));
+                  std::int64_t owner, detail::LoopStart start) const override {
+    start_token_loop(core, name, owner, std::move(start), nullptr);
   }
 
 };
@@ -167,10 +165,8 @@ void FencedLock::start_token_acquire(std::int64_t owner, Duration lease, Duratio
       [token, done](std::exception_ptr error, bool acquired) {
         done(error, acquired ? *token : std::nullopt);
       },
-      [core = core_, name = name_, owner, token, kind](
-          Duration effective, std::optional<sync::Clock::time_point> deadline,
-          sync::AcquireLoop::Done loop_done) {
-        kind->start_token_loop(core, name, owner, effective, deadline, token, std::move(loop_done));
+      [core = core_, name = name_, owner, token, kind](detail::LoopStart start) {
+        kind->start_token_loop(core, name, owner, std::move(start), token);
       },
       std::move(cancel));
 }

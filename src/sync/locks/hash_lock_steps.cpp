@@ -154,24 +154,18 @@ std::shared_ptr<HashLockSteps> grant_lock_steps(const std::shared_ptr<ClientCore
 }
 
 void start_guarded_lock_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& self,
-                             const std::string& name, std::int64_t owner,
-                             Duration effective_lease,
-                             std::optional<sync::Clock::time_point> deadline, LoopDone done,
+                             const std::string& name, std::int64_t owner, LoopStart start,
                              const lua::Script& step, bool refuse_reentry) {
-  start_pubsub_loop(core, deadline,
-                    guarded_lock_steps(core, self, name, owner, effective_lease, step,
-                                       refuse_reentry),
-                    std::move(done));
+  auto steps = guarded_lock_steps(core, self, name, owner, start.lease, step, refuse_reentry);
+  start_pubsub_loop(core, std::move(start), std::move(steps));
 }
 
 void start_lock_grant_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
-                           const std::string& name, std::int64_t owner, Duration effective_lease,
-                           std::optional<sync::Clock::time_point> deadline,
-                           std::shared_ptr<sync::GrantLink> link, LoopDone done,
-                           bool non_reentrant) {
-  auto steps =
-      grant_lock_steps(core, kind, name, owner, effective_lease, deadline, link, non_reentrant);
-  start_pubsub_loop(core, deadline, std::move(steps), std::move(done), std::move(link));
+                           const std::string& name, std::int64_t owner, LoopStart start,
+                           std::shared_ptr<sync::GrantLink> link, bool non_reentrant) {
+  auto steps = grant_lock_steps(core, kind, name, owner, start.lease, start.deadline, link,
+                                non_reentrant);
+  start_pubsub_loop(core, std::move(start), std::move(steps), std::move(link));
 }
 
 }  // namespace redisync::detail

@@ -19,18 +19,16 @@ class PlainKind final : public detail::HashLockKind {
   std::string noun() const override { return "lock"; }
 
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                  std::int64_t owner, Duration effective_lease, Duration /*wait*/,
-                  std::optional<sync::Clock::time_point> deadline,
-                  detail::LoopDone done) const override {
+                  std::int64_t owner, detail::LoopStart start) const override {
     const auto self = shared_from_this();
     // Grant mode: the registering acquire; no starvation guard (a registered waiter is
     // granted the lock in turn).
     if (auto link = detail::grant_link(core, *this, name, owner)) {
-      return detail::start_lock_grant_loop(core, self, name, owner, effective_lease, deadline,
-                                           std::move(link), std::move(done));
+      return detail::start_lock_grant_loop(core, self, name, owner, std::move(start),
+                                           std::move(link));
     }
-    detail::start_guarded_lock_loop(core, self, name, owner, effective_lease, deadline,
-                                    std::move(done), lua::lock_acquire);
+    detail::start_guarded_lock_loop(core, self, name, owner, std::move(start),
+                                    lua::lock_acquire);
   }
 };
 

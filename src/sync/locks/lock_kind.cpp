@@ -386,35 +386,32 @@ sync::AcquireLoop::AttemptFn hold_count_recheck(
 }
 
 void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
-                       std::optional<sync::Clock::time_point> deadline,
-                       sync::AcquireLoop::AttemptFn attempt, LoopDone done,
+                       LoopStart start, sync::AcquireLoop::AttemptFn attempt,
                        std::function<void()> on_give_up, sync::AcquireLoop::AttemptFn recheck,
                        sync::AcquireLoop::AttemptFn settle,
                        std::shared_ptr<sync::GrantLink> grant) {
   // A settle step only with a recheck: without one, uncertain errors are reported as they are.
   if (!recheck) settle = nullptr;
-  start_pubsub_loop(core, deadline,
-                    sync::function_steps(std::move(channel), std::move(attempt), std::move(recheck),
-                                         std::move(settle), std::move(on_give_up)),
-                    std::move(done), std::move(grant));
+  auto steps = sync::function_steps(std::move(channel), std::move(attempt), std::move(recheck),
+                                    std::move(settle), std::move(on_give_up));
+  start_pubsub_loop(core, std::move(start), std::move(steps), std::move(grant));
 }
 
-void start_pubsub_loop(const std::shared_ptr<ClientCore>& core,
-                       std::optional<sync::Clock::time_point> deadline,
-                       std::shared_ptr<sync::AcquireSteps> steps, LoopDone done,
+void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, LoopStart start,
+                       std::shared_ptr<sync::AcquireSteps> steps,
                        std::shared_ptr<sync::GrantLink> grant) {
   sync::AcquireLoop::Params params;
   params.policy = lock_message_policy;
-  params.deadline = deadline;
-  params.probe = std::move(core->pending_probe);  // the acquisition's, with a Metrics hook
-  params.cancel = std::move(core->pending_cancel);  // an async acquisition's, if cancellable
+  params.deadline = start.deadline;
+  params.probe = std::move(start.probe);    // the acquisition's, with a Metrics hook
+  params.cancel = std::move(start.cancel);  // an async acquisition's, if cancellable
   params.grant = std::move(grant);
   if (steps->can_recheck()) {
     params.retry_attempts = core->config().retry_attempts;
     params.retry_interval = core->config().retry_interval;
   }
   params.steps = std::move(steps);
-  sync::AcquireLoop::start(core->executor(), std::move(params), std::move(done));
+  sync::AcquireLoop::start(core->executor(), std::move(params), std::move(start.done));
 }
 
 void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
@@ -478,15 +475,13 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
           metrics_acquired(meter, error, acquired, held);
           done(error, acquired);
         };
-        if (meter) core->pending_probe = meter->probe;  // for the loop start_loop starts
-        core->pending_cancel = std::move(cancel);       // likewise (one attempt: not used)
+        LoopStart loop{effective, wait, deadline, probe_of(meter),
+                       std::move(cancel), std::move(finished)};
         if (start) {
-          start(effective, deadline, std::move(finished));
+          start(std::move(loop));
         } else {
-          kind->start_loop(core, name, owner, effective, wait, deadline, std::move(finished));
+          kind->start_loop(core, name, owner, std::move(loop));
         }
-        core->pending_probe.reset();
-        core->pending_cancel.reset();
       });
 }
 

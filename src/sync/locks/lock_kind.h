@@ -57,10 +57,19 @@ struct HoldRef {
   bool undo = false;
 };
 
+/// One acquisition as run_acquire hands it to its kind's waiting loop: everything the loop
+/// needs besides the kind, name and owner, in the call (nothing rides on ClientCore).
+struct LoopStart {
+  Duration lease{0};  ///< the effective lease (the watchdog's when the caller gave none)
+  Duration wait{-1};  ///< as the caller gave it (< 0: no limit, 0: one attempt)
+  std::optional<sync::Clock::time_point> deadline;  ///< from `wait`; nullopt: no limit
+  std::shared_ptr<sync::AcquireProbe> probe;  ///< counts attempts and wake-ups, or null
+  std::shared_ptr<CancelSignal> cancel;  ///< an async acquisition's cancellation, or null
+  LoopDone done;  ///< the completion, with the acquisition's outcome
+};
+
 /// Starts the waiting loop of one acquisition (pub/sub AcquireLoop, spin loop...).
-using LoopStarter =
-    std::function<void(Duration effective_lease, std::optional<sync::Clock::time_point> deadline,
-                       sync::AcquireLoop::Done done)>;
+using LoopStarter = std::function<void(LoopStart start)>;
 
 class LockKind : public std::enable_shared_from_this<LockKind> {
  public:
@@ -83,11 +92,9 @@ class LockKind : public std::enable_shared_from_this<LockKind> {
   }
 
   /// Starts the waiting loop of one acquisition of `name` by `owner` (I/O thread): the kind
-  /// picks its step and its way of waiting. `wait` as given by the caller (< 0: no limit).
+  /// picks its step and its way of waiting.
   virtual void start_loop(const std::shared_ptr<ClientCore>& core, const std::string& name,
-                          std::int64_t owner, Duration effective_lease, Duration wait,
-                          std::optional<sync::Clock::time_point> deadline,
-                          LoopDone done) const = 0;
+                          std::int64_t owner, LoopStart start) const = 0;
   /// Runs the release step of `field` with release record key `record` (§1.8); `lease` is
   /// the lease of the remaining holds.
   virtual void release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
@@ -308,23 +315,22 @@ sync::AcquireLoop::AttemptFn hold_count_check(
     std::int64_t owner,
     std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired = nullptr);
 
-/// The pub/sub waiting loop of docs/wire-format.md §13 for `attempt`, on `channel`. With `recheck`, errors
+/// The pub/sub waiting loop of docs/wire-format.md §13 for `attempt`, on `channel`, for the
+/// acquisition `start` (its deadline, probe, cancellation, completion). With `recheck`, errors
 /// that may have run on the server (timeouts, dropped connections, unacknowledged acquires)
 /// are retried Config::retry_attempts times within the wait; without, they are reported.
 /// With `settle` (hold_count_check), the loop never gives up after such an error without
 /// finding out whether the attempt ran (issue 22 item 1).
 void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
-                       std::optional<sync::Clock::time_point> deadline,
-                       sync::AcquireLoop::AttemptFn attempt, LoopDone done,
+                       LoopStart start, sync::AcquireLoop::AttemptFn attempt,
                        std::function<void()> on_give_up = nullptr,
                        sync::AcquireLoop::AttemptFn recheck = nullptr,
                        sync::AcquireLoop::AttemptFn settle = nullptr,
                        std::shared_ptr<sync::GrantLink> grant = nullptr);
 /// The same loop for steps made as one record (their channel theirs); errors that may have
 /// run on the server are retried when `steps` can recheck.
-void start_pubsub_loop(const std::shared_ptr<ClientCore>& core,
-                       std::optional<sync::Clock::time_point> deadline,
-                       std::shared_ptr<sync::AcquireSteps> steps, LoopDone done,
+void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, LoopStart start,
+                       std::shared_ptr<sync::AcquireSteps> steps,
                        std::shared_ptr<sync::GrantLink> grant = nullptr);
 
 // --- Direct handoff (Config::handoff = grant; sync/acquire/grant.h) ---
@@ -340,10 +346,8 @@ std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& c
 /// per acquisition (hash_lock_steps.cpp).
 /// `non_reentrant`: a hold of the owner found that is not that grant is a ReentryError.
 void start_lock_grant_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
-                           const std::string& name, std::int64_t owner, Duration effective_lease,
-                           std::optional<sync::Clock::time_point> deadline,
-                           std::shared_ptr<sync::GrantLink> link, LoopDone done,
-                           bool non_reentrant = false);
+                           const std::string& name, std::int64_t owner, LoopStart start,
+                           std::shared_ptr<sync::GrantLink> link, bool non_reentrant = false);
 /// KEYS[1..4] of lock_grant_acquire.lua: N, its registrations, their ids, the grant mark.
 std::vector<std::string> lock_grant_keys(const std::string& name);
 /// ARGV[1..5] of a grant-mode acquire step (lock_grant_acquire.lua and rwlock_write_acquire.lua

@@ -77,23 +77,20 @@ class NonReentrantKind final : public detail::HashLockKind {
   std::string noun() const override { return "non-reentrant lock"; }
 
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                  std::int64_t owner, Duration effective_lease, Duration /*wait*/,
-                  std::optional<sync::Clock::time_point> deadline,
-                  detail::LoopDone done) const override {
+                  std::int64_t owner, detail::LoopStart start) const override {
     const auto self = shared_from_this();
     if (auto error = detail::waiting_owner_error(*core, name, owner, describe(*core, name))) {
-      return done(error, {});
+      return start.done(error, {});
     }
     if (auto link = detail::grant_link(core, *this, name, owner)) {
-      return detail::start_lock_grant_loop(core, self, name, owner, effective_lease, deadline,
-                                           std::move(link), std::move(done),
-                                           /*non_reentrant=*/true);
+      return detail::start_lock_grant_loop(core, self, name, owner, std::move(start),
+                                           std::move(link), /*non_reentrant=*/true);
     }
     // Wake mode: Lock's step (with its starvation guard) behind the re-entry check. The loop's
     // recheck after a lost reply reads the owner's count, never resends: a second run would
     // answer NON_REENTRANT_REACQUIRE for our own first one.
-    detail::start_guarded_lock_loop(core, self, name, owner, effective_lease, deadline,
-                                    std::move(done), guarded_acquire(), /*refuse_reentry=*/true);
+    detail::start_guarded_lock_loop(core, self, name, owner, std::move(start), guarded_acquire(),
+                                    /*refuse_reentry=*/true);
   }
 };
 

@@ -117,14 +117,14 @@ class RwKind : public detail::LockKind {
   virtual std::string side() const = 0;  // "read" or "write"
 
   void start_rw_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                     std::int64_t owner, std::optional<sync::Clock::time_point> deadline,
-                     sync::AcquireLoop::AttemptFn attempt, detail::LoopDone done,
+                     std::int64_t owner, detail::LoopStart start,
+                     sync::AcquireLoop::AttemptFn attempt,
                      std::function<void()> give_up = nullptr,
                      std::shared_ptr<sync::GrantLink> grant = nullptr) const {
     auto recheck = detail::hold_count_recheck(core, shared_from_this(), name, owner, attempt);
     // Read and write waiters share the channel: "0" wakes one, "1" (write release) all.
-    detail::start_pubsub_loop(core, rwlock_channel(name), deadline, std::move(attempt),
-                              std::move(done), std::move(give_up), std::move(recheck),
+    detail::start_pubsub_loop(core, rwlock_channel(name), std::move(start), std::move(attempt),
+                              std::move(give_up), std::move(recheck),
                               detail::hold_count_check(core, shared_from_this(), name, owner),
                               std::move(grant));
   }
@@ -138,9 +138,9 @@ class ReadKind final : public RwKind {
   detail::ReleaseReply release_reply() const override { return detail::ReleaseReply::whole_lock; }
 
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                  std::int64_t owner, Duration effective_lease, Duration /*wait*/,
-                  std::optional<sync::Clock::time_point> deadline,
-                  detail::LoopDone done) const override {
+                  std::int64_t owner, detail::LoopStart start) const override {
+    const Duration effective_lease = start.lease;
+    const auto deadline = start.deadline;
     const std::string field = core->owner_field(owner);
     std::vector<std::string> keys{name, marker_prefix(name, field)};
     std::vector<std::string> fixed{std::to_string(effective_lease.count()), field,
@@ -151,13 +151,12 @@ class ReadKind final : public RwKind {
       args = reader_args(*core, std::move(fixed), deadline);
     }
     start_rw_loop(
-        core, name, owner, deadline,
+        core, name, owner, std::move(start),
         detail::script_attempt(
             core, detail::publish_guarded(*core, lua::rwlock_read_acquire), std::move(keys),
             detail::publish_guarded_args(*core, std::move(args), rwlock_channel(name), name),
             describe(*core, name), nullptr,
-            detail::release_undo(core, shared_from_this(), name, owner, effective_lease)),
-        std::move(done));
+            detail::release_undo(core, shared_from_this(), name, owner, effective_lease)));
   }
 
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
@@ -186,9 +185,9 @@ class WriteKind final : public RwKind {
   std::string field_suffix() const override { return ":write"; }
 
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                  std::int64_t owner, Duration effective_lease, Duration /*wait*/,
-                  std::optional<sync::Clock::time_point> deadline,
-                  detail::LoopDone done) const override {
+                  std::int64_t owner, detail::LoopStart start) const override {
+    const Duration effective_lease = start.lease;
+    const auto deadline = start.deadline;
     const std::string reader = core->owner_field(owner);
     const std::string writer = reader + ":write";
     const std::string what = describe(*core, name);
@@ -254,7 +253,7 @@ class WriteKind final : public RwKind {
            sync::grant_mark_key(name), sync::grant_channel_prefix(name), rw_readers_key(name)},
           {"1"});
     }
-    start_rw_loop(core, name, owner, deadline, std::move(attempt), std::move(done),
+    start_rw_loop(core, name, owner, std::move(start), std::move(attempt),
                   std::move(give_up), std::move(link));
   }
 

@@ -167,27 +167,25 @@ class SpinKind final : public detail::LockKind {
   std::string noun() const override { return "spin lock"; }
 
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
-                  std::int64_t owner, Duration effective_lease, Duration /*wait*/,
-                  std::optional<sync::Clock::time_point> deadline,
-                  detail::LoopDone done) const override {
+                  std::int64_t owner, detail::LoopStart start) const override {
     // The acquire step of the reentrant lock (§2.2); the returned PTTL is not used to wait.
     auto attempt = detail::script_attempt(
         core, lua::lock_acquire, {name},
-        detail::fixed_args({std::to_string(effective_lease.count()), core->owner_field(owner)}),
+        detail::fixed_args({std::to_string(start.lease.count()), core->owner_field(owner)}),
         describe(*core, name));
     // With a Metrics hook, the acquisition's probe (run_acquire) counts the attempts.
-    if (auto probe = std::move(core->pending_probe)) {
+    if (auto probe = std::move(start.probe)) {
       attempt = [probe, attempt = std::move(attempt)](sync::AcquireLoop::AttemptDone cb) {
         ++probe->attempts;
         attempt(std::move(cb));
       };
     }
     sync::SpinLoop::start(
-        core->io(), deadline, std::move(attempt), sync::BackoffSequence(backoff_, random_seed()),
-        std::move(done),
+        core->io(), start.deadline, std::move(attempt),
+        sync::BackoffSequence(backoff_, random_seed()), std::move(start.done),
         {detail::hold_count_check(core, shared_from_this(), name, owner),
          std::max(core->config().retry_attempts, 1), core->config().retry_interval},
-        std::move(core->pending_cancel));
+        std::move(start.cancel));
   }
 
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,

@@ -98,9 +98,7 @@ inline std::function<void()> starvation_guard_drop(const std::shared_ptr<ClientC
 /// `refuse_reentry`: `step` starts with non_reentrant_guard.lua, whose refusal is reported as
 /// a ReentryError (non_reentrant.h). One record per acquisition (hash_lock_steps.cpp).
 void start_guarded_lock_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& self,
-                             const std::string& name, std::int64_t owner,
-                             Duration effective_lease,
-                             std::optional<sync::Clock::time_point> deadline, LoopDone done,
+                             const std::string& name, std::int64_t owner, LoopStart start,
                              const lua::Script& step, bool refuse_reentry = false);
 
 }  // namespace redisync::detail
