@@ -55,11 +55,15 @@ Request first_request(HashLockSteps& steps) {
 constexpr std::int64_t kOwner = 7;
 const std::string kName = "orders:42";
 
+// Lock's wake-mode record for kName, owner kOwner, a 30 s lease.
+std::shared_ptr<HashLockSteps> lock_steps(const std::shared_ptr<ClientCore>& core) {
+  return redisync::detail::guarded_lock_steps(core, std::make_shared<TestKind>(), kName, kOwner,
+                                              30s, redisync::lua::lock_acquire, false);
+}
+
 TEST(HashLockStepsWire, WakeModeLockWithTheStarvationGuard) {
   auto core = core_with(Handoff::wake, 20ms);
-  auto steps = redisync::detail::guarded_lock_steps(core, std::make_shared<TestKind>(), kName,
-                                                    kOwner, 30s, redisync::lua::lock_acquire,
-                                                    false);
+  auto steps = lock_steps(core);
   const Request r = first_request(*steps);
   EXPECT_EQ(r.script, &redisync::lua::with_publish_guard(redisync::lua::lock_acquire, false));
   EXPECT_EQ(r.keys, (Strings{"orders:42", "redisync_lock_guard:{orders:42}"}));
@@ -72,9 +76,7 @@ TEST(HashLockStepsWire, WakeModeLockWithTheStarvationGuard) {
 
 TEST(HashLockStepsWire, WakeModeLockWithoutTheGuardIsRedissonsStep) {
   auto core = core_with(Handoff::wake, 0ms);
-  auto steps = redisync::detail::guarded_lock_steps(core, std::make_shared<TestKind>(), kName,
-                                                    kOwner, 30s, redisync::lua::lock_acquire,
-                                                    false);
+  auto steps = lock_steps(core);
   const Request r = first_request(*steps);
   EXPECT_EQ(r.keys, (Strings{"orders:42"}));
   EXPECT_EQ(r.args, (Strings{"30000", core->id() + ":7", "0", "0", "PUBLISH",
@@ -83,9 +85,7 @@ TEST(HashLockStepsWire, WakeModeLockWithoutTheGuardIsRedissonsStep) {
 
 TEST(HashLockStepsWire, TheGuardClaimsOnceTheWaitPassedIt) {
   auto core = core_with(Handoff::wake, 1ms);
-  auto steps = redisync::detail::guarded_lock_steps(core, std::make_shared<TestKind>(), kName,
-                                                    kOwner, 30s, redisync::lua::lock_acquire,
-                                                    false);
+  auto steps = lock_steps(core);
   std::this_thread::sleep_for(5ms);  // waited past the 1 ms guard
   const Strings args = steps->args();
   EXPECT_EQ(args[2], "1");
