@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The requests of the Lock and NonReentrantLock acquisition records (sync/locks/
+// The requests of the Lock, NonReentrantLock and FencedLock acquisition records (sync/locks/
 // hash_lock_steps.h), pinned byte for byte in both handoff modes, with and without the
 // starvation guard: a Redisson client on the same lock reads these keys and fields, so a
 // refactoring of how the steps are assembled must leave them as they are. No server: the
@@ -58,7 +58,7 @@ const std::string kName = "orders:42";
 // Lock's wake-mode record for kName, owner kOwner, a 30 s lease.
 std::shared_ptr<HashLockSteps> lock_steps(const std::shared_ptr<ClientCore>& core) {
   return redisync::detail::guarded_lock_steps(core, std::make_shared<TestKind>(), kName, kOwner,
-                                              30s, redisync::lua::lock_acquire, false);
+                                              30s, redisync::lua::lock_acquire);
 }
 
 TEST(HashLockStepsWire, WakeModeLockWithTheStarvationGuard) {
@@ -109,7 +109,7 @@ TEST(HashLockStepsWire, GrantModeRegistersThroughItsLink) {
     // grant channel is not subscribed yet, so the attempt does not register.
     link->listed = true;
     auto steps = redisync::detail::grant_lock_steps(core, kind, kName, kOwner, 30s,
-                                                    std::nullopt, link, false);
+                                                    std::nullopt, link);
     Request request = first_request(*steps);
     request.args.push_back(link->id);  // compared below
     done(nullptr, request);
@@ -138,12 +138,78 @@ TEST(HashLockStepsWire, GrantModeNonReentrantSaysSo) {
   const Strings args = core->call<Strings>([&](auto done) {
     auto link = redisync::detail::grant_link(core, *kind, kName, kOwner);
     done(nullptr, redisync::detail::grant_lock_steps(core, kind, kName, kOwner, 30s,
-                                                     std::nullopt, link, true)
+                                                     std::nullopt, link, redisync::detail::HashLockVariant::non_reentrant())
                       ->args());
   });
   ASSERT_EQ(args.size(), 10u);
   EXPECT_EQ(args[5], "0");  // no token
   EXPECT_EQ(args[6], "1");  // non-reentrant
+}
+
+TEST(HashLockStepsWire, FencedLockWithATokenAndTheGuard) {
+  auto core = core_with(Handoff::wake, 20ms);
+  auto token = std::make_shared<std::optional<std::uint64_t>>();
+  auto steps = redisync::detail::guarded_lock_steps(
+      core, std::make_shared<TestKind>(), kName, kOwner, 30s, redisync::lua::fenced_lock_acquire,
+      redisync::detail::HashLockVariant::fenced_lock(token));
+  const Request r = first_request(*steps);
+  EXPECT_EQ(r.script,
+            &redisync::lua::with_publish_guard(redisync::lua::fenced_lock_acquire, false));
+  EXPECT_EQ(r.keys, (Strings{"orders:42", "redisson_lock_token:{orders:42}",
+                             "redisync_lock_guard:{orders:42}"}));
+  // lease, owner field, acquire-with-token, then the guard's claim (ARGV[4..5]).
+  EXPECT_EQ(r.args, (Strings{"30000", core->id() + ":7", "1", "0", "100", "PUBLISH",
+                             "redisson_lock__channel:{orders:42}"}));
+  // {-1, token}: acquired, the token stored; {PTTL, -1}: refused, nothing stored.
+  redisync::Reply refused;
+  refused.kind = redisync::Reply::Kind::array;
+  refused.elements.resize(2);
+  for (auto& e : refused.elements) e.kind = redisync::Reply::Kind::integer;
+  refused.elements[0].integer = 2500;
+  refused.elements[1].integer = -1;
+  EXPECT_FALSE(steps->parse(refused).acquired);
+  EXPECT_FALSE(token->has_value());
+  redisync::Reply acquired = refused;
+  acquired.elements[0].integer = -1;
+  acquired.elements[1].integer = 42;
+  EXPECT_TRUE(steps->parse(acquired).acquired);
+  EXPECT_EQ(*token, 42u);
+}
+
+TEST(HashLockStepsWire, FencedLockWithoutTokenOrGuardSendsThreeArguments) {
+  auto core = core_with(Handoff::wake, 0ms);
+  auto steps = redisync::detail::guarded_lock_steps(
+      core, std::make_shared<TestKind>(), kName, kOwner, 30s, redisync::lua::fenced_lock_acquire,
+      redisync::detail::HashLockVariant::fenced_lock(nullptr));
+  const Request r = first_request(*steps);
+  EXPECT_EQ(r.keys, (Strings{"orders:42", "redisson_lock_token:{orders:42}"}));
+  EXPECT_EQ(r.args, (Strings{"30000", core->id() + ":7", "0", "PUBLISH",
+                             "redisson_lock__channel:{orders:42}"}));
+}
+
+TEST(HashLockStepsWire, GrantModeFencedLockAddsItsCounterAndAsksForTheToken) {
+  auto core = core_with(Handoff::grant, 20ms);
+  auto kind = std::make_shared<TestKind>();
+  auto token = std::make_shared<std::optional<std::uint64_t>>();
+  const Request r = core->call<Request>([&](auto done) {
+    auto link = redisync::detail::grant_link(core, *kind, kName, kOwner);
+    link->listed = true;
+    auto steps = redisync::detail::grant_lock_steps(
+        core, kind, kName, kOwner, 30s, std::nullopt, link,
+        redisync::detail::HashLockVariant::fenced_lock(token));
+    Request request = first_request(*steps);
+    // A grant message's token reaches the acquisition.
+    link->on_grant("17");
+    done(nullptr, request);
+  });
+  EXPECT_EQ(r.keys, (Strings{"orders:42", "redisync_lock_grant:{orders:42}",
+                             "redisync_lock_grant_id:{orders:42}",
+                             "redisync_grant_mark:{orders:42}",
+                             "redisson_lock_token:{orders:42}"}));
+  ASSERT_EQ(r.args.size(), 10u);
+  EXPECT_EQ(r.args[5], "1");  // acquire-with-token
+  EXPECT_EQ(r.args[6], "0");  // reentrant
+  EXPECT_EQ(*token, 17u);
 }
 
 }  // namespace

@@ -7,8 +7,7 @@
 #include "lua/scripts.h"
 #include "lua/with_preludes.h"
 #include "sync/identity.h"
-#include "sync/locks/lock_kind.h"
-#include "sync/locks/starvation_guard.h"
+#include "sync/locks/hash_lock_steps.h"
 
 namespace redisync {
 

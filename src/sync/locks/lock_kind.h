@@ -340,14 +340,6 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, LoopStart start,
 std::shared_ptr<sync::GrantLink> grant_link(const std::shared_ptr<ClientCore>& core,
                                             const LockKind& kind, const std::string& name,
                                             std::int64_t owner);
-/// The waiting loop of a grant-capable acquisition of the hash N of docs/wire-format.md §2.1
-/// (Lock, NonReentrantLock): lock_grant_acquire.lua, which registers the waiter and takes the
-/// grant made to it (the grant mark names its link's id), and its give-up step. One record
-/// per acquisition (hash_lock_steps.cpp).
-/// `non_reentrant`: a hold of the owner found that is not that grant is a ReentryError.
-void start_lock_grant_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
-                           const std::string& name, std::int64_t owner, LoopStart start,
-                           std::shared_ptr<sync::GrantLink> link, bool non_reentrant = false);
 /// KEYS[1..4] of lock_grant_acquire.lua: N, its registrations, their ids, the grant mark.
 std::vector<std::string> lock_grant_keys(const std::string& name);
 /// ARGV[1..5] of a grant-mode acquire step (lock_grant_acquire.lua and rwlock_write_acquire.lua

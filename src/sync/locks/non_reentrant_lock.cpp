@@ -5,6 +5,7 @@
 #include "lua/scripts.h"
 #include "lua/with_preludes.h"
 #include "sync/acquire/grant.h"
+#include "sync/locks/hash_lock_steps.h"
 #include "sync/locks/non_reentrant.h"
 #include "sync/locks/starvation_guard.h"
 
@@ -84,13 +85,13 @@ class NonReentrantKind final : public detail::HashLockKind {
     }
     if (auto link = detail::grant_link(core, *this, name, owner)) {
       return detail::start_lock_grant_loop(core, self, name, owner, std::move(start),
-                                           std::move(link), /*non_reentrant=*/true);
+                                           std::move(link), detail::HashLockVariant::non_reentrant());
     }
     // Wake mode: Lock's step (with its starvation guard) behind the re-entry check. The loop's
     // recheck after a lost reply reads the owner's count, never resends: a second run would
     // answer NON_REENTRANT_REACQUIRE for our own first one.
     detail::start_guarded_lock_loop(core, self, name, owner, std::move(start), guarded_acquire(),
-                                    /*refuse_reentry=*/true);
+                                    detail::HashLockVariant::non_reentrant());
   }
 };
 

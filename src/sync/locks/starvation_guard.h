@@ -92,13 +92,4 @@ inline std::function<void()> starvation_guard_drop(const std::shared_ptr<ClientC
   };
 }
 
-/// The wake-mode acquisition of the unfair hash locks: `step` (lock_acquire.lua, or it with
-/// NonReentrantLock's re-entry check in front) with the guard key and claim arguments when the
-/// guard is on, a claimant's give-up dropping its claim, the hold-count recheck and settle.
-/// `refuse_reentry`: `step` starts with non_reentrant_guard.lua, whose refusal is reported as
-/// a ReentryError (non_reentrant.h). One record per acquisition (hash_lock_steps.cpp).
-void start_guarded_lock_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& self,
-                             const std::string& name, std::int64_t owner, LoopStart start,
-                             const lua::Script& step, bool refuse_reentry = false);
-
 }  // namespace redisync::detail
