@@ -137,9 +137,10 @@ TEST(HashLockStepsWire, GrantModeNonReentrantSaysSo) {
   auto kind = std::make_shared<TestKind>();
   const Strings args = core->call<Strings>([&](auto done) {
     auto link = redisync::detail::grant_link(core, *kind, kName, kOwner);
-    done(nullptr, redisync::detail::grant_lock_steps(core, kind, kName, kOwner, 30s,
-                                                     std::nullopt, link, redisync::detail::HashLockVariant::non_reentrant())
-                      ->args());
+    auto steps = redisync::detail::grant_lock_steps(
+        core, kind, kName, kOwner, 30s, std::nullopt, link,
+        redisync::detail::HashLockVariant::non_reentrant());
+    done(nullptr, steps->args());
   });
   ASSERT_EQ(args.size(), 10u);
   EXPECT_EQ(args[5], "0");  // no token

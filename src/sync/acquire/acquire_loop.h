@@ -61,10 +61,10 @@ class AcquireLoop : public net::Waiter,
     /// What a message on the channel wakes (a plain function: every kind's is one).
     void (*policy)(net::Channel&, const std::string& payload) = nullptr;
     std::optional<Clock::time_point> deadline; ///< nullopt: wait without limit
-    /// The kind's steps (acquire_steps.h): the channel to sleep on, the attempt, the recheck and settle steps after an
-    /// attempt that may have run on the server, the give-up cleanup. A settle step finds an
-    /// acquisition such an attempt made before the loop gives up, so the caller never hears
-    /// "no" while it holds (issue 22).
+    /// The kind's steps (acquire_steps.h): the channel to sleep on, the attempt, the recheck
+    /// and settle steps after an attempt that may have run on the server, the give-up
+    /// cleanup. A settle step finds an acquisition such an attempt made before the loop gives
+    /// up, so the caller never hears "no" while it holds (issue 22).
     std::shared_ptr<AcquireSteps> steps;
     /// Connection errors and timeouts are retried this many times in a row (waiting
     /// `retry_interval` between tries, within the deadline) before they are reported.

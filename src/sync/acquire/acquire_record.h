@@ -18,9 +18,10 @@ class ClientCore;
 
 namespace redisync::sync {
 
-/// The steps of an acquisition on `channel` whose attempt carries `record`: `attempt`, a recheck (read the
-/// record; attempt again when it is not "1") and a settle step (claim the record with "0"
-/// unless it says "1"). `record_ttl_ms`: the record's expiry, as the attempts pass it.
+/// The steps of an acquisition on `channel` whose attempt carries `record`: `attempt`, a
+/// recheck (read the record; attempt again when it is not "1") and a settle step (claim the
+/// record with "0" unless it says "1"). `record_ttl_ms`: the record's expiry, as the attempts
+/// pass it.
 std::shared_ptr<AcquireSteps> acquire_record_steps(const std::shared_ptr<detail::ClientCore>& core,
                                                    std::string channel,
                                                    AcquireSteps::Step attempt,

@@ -58,10 +58,10 @@ void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string
         params.policy = latch_message_policy;
         params.deadline = sync::deadline_after(wait);
         // Held for the whole wait, so openings announced while we wait are counted.
-        auto channel = core->executor().subscriber().join(latch_channel(name), latch_message_policy);
+        auto channel =
+            core->executor().subscriber().join(latch_channel(name), latch_message_policy);
         const std::uint64_t openings = channel->marks();
-        params.steps = sync::function_steps(latch_channel(name), [core, name, what, channel,
-                                             openings](sync::AcquireLoop::AttemptDone cb) {
+        auto attempt = [core, name, what, channel, openings](sync::AcquireLoop::AttemptDone cb) {
           if (channel->marks() != openings) return cb(nullptr, {true, -1});  // it opened meanwhile
           core->executor().execute(
               {"GET", name},
@@ -74,7 +74,8 @@ void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string
                 cb(nullptr, {open, -1});
               },
               net::Retry::always);
-        });
+        };
+        params.steps = sync::function_steps(channel->name(), std::move(attempt));
         // Reading the count is idempotent: connection errors and timeouts are simply retried.
         params.retry_attempts = core->config().retry_attempts;
         params.retry_interval = core->config().retry_interval;

@@ -2,10 +2,7 @@
 // redisync::FencedLock: Redisson's fenced lock (docs/wire-format.md §11).
 #include "redisync/fenced_lock.h"
 
-#include <cstdlib>
-
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "net/server_text.h"
 #include "sync/identity.h"
 #include "sync/locks/hash_lock_steps.h"
@@ -13,7 +10,6 @@
 namespace redisync {
 
 namespace {
-
 
 class FencedKind final : public detail::HashLockKind {
  public:

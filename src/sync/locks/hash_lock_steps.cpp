@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The acquisition of Lock, NonReentrantLock and FencedLock as one record per acquisition, in
-// both handoff modes: what its attempt, recheck, settle, undo and give-up steps share (the Client, kind,
-// name, owner, lease, the starvation guard's or grant link's state) is kept once, and each
-// step's request is built when it is sent. A sleeping waiter holds this record and its loop,
+// both handoff modes: what its attempt, recheck, settle, undo and give-up steps share (the
+// Client, kind, name, owner, lease, the starvation guard's or grant link's state) is kept once,
+// and each step's request is built when it is sent. A sleeping waiter holds this record and its loop,
 // nothing per step (issue 34: a waiter's bytes; before, each step was a closure with its own
 // copy of the name, owner field, keys and arguments).
 #include "sync/locks/hash_lock_steps.h"
@@ -54,11 +54,6 @@ void HashLockSteps::undo(std::function<void()> then) {
 std::string HashLockSteps::channel() const { return lock_channel(name_); }
 
 std::string HashLockSteps::what() const { return kind_->describe(*core_, name_); }
-
-std::vector<std::string> HashLockSteps::with_token_key(std::vector<std::string> keys) const {
-  if (fenced_) keys.insert(keys.begin() + 1, fenced_token_key(name_));
-  return keys;
-}
 
 std::function<void(HashLockSteps::Done)> HashLockSteps::found_step() {
   if (!token_) return nullptr;
@@ -113,8 +108,9 @@ class GuardedLockSteps final : public HashLockSteps {
 
   const lua::Script& script() const override { return *script_; }
   std::vector<std::string> keys() const override {
-    std::vector<std::string> keys = with_token_key({name_});
-    if (guard_) keys.push_back(lock_guard_key(name_));  // the guard's claim key, last
+    std::vector<std::string> keys{name_};
+    if (fenced_) keys.push_back(fenced_token_key(name_));  // KEYS[2] of the fenced step
+    if (guard_) keys.push_back(lock_guard_key(name_));     // the guard's claim key, last
     return keys;
   }
   std::vector<std::string> args() override {

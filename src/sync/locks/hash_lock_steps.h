@@ -77,8 +77,6 @@ class HashLockSteps : public sync::AcquireSteps,
   std::string what() const override;
 
  protected:
-  /// The keys every step of the kind starts with: N, then the token counter when fenced.
-  std::vector<std::string> with_token_key(std::vector<std::string> keys) const;
   /// After a recheck or settle step found the hold: the token the counter holds now (nobody
   /// else can have acquired since, and our own re-entries are not in flight); nullptr when
   /// no token is wanted.

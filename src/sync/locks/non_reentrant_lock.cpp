@@ -85,7 +85,8 @@ class NonReentrantKind final : public detail::HashLockKind {
     }
     if (auto link = detail::grant_link(core, *this, name, owner)) {
       return detail::start_lock_grant_loop(core, self, name, owner, std::move(start),
-                                           std::move(link), detail::HashLockVariant::non_reentrant());
+                                           std::move(link),
+                                           detail::HashLockVariant::non_reentrant());
     }
     // Wake mode: Lock's step (with its starvation guard) behind the re-entry check. The loop's
     // recheck after a lost reply reads the owner's count, never resends: a second run would
