@@ -21,7 +21,11 @@ void log_line(const Config& config, std::string_view line) noexcept {
   }
 }
 
-void set_thread_log_config(const Config* config) noexcept { thread_config = config; }
+const Config* set_thread_log_config(const Config* config) noexcept {
+  const Config* previous = thread_config;
+  thread_config = config;
+  return previous;
+}
 
 void log_line_on_this_thread(std::string_view line) noexcept {
   static const Config no_hook;

@@ -25,7 +25,10 @@ std::string ClientCore::owner_field(std::int64_t owner) const {
 }
 
 ClientCore::ClientCore(Config config)
-    : config_(std::move(config)), id_(sync::random_uuid()), work_(io_.get_executor()) {
+    : config_(std::move(config)),
+      id_(sync::random_uuid()),
+      work_(io_.get_executor()),
+      turns_(io_, config_.busy_poll, [this] { return executor_->in_flight() > 0; }) {
   config_.validate();
   server_ = config_.describe();
   executor_ = std::make_unique<net::Executor>(io_, config_);
@@ -63,7 +66,10 @@ ClientCore::ClientCore(Config config)
   }
   release_records_ = std::make_unique<sync::ReleaseRecordSweeper>(
       io_, *executor_, config_.topology == Topology::cluster);
-  thread_ = std::thread([this] { run_io(); });
+  thread_ = std::thread([this] {
+    const ThreadLogConfig log_here(config_);  // lines raised here without a Client at hand
+    turns_.run_io_thread();
+  });
   if (config_.topology == Topology::cluster) {
     // A cluster is discovered now: the slot map routes every call, and whether its nodes
     // speak sharded pub/sub decides the publish command every script is given (docs/wire-format.md §1.5).
@@ -91,55 +97,13 @@ ClientCore::DeliveringOffIoThread::DeliveringOffIoThread() { delivering_closed =
 ClientCore::DeliveringOffIoThread::~DeliveringOffIoThread() { delivering_closed = false; }
 bool delivering_closed_completion() noexcept { return delivering_closed; }
 
-void ClientCore::spin_until(const std::atomic<bool>& ready) const {
-  if (config_.busy_poll.count() <= 0) return;
-  const auto until = std::chrono::steady_clock::now() + config_.busy_poll;
-  while (!ready.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until) {
-    std::this_thread::yield();
-  }
-}
-
-void ClientCore::run_io() {
-  set_thread_log_config(&config_);  // lines raised here without a Client at hand reach its hook
-  // A blocking call costs two thread switches more than a plain round trip (the caller hands
-  // the request to this thread, this thread hands the reply back), and sleeping in epoll_wait
-  // while the reply travels adds the wake-up of an idle CPU, which on a virtual machine is the
-  // largest cost of all. So while a caller is blocked and one of its requests is in flight,
-  // this thread polls instead of sleeping, for at most busy_poll after the last event and
-  // yielding to any other runnable thread. A waiter parked on pub/sub has nothing in flight,
-  // so many waiting processes do not spin.
-  using Clock = std::chrono::steady_clock;
-  const auto window = std::chrono::duration_cast<Clock::duration>(config_.busy_poll);
-  const auto grace = std::min(window, Clock::duration(std::chrono::microseconds(30)));
-  Clock::time_point poll_until{};   // last event + window
-  Clock::time_point grace_until{};  // last event + grace: the caller's next request comes soon
-  auto on_event = [&] {
-    if (window.count() <= 0 || blocking_calls_.load(std::memory_order_relaxed) == 0) return;
-    const auto now = Clock::now();
-    poll_until = now + window;
-    grace_until = now + grace;
-  };
-  while (!io_.stopped()) {
-    const auto now = Clock::now();
-    if (now < poll_until && blocking_calls_.load(std::memory_order_relaxed) > 0 &&
-        (now < grace_until || executor_->in_flight() > 0)) {
-      if (io_.poll() > 0) {
-        on_event();
-      } else {
-        REDISYNC_TRACE_POINT("yield");
-        std::this_thread::yield();
-      }
-      continue;
-    }
-    REDISYNC_TRACE_POINT("io_sleep");
-    const auto ran = io_.run_one();
-    REDISYNC_TRACE_POINT("io_woke");
-    if (ran > 0) on_event();
-  }
-}
+ClientCore::ThreadLogConfig::ThreadLogConfig(const Config& config)
+    : previous_(set_thread_log_config(&config)) {}
+ClientCore::ThreadLogConfig::~ThreadLogConfig() { set_thread_log_config(previous_); }
 
 void ClientCore::shutdown() {
   if (closed_.exchange(true)) return;
+  turns_.resume_io_thread();  // the close's work below runs at once, not after a linger
   // A start admitted before closed_ was set posts its work now; it must be queued ahead of
   // the work below (ClientCore::post_start). Each takes a moment, so this wait is short.
   while (starting_.load() > 0) std::this_thread::yield();
@@ -154,7 +118,7 @@ void ClientCore::shutdown() {
   });
   done.get_future().wait();
   work_.reset();
-  io_.stop();
+  turns_.stop();
   if (thread_.joinable()) thread_.join();
 }
 

@@ -29,6 +29,7 @@
 #include "sync/acquire/blocking_result.h"
 #include "sync/acquire/grant.h"
 #include "sync/caller_intake.h"
+#include "sync/loop_turns.h"
 #include "sync/hold/release_records.h"
 #include "sync/hold/watchdog.h"
 #include "sync/trace_points.h"
@@ -212,13 +213,18 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
     intake_.push([done = std::move(done), start = std::move(start)]() mutable {
       start(std::move(done));
     });
+    turns_.wake_io_thread_if_unrun();
   }
 
   /// Runs `work()` on the I/O thread, behind every call started before it (CallerIntake).
   template <class Work>
   void post_from_caller(Work work) {
     intake_.push(std::move(work));
+    turns_.wake_io_thread_if_unrun();
   }
+  /// Has the I/O thread run the loop now if nobody does (work posted from another thread
+  /// waits no linger; LoopTurns).
+  void wake_loop() { turns_.wake_io_thread_if_unrun(); }
 
   /// Runs `start(done)` on the I/O thread and blocks until `done(error, value)` is called;
   /// rethrows the error. Throws ClientClosedError after shutdown, InvalidArgument on the I/O
@@ -226,24 +232,36 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   template <class T, class Start>
   T call(Start&& start) {
     auto result = std::make_shared<sync::BlockingResult<T>>();
-    BlockingCall counted(blocking_calls_);
-    {
-      const Admission admitted(*this);  // see post_start
-      if (!admitted) throw ClientClosedError("redisync: client is closed");
-      check_not_io_thread();
-      REDISYNC_TRACE_POINT("post");
-      intake_.push([result, start = std::forward<Start>(start)]() mutable {
-        REDISYNC_TRACE_POINT("io_run");
-        try {
-          start([result](std::exception_ptr error, T value) {
-            result->complete(std::move(error), std::move(value));
+    std::optional<Admission> admitted(std::in_place, *this);  // see post_start
+    if (!*admitted) throw ClientClosedError("redisync: client is closed");
+    check_not_io_thread();
+    const ThreadLogConfig log_here(config_);  // lines raised while this thread runs the loop
+    // This thread runs the loop until the outcome is in, unless another blocked caller runs
+    // it (LoopTurns): the request is written and the reply read here, with no thread switch.
+    turns_.serve(
+        [&] {
+          REDISYNC_TRACE_POINT("post");
+          intake_.push([this, result, start = std::forward<Start>(start)]() mutable {
+            REDISYNC_TRACE_POINT("io_run");
+            try {
+              start([this, result](std::exception_ptr error, T value) {
+                if (on_io_thread()) {
+                  turns_.outcome_delivered();
+                  result->complete(std::move(error), std::move(value));
+                } else {
+                  // Completed on another Client's loop (a composite's member): wake this
+                  // loop's runner, which may be the blocked caller itself, in epoll_wait.
+                  result->complete(std::move(error), std::move(value));
+                  asio::post(io_, [] {});
+                }
+              });
+            } catch (...) {
+              result->fail(std::current_exception());
+            }
           });
-        } catch (...) {
-          result->fail(std::current_exception());
-        }
-      });
-    }
-    spin_until(result->ready());
+          admitted.reset();
+        },
+        result->ready());
     return result->take();
   }
 
@@ -253,6 +271,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   CallerIntake intake_{io_};  // what callers' threads start, in order, a turn at a time
+  LoopTurns turns_;           // who runs io_ now: the I/O thread or a blocked caller
   sync::GrantRegistry grants_;  // outlives the executor (its grant channels route here)
   std::uint64_t grant_ids_ = 0;
   std::unique_ptr<net::Executor> executor_;
@@ -289,20 +308,18 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
    private:
     ClientCore& core_;
   };
-  // Threads blocked in call(): while there are some, the I/O thread polls for a short while
-  // after each event instead of sleeping in epoll_wait (see run_io()).
-  std::atomic<int> blocking_calls_{0};
-  struct BlockingCall {
-    explicit BlockingCall(std::atomic<int>& n) : n_(n) { n_.fetch_add(1, std::memory_order_relaxed); }
-    ~BlockingCall() { n_.fetch_sub(1, std::memory_order_relaxed); }
-    BlockingCall(const BlockingCall&) = delete;
-    BlockingCall& operator=(const BlockingCall&) = delete;
-    std::atomic<int>& n_;
+  /// Makes this Client's Config the calling thread's for log lines (set_thread_log_config)
+  /// while it lives.
+  class ThreadLogConfig {
+   public:
+    explicit ThreadLogConfig(const Config& config);
+    ~ThreadLogConfig();
+    ThreadLogConfig(const ThreadLogConfig&) = delete;
+    ThreadLogConfig& operator=(const ThreadLogConfig&) = delete;
+
+   private:
+    const Config* previous_;
   };
-  void run_io();
-  // Yields the CPU until `ready` or Config::busy_poll has passed: a reply that comes within
-  // it is then picked up without a futex sleep and wake-up (the I/O thread polls meanwhile).
-  void spin_until(const std::atomic<bool>& ready) const;
   std::thread thread_;
 };
 

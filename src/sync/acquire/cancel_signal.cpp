@@ -15,6 +15,7 @@ void CancelSignal::request() noexcept {
   if (!core) return;
   try {
     asio::post(core->io(), [self = shared_from_this()] { self->fire(); });
+    core->wake_loop();
   } catch (...) {
     // Out of memory on the emitting thread: the wait goes on as if never cancelled.
   }
