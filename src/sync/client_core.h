@@ -29,9 +29,9 @@
 #include "sync/acquire/blocking_result.h"
 #include "sync/acquire/grant.h"
 #include "sync/caller_intake.h"
-#include "sync/loop_turns.h"
 #include "sync/hold/release_records.h"
 #include "sync/hold/watchdog.h"
+#include "sync/loop_turns.h"
 #include "sync/trace_points.h"
 
 namespace redisync::sync {
@@ -245,6 +245,9 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
             REDISYNC_TRACE_POINT("io_run");
             try {
               start([this, result](std::exception_ptr error, T value) {
+                // A second completion (ignored) may come after the call returned, and after
+                // this Client is gone: it touches nothing but the result.
+                if (result->ready().load(std::memory_order_acquire)) return;
                 if (on_io_thread()) {
                   turns_.outcome_delivered();
                   result->complete(std::move(error), std::move(value));
