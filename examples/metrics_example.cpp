@@ -12,7 +12,8 @@
 #include <string>
 
 // [metrics]
-// Called from the Client's I/O thread and from callers' threads: thread-safe, never blocking.
+// Called from the thread running the Client's loop and from callers' threads: thread-safe,
+// never blocking.
 class WaitTotals : public redisync::Metrics {
  public:
   void increment(const redisync::MetricLabels& labels, redisync::Counter counter,

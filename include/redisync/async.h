@@ -21,11 +21,12 @@ namespace redisync {
 
 /// Exceptions thrown by async completion handlers (issue 22).
 ///
-/// A handler that runs on a Client's I/O thread (the default: the handler has no associated
-/// executor of its own) must not throw. If one does, the exception is caught on the I/O thread,
-/// which keeps running (every other call and lease renewal of the Client goes on), and handed
-/// to this hook; without one, it is a line for that Client's Config::log (stderr when none is
-/// set). The hook runs on the I/O thread: keep it short; an exception it throws is dropped.
+/// A handler that runs on a Client's loop (the default: the handler has no associated
+/// executor of its own; the loop runs on the Client's I/O thread or on a thread blocked in one
+/// of its calls, see Client) must not throw. If one does, the exception is caught there, the
+/// loop keeps running (every other call and lease renewal of the Client goes on), and it is
+/// handed to this hook; without one, it is a line for that Client's Config::log (stderr when
+/// none is set). The hook runs on the loop: keep it short; an exception it throws is dropped.
 /// Process-wide; thread-safe.
 ///
 /// A handler bound to an executor of your own (asio::bind_executor, a strand, a coroutine on

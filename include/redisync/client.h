@@ -57,6 +57,12 @@ struct REDISYNC_API LockLostEvent {
 /// Copy/move: not copyable; movable. Handles it creates (Lock, ...) share its internals and
 /// stay valid after the Client object is moved; they fail with ClientClosedError after the
 /// Client is destroyed.
+/// Threads: a Client runs one event loop, on its I/O thread or, while a thread is blocked in
+/// one of its calls (lock(), unlock(), ...), often on that thread: a blocked call writes its
+/// request and reads its reply itself rather than handing both to the I/O thread. So async
+/// completions (with no executor of their own), the lost-lock handler and anything posted to
+/// io_context() run on whichever of those threads runs the loop, one at a time, never two at
+/// once.
 /// Lifetime: the destructor stops the I/O thread and fails pending calls with
 /// ClientClosedError. Locks still held are not released (they expire after their lease, as
 /// for a crashed process); release them first.
@@ -135,7 +141,8 @@ class REDISYNC_API Client {
   static std::int64_t new_owner_id();
 
   /// Replaces what happens when a held lock is lost (default: a line through Config::log,
-  /// stderr unless set). Runs on the I/O thread: keep it short and never block in it.
+  /// stderr unless set). Runs on the Client's loop (see Threads above): keep it short and
+  /// never block in it.
   void on_lock_lost(std::function<void(const LockLostEvent&)> handler);
 
   /// When the lost-lock handler would run for the first of this Client's holds if no renewal
@@ -149,7 +156,9 @@ class REDISYNC_API Client {
   std::optional<std::chrono::steady_clock::time_point> lease_deadline() const;
 
   const Config& config() const;
-  /// The io_context of the I/O thread (default executor for async completions).
+  /// The io_context of the Client's loop (default executor for async completions). Run by
+  /// the Client alone (its I/O thread, or a thread blocked in one of its calls); never call
+  /// run() or poll() on it.
   asio::io_context& io_context();
   /// Internals shared with handles; not part of the stable API.
   const std::shared_ptr<detail::ClientCore>& core() const { return core_; }

@@ -113,10 +113,15 @@ struct REDISYNC_API Config {
   Duration reconnection_delay_min{50};        ///< first pause before reconnecting
   Duration reconnection_delay_max{2000};      ///< backoff cap between reconnect attempts
   Duration subscription_timeout{7500};        ///< subscriptionTimeout: wait for SUBSCRIBE ack
-  /// While a thread is blocked in a call (lock(), unlock(), ...), the I/O thread polls for
-  /// replies for up to this long after each event instead of sleeping, which saves the
-  /// wake-up of an idle CPU per round trip (~20-30 us on virtual machines). It yields to any
-  /// other runnable thread while polling. 0 turns polling off (lowest CPU use).
+  /// While a thread is blocked in a call (lock(), unlock(), ...), whichever thread runs the
+  /// Client's loop (that caller itself, or the I/O thread) polls for replies for up to this
+  /// long after each event instead of sleeping, which saves the wake-up of an idle CPU per
+  /// round trip (~20-30 us on virtual machines), yielding to any other runnable thread while
+  /// polling. Also how long the I/O thread leaves the loop to a caller it just served, so the
+  /// caller's next call runs the loop itself with no thread switch, and how long a caller
+  /// served by the I/O thread waits before it asks for the loop (a wait for a held lock then
+  /// gets its wake-up on its own thread). 0 turns all three off (lowest CPU use; a blocked
+  /// call then runs the loop only when it finds nobody running it).
   std::chrono::microseconds busy_poll{200};
 
   // --- locks ---

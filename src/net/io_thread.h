@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The "I/O thread only" rule (docs/architecture.md, Threads): the state of a Client's
-// connections, subscriber, watchdog and hold table is touched by its I/O thread alone.
+// connections, subscriber, watchdog and hold table is touched only by the thread running its
+// io_context: its I/O thread, or a caller blocked in one of its calls (sync/loop_turns.h),
+// never two at once. "I/O thread" in the library's comments means that thread.
 #pragma once
 
 #include <cassert>
@@ -16,7 +18,8 @@ inline constexpr const char* kBlockingOnIoThread =
     "blocking call on the client's I/O thread; use the async form (the thread would wait for "
     "itself)";
 
-/// True when the calling thread is running `io` (inside its run, run_one or poll).
+/// True when the calling thread is running `io` (inside its run_one, poll or poll_one): the
+/// I/O thread, or a blocked caller in its turn.
 inline bool on_io_thread(asio::io_context& io) {
   return io.get_executor().running_in_this_thread();
 }
