@@ -13,6 +13,7 @@
 #include "integration/lock_kinds_util.h"
 #include "redisync/redisync.h"
 #include "support/redis_server.h"
+#include "support/server_stats.h"
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
@@ -136,4 +137,59 @@ TEST(IoThreadTest, ClientAndLastHandleDestroyedInACompletionHandler) {
   // A fresh Client still reaches the server (nothing of the old one is in the way).
   redisync::Client other(config_for(server));
   EXPECT_TRUE(other.lock(unique_name("io:after:")).try_lock());
+}
+
+// A thread blocked in lock() runs its Client's loop while it waits (issue 35), so an async
+// completion may run on that thread. One that destroys the Client there must neither hang nor
+// crash: the blocked lock() ends with ClientClosedError, the handler's own blocking call on the
+// same Client fails at once, and the close follows the handler.
+TEST(IoThreadTest, ClientDestroyedInACompletionRunByABlockedCaller) {
+  RedisServer server;
+  redisync::Client holder(config_for(server));
+  const auto held = unique_name("io:held:");
+  holder.lock(held).lock(60s);
+  auto client = std::make_shared<std::unique_ptr<redisync::Client>>(
+      std::make_unique<redisync::Client>(config_for(server)));
+  auto waiting = std::make_shared<redisync::Lock>((*client)->lock(held));
+  std::promise<std::thread::id> waiter_thread;
+  auto waiter = std::async(std::launch::async, [&] {
+    waiter_thread.set_value(std::this_thread::get_id());
+    try {
+      waiting->lock();
+      return std::string("acquired");
+    } catch (const redisync::ClientClosedError&) {
+      return std::string("closed");
+    } catch (const std::exception& e) {
+      return std::string("other: ") + e.what();
+    }
+  });
+  const auto waiter_id = waiter_thread.get_future().get();
+  ASSERT_TRUE(redisync::test::wait_until(
+      [&] { return !redisync::test::no_channels(server); }, 3s));
+  std::this_thread::sleep_for(100ms);  // far past busy_poll: the waiter runs the loop now
+  auto other = std::make_shared<redisync::Lock>((*client)->lock(unique_name("io:free:")));
+  auto ran_on = std::make_shared<std::promise<std::thread::id>>();
+  auto nested = std::make_shared<std::string>();
+  other->async_lock(redisync::Client::new_owner_id(), 10s,
+                    [client, other, ran_on, nested](std::exception_ptr) {
+                      try {
+                        (void)other->try_lock();  // blocking, on the loop: refused at once
+                        *nested = "no error";
+                      } catch (const redisync::InvalidArgument& e) {
+                        *nested = e.what();
+                      }
+                      client->reset();
+                      ran_on->set_value(std::this_thread::get_id());
+                    });
+  auto ran = ran_on->get_future();
+  ASSERT_EQ(ran.wait_for(5s), std::future_status::ready) << "the completion never ran";
+  EXPECT_EQ(ran.get(), waiter_id);  // the blocked caller ran the loop, and this handler
+  EXPECT_NE(nested->find(kRule), std::string::npos) << *nested;
+  ASSERT_EQ(waiter.wait_for(5s), std::future_status::ready) << "the blocked lock() hung";
+  EXPECT_EQ(waiter.get(), "closed");
+  EXPECT_THROW((void)other->try_lock(), redisync::ClientClosedError);
+  // The lock the closed Client waited for is still the holder's, and a fresh Client works.
+  redisync::Client fresh(config_for(server));
+  EXPECT_FALSE(fresh.lock(held).try_lock());
+  EXPECT_TRUE(fresh.lock(unique_name("io:after:")).try_lock());
 }
