@@ -103,13 +103,12 @@ ClientCore::ThreadLogConfig::~ThreadLogConfig() { set_thread_log_config(previous
 
 void ClientCore::shutdown() {
   if (closed_.exchange(true)) return;
-  turns_.resume_io_thread();  // the close's work below runs at once, not after a linger
   // A start admitted before closed_ was set posts its work now; it must be queued ahead of
   // the work below (ClientCore::post_start). Each takes a moment, so this wait is short.
   while (starting_.load() > 0) std::this_thread::yield();
   send_last_writes();
   std::promise<void> done;
-  asio::post(io_, [this, &done] {
+  turns_.post_from_outside([this, &done] {  // at once, not after a caller's linger
     intake_.run_all();  // calls handed over since (none admitted: async execute's)
     watchdog_->stop();
     release_records_->stop();
@@ -136,7 +135,7 @@ void ClientCore::send_last_writes() {
     long long left = 0;  // answers still due; below 0 while answers outrun the count
   };
   auto pending = std::make_shared<Pending>();
-  asio::post(io_, [this, pending] {
+  turns_.post_from_outside([this, pending] {
     // Every call admitted before the close runs first, so its registration or release record
     // is among those this step removes.
     intake_.run_all();

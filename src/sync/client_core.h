@@ -210,21 +210,23 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
     if (!admitted) {
       return fail_later([done = std::move(done), fail = std::move(fail)]() mutable { fail(done); });
     }
-    intake_.push([done = std::move(done), start = std::move(start)]() mutable {
+    post_from_caller([done = std::move(done), start = std::move(start)]() mutable {
       start(std::move(done));
     });
-    turns_.wake_io_thread_if_unrun();
   }
 
   /// Runs `work()` on the I/O thread, behind every call started before it (CallerIntake).
   template <class Work>
   void post_from_caller(Work work) {
-    intake_.push(std::move(work));
-    turns_.wake_io_thread_if_unrun();
+    turns_.post_from_outside([this](auto handler) { intake_.push(std::move(handler)); },
+                             std::move(work));
   }
-  /// Has the I/O thread run the loop now if nobody does (work posted from another thread
-  /// waits no linger; LoopTurns).
-  void wake_loop() { turns_.wake_io_thread_if_unrun(); }
+  /// Runs `work` on the loop, posted from a thread that will not run it (a cancellation):
+  /// it waits for no caller's linger (LoopTurns::post_from_outside).
+  template <class Work>
+  void post_from_outside(Work work) {
+    turns_.post_from_outside(std::move(work));
+  }
 
   /// Runs `start(done)` on the I/O thread and blocks until `done(error, value)` is called;
   /// rethrows the error. Throws ClientClosedError after shutdown, InvalidArgument on the I/O
@@ -255,7 +257,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
                   // Completed on another Client's loop (a composite's member): wake this
                   // loop's runner, which may be the blocked caller itself, in epoll_wait.
                   result->complete(std::move(error), std::move(value));
-                  asio::post(io_, [] {});
+                  turns_.interrupt_runner();
                 }
               });
             } catch (...) {

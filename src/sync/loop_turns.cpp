@@ -61,17 +61,10 @@ void LoopTurns::stop() {
   turn_free_.notify_all();
 }
 
-void LoopTurns::resume_io_thread() {
-  std::lock_guard lock(mutex_);
-  given_back_ = {};
-  io_may_run_.notify_all();
-}
-
 void LoopTurns::wake_io_thread_if_unrun() {
   std::lock_guard lock(mutex_);
-  if (holder_ != Holder::none || given_back_ == Clock::time_point{}) return;
-  given_back_ = {};
-  io_may_run_.notify_all();
+  // Whoever holds the turn now rechecks outside_work_ as it gives the turn up.
+  if (holder_ == Holder::none) io_may_run_.notify_all();
 }
 
 bool LoopTurns::wait_for_turn() {
@@ -97,7 +90,7 @@ bool LoopTurns::wait_for_turn() {
     // The turn is free. A caller gave it back a moment ago: its next call is likely to come
     // soon, and would find the I/O thread in epoll_wait and be served with two thread switches.
     const auto until = given_back_ + busy_poll_;
-    if (sleepers_ == 0 && now < until) {
+    if (sleepers_ == 0 && outside_work_.load() == 0 && now < until) {
       io_may_run_.wait_until(lock, until);
       continue;
     }
@@ -144,8 +137,14 @@ void LoopTurns::run_io_turn() {
   }
 }
 
+void LoopTurns::interrupt_runner() { asio::post(io_, [] {}); }
+
 bool LoopTurns::take_free_turn() {
   std::lock_guard lock(mutex_);
+  return take_turn_if_free();
+}
+
+bool LoopTurns::take_turn_if_free() {
   if (stopping_ || holder_ != Holder::none) return false;
   holder_ = Holder::caller;
   taken_at_ = Clock::now();
@@ -174,16 +173,14 @@ void LoopTurns::follow(const std::atomic<bool>& ready) {
   // grant reaches this thread directly, unless another caller runs it.
   std::unique_lock lock(mutex_);
   while (!ready.load(std::memory_order_acquire)) {
-    if (!stopping_ && holder_ == Holder::none) {
-      holder_ = Holder::caller;
-      taken_at_ = Clock::now();
+    if (take_turn_if_free()) {
       lock.unlock();
       return lead(ready);
     }
     if (!stopping_ && holder_ == Holder::io_thread && busy_poll_.count() > 0) {
       askers_.fetch_add(1);
       lock.unlock();
-      asio::post(io_, [] {});  // ends the I/O thread's epoll_wait: it hands the turn over
+      interrupt_runner();  // the I/O thread leaves epoll_wait and hands the turn over
       lock.lock();
       turn_free_.wait(lock, [&] { return holder_ != Holder::io_thread || stopping_; });
       askers_.fetch_sub(1);
@@ -208,8 +205,10 @@ void LoopTurns::give_turn_back() {
   std::lock_guard lock(mutex_);
   holder_ = Holder::none;
   given_back_ = Clock::now();
-  if (sleepers_ > 0 || busy_poll_.count() <= 0) {
-    given_back_ = {};  // someone waits to be served (or no lingering): the I/O thread, now
+  if (sleepers_ > 0 || outside_work_.load() > 0 || busy_poll_.count() <= 0) {
+    // Someone waits to be served, work handed over from outside is not run yet (or no
+    // lingering): the I/O thread takes the loop now.
+    given_back_ = {};
     io_may_run_.notify_all();
   } else if (io_parked_untimed_) {
     io_may_run_.notify_all();  // it waits for the linger from here

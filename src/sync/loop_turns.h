@@ -24,6 +24,7 @@
 #pragma once
 
 #include <asio/io_context.hpp>
+#include <asio/post.hpp>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -49,12 +50,33 @@ class LoopTurns {
   void run_io_thread();
   /// Stops the io_context and wakes the I/O thread so that run_io_thread() returns.
   void stop();
-  /// Makes the I/O thread take the loop back as soon as no caller holds it (the close).
-  void resume_io_thread();
-  /// Work was posted from a thread that will not run the loop (an async call): if nobody
-  /// runs it now (the I/O thread waits for a caller's next call), the I/O thread takes it at
-  /// once. Whoever runs it already was woken by the post.
-  void wake_io_thread_if_unrun();
+  /// Runs `work` on the loop, handed over from a thread that will not run it (an async
+  /// call's start, a cancellation, the close) through `post(handler)` (asio::post, or the
+  /// Client's intake). The I/O thread runs it at once: if nobody runs the loop now (the I/O
+  /// thread waits for a caller's next call), and as soon as whoever runs it now gives it up
+  /// before it ran `work` (its own outcome came first). Any thread.
+  template <class Post, class Work>
+  void post_from_outside(Post&& post, Work work) {
+    outside_work_.fetch_add(1);
+    try {
+      post([this, work = std::move(work)]() mutable {
+        outside_work_.fetch_sub(1);
+        work();
+      });
+    } catch (...) {
+      outside_work_.fetch_sub(1);
+      throw;
+    }
+    wake_io_thread_if_unrun();
+  }
+  template <class Work>
+  void post_from_outside(Work work) {
+    post_from_outside([this](auto handler) { asio::post(io_, std::move(handler)); },
+                      std::move(work));
+  }
+  /// Ends the epoll_wait of whoever runs the loop now (a no-op handler posted): after an
+  /// outcome was delivered from outside the loop, or to have the I/O thread hand it over.
+  void interrupt_runner();
 
   /// A caller blocked in a call. `hand_over()` starts its work (posts it to the io_context,
   /// which whoever runs the loop runs); the caller then runs the loop, or is served, until
@@ -87,7 +109,9 @@ class LoopTurns {
     std::atomic<int>& n_;
   };
 
+  void wake_io_thread_if_unrun();
   bool take_free_turn();                      // true: the turn is now this caller's
+  bool take_turn_if_free();                   // the same, mutex_ held
   void lead(const std::atomic<bool>& ready);  // runs the loop until ready, gives the turn back
   void follow(const std::atomic<bool>& ready);
   void give_turn_back();
@@ -113,6 +137,7 @@ class LoopTurns {
   bool stopping_ = false;               // mutex_
   std::atomic<int> askers_{0};          // callers waiting for the I/O thread to hand over
   std::atomic<int> blocked_{0};         // threads in serve()
+  std::atomic<int> outside_work_{0};    // posted by post_from_outside and not run yet
   bool delivered_ = false;              // the loop's runner only (see outcome_delivered)
   std::atomic<int> runners_{0};         // threads running the loop now: 0 or 1 (checked)
 };

@@ -43,21 +43,28 @@ class Loop {
 
   /// A blocking call: its work runs on the loop, waits `delay` on a timer there, then
   /// completes. Returns the id of the thread that ran the completion.
-  std::thread::id call(std::chrono::microseconds delay) {
+  std::thread::id call(std::chrono::microseconds delay) { return call(delay, nullptr); }
+  /// A call whose completion, after it set `ready` and before it returns, has another thread
+  /// post async work (`post_async_work(*async_done)`): work that arrives as the loop's
+  /// runner is about to give up its turn.
+  std::thread::id call(std::chrono::microseconds delay, std::atomic<int>* async_done) {
     auto ready = std::make_shared<std::atomic<bool>>(false);
     auto ran_on = std::make_shared<std::thread::id>();
     turns_.serve(
         [&] {
           ++in_flight_;
-          asio::post(io_, [this, delay, ready, ran_on] {
+          asio::post(io_, [this, delay, ready, ran_on, async_done] {
             auto timer = std::make_shared<asio::steady_timer>(io_, delay);
-            timer->async_wait([this, timer, ready, ran_on](std::error_code) {
+            timer->async_wait([this, timer, ready, ran_on, async_done](std::error_code) {
               enter();
               *ran_on = std::this_thread::get_id();
               --in_flight_;
               turns_.outcome_delivered();  // as ClientCore::call's completion does
               ready->store(true, std::memory_order_release);
               ready->notify_all();
+              if (async_done != nullptr) {
+                std::thread([this, async_done] { post_async_work(*async_done); }).join();
+              }
               leave();
             });
           });
@@ -77,8 +84,7 @@ class Loop {
   }
   /// An async call's start: posted from a thread that does not run the loop.
   void post_async_work(std::atomic<int>& done) {
-    asio::post(io_, [&done] { ++done; });
-    turns_.wake_io_thread_if_unrun();  // as ClientCore::post_start does
+    turns_.post_from_outside([&done] { ++done; });  // as ClientCore::post_start does
   }
   int other_work_done() {
     std::atomic<bool> ready{false};
@@ -134,6 +140,14 @@ void within(std::chrono::seconds limit, Body body) {
   guard.join();
 }
 
+// Runs `body(t)` on `n` threads at once, t = 0..n-1, and joins them.
+template <class Body>
+void on_threads(int n, Body body) {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < n; ++t) threads.emplace_back(body, t);
+  for (auto& thread : threads) thread.join();
+}
+
 }  // namespace
 
 TEST(LoopTurns, TheNextCallOfACallerTheIoThreadServedRunsOnTheCallersOwnThread) {
@@ -178,24 +192,20 @@ TEST(LoopTurns, ManyCallersNeverRunTheLoopTogetherAndEveryCallReturns) {
   within(120s, [&] {
     constexpr int kThreads = 6;
     constexpr int kCalls = 300;
-    std::vector<std::thread> callers;
-    for (int t = 0; t < kThreads; ++t) {
-      callers.emplace_back([&, t] {
-        std::mt19937 rng(static_cast<unsigned>(t));
-        std::uniform_int_distribution<int> delay_us(0, 400);
-        for (int i = 0; i < kCalls; ++i) {
-          loop.call(std::chrono::microseconds(delay_us(rng)));
-          if (i % 50 == 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
-        }
-      });
-    }
     std::thread others([&] {
       for (int i = 0; i < 2000; ++i) {
         loop.post_other_work();
         if (i % 20 == 0) std::this_thread::sleep_for(100us);
       }
     });
-    for (auto& c : callers) c.join();
+    on_threads(kThreads, [&](int t) {
+      std::mt19937 rng(static_cast<unsigned>(t));
+      std::uniform_int_distribution<int> delay_us(0, 400);
+      for (int i = 0; i < kCalls; ++i) {
+        loop.call(std::chrono::microseconds(delay_us(rng)));
+        if (i % 50 == 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us(rng)));
+      }
+    });
     others.join();
     EXPECT_EQ(loop.other_work_done(), 2000);
   });
@@ -211,15 +221,11 @@ TEST(LoopTurns, CallersEndingTogetherLeaveNoneUnserved) {
     constexpr int kThreads = 4;
     constexpr int kRounds = 1000;
     for (int round = 0; round < kRounds; ++round) {
-      std::vector<std::thread> callers;
-      for (int t = 0; t < kThreads; ++t) {
-        callers.emplace_back([&, t] {
-          std::mt19937 rng(static_cast<unsigned>(round * kThreads + t));
-          std::uniform_int_distribution<int> delay_us(0, 300);
-          for (int i = 0; i < 3; ++i) loop.call(std::chrono::microseconds(delay_us(rng)));
-        });
-      }
-      for (auto& c : callers) c.join();
+      on_threads(kThreads, [&](int t) {
+        std::mt19937 rng(static_cast<unsigned>(round * kThreads + t));
+        std::uniform_int_distribution<int> delay_us(0, 300);
+        for (int i = 0; i < 3; ++i) loop.call(std::chrono::microseconds(delay_us(rng)));
+      });
       std::this_thread::sleep_for(300us);  // the I/O thread takes the loop back meanwhile
     }
   });
@@ -233,6 +239,28 @@ TEST(LoopTurns, AsyncWorkPostedWhileNobodyRunsTheLoopIsRunAtOnce) {
     loop.call(0us);  // served by the I/O thread, which then leaves the loop to this thread
     std::atomic<int> done{0};
     loop.post_async_work(done);
+    while (done.load() == 0) std::this_thread::sleep_for(1ms);
+  });
+}
+
+TEST(LoopTurns, AsyncWorkPostedAsTheIoThreadDeliversAnOutcomeIsRunAtOnce) {
+  // The work comes after the I/O thread ran the caller's completion and before it gave up its
+  // turn: it must not leave that work to wait out the 60 s linger.
+  Loop loop(60s);
+  within(30s, [&] {
+    std::atomic<int> done{0};
+    EXPECT_EQ(loop.call(0us, &done), loop.io_thread_id());
+    while (done.load() == 0) std::this_thread::sleep_for(1ms);
+  });
+}
+
+TEST(LoopTurns, AsyncWorkPostedAsACallerLeavesTheLoopIsRunAtOnce) {
+  // The same as a caller running the loop itself gives it back.
+  Loop loop(60s);
+  within(30s, [&] {
+    loop.call(0us);  // served by the I/O thread, which then leaves the loop to this thread
+    std::atomic<int> done{0};
+    EXPECT_EQ(loop.call(0us, &done), std::this_thread::get_id());
     while (done.load() == 0) std::this_thread::sleep_for(1ms);
   });
 }

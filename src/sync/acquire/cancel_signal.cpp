@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sync/acquire/cancel_signal.h"
 
-#include <asio/post.hpp>
 #include <string>
 
 #include "redisync/async.h"
@@ -14,8 +13,7 @@ void CancelSignal::request() noexcept {
   auto core = core_.lock();
   if (!core) return;
   try {
-    asio::post(core->io(), [self = shared_from_this()] { self->fire(); });
-    core->wake_loop();
+    core->post_from_outside([self = shared_from_this()] { self->fire(); });
   } catch (...) {
     // Out of memory on the emitting thread: the wait goes on as if never cancelled.
   }
