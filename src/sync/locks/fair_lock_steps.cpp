@@ -10,7 +10,6 @@
 #include "sync/acquire/fair_poll.h"
 #include "sync/acquire/grant.h"
 #include "sync/identity.h"
-#include "sync/locks/non_reentrant.h"
 
 namespace redisync {
 
@@ -76,11 +75,8 @@ const lua::Script& step_of(const FairAcquisition& how) {
 
 FairLockSteps::FairLockSteps(std::shared_ptr<ClientCore> core, KindPtr kind, std::string name,
                              std::int64_t owner, Duration lease, FairAcquisition how)
-    : core_(std::move(core)),
-      kind_(std::move(kind)),
-      name_(std::move(name)),
-      owner_(owner),
-      lease_(lease),
+    : HoldCountSteps(std::move(core), std::move(kind), std::move(name), owner, lease,
+                     !how.reentrant),
       allowance_(core_->config().fair_lock_wait_timeout),
       how_(std::move(how)),
       script_(&publish_guarded(*core_, step_of(how_))) {
@@ -88,30 +84,6 @@ FairLockSteps::FairLockSteps(std::shared_ptr<ClientCore> core, KindPtr kind, std
 }
 
 std::string FairLockSteps::channel() const { return lock_channel(name_) + ":" + field(); }
-
-void FairLockSteps::attempt(Done done) {
-  if (how_.reentrant) return send_attempt(shared_from_this(), std::move(done));
-  // The guard's refusal (or, with a link, the step's own refusal of a hold that is not its
-  // grant) is a ReentryError.
-  send_attempt(shared_from_this(), [self = shared_from_this(), done = std::move(done)](
-                                       std::exception_ptr error, sync::AttemptResult result) {
-    error = as_reentry_error(std::move(error), self->what());  // outside any catch block
-    done(std::move(error), result);
-  });
-}
-
-void FairLockSteps::recheck(Done done) {
-  check_hold_count(core_, *kind_, name_, owner_, nullptr,
-                   [self = shared_from_this(), done](std::exception_ptr error,
-                                                     sync::AttemptResult result) mutable {
-                     if (!error && result.acquired) return done(nullptr, result);
-                     self->attempt(std::move(done));
-                   });
-}
-
-void FairLockSteps::settle(Done done) {
-  check_hold_count(core_, *kind_, name_, owner_, nullptr, std::move(done));
-}
 
 std::vector<std::string> FairLockSteps::keys() const {
   std::vector<std::string> keys{name_, fair_queue_key(name_), fair_timeout_key(name_)};
@@ -150,12 +122,6 @@ sync::AttemptResult FairLockSteps::parse(const net::Reply& reply) {
   }
   return result;
 }
-
-void FairLockSteps::undo(std::function<void()> then) {
-  undo_acquire(core_, *kind_, name_, owner_, lease_, std::move(then));
-}
-
-std::string FairLockSteps::what() const { return kind_->describe(*core_, name_); }
 
 void FairLockSteps::finish(std::exception_ptr error, const sync::AcquireOutcome& outcome,
                            LoopDone done) {

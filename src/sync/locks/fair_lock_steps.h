@@ -15,7 +15,7 @@
 
 #include "lua/scripts.h"
 #include "lua/with_preludes.h"
-#include "sync/acquire/acquire_steps.h"
+#include "sync/locks/hold_count_steps.h"
 #include "sync/locks/lock_kind.h"
 
 namespace redisync::detail {
@@ -48,35 +48,21 @@ struct FairAcquisition {
   std::optional<sync::Clock::time_point> deadline;  ///< the wait's end, for the link's attempts
 };
 
-class FairLockSteps : public sync::AcquireSteps,
-                      public AttemptRequest,
-                      public std::enable_shared_from_this<FairLockSteps> {
+/// The hold-count steps (HoldCountSteps) on the fair lock's queue.
+class FairLockSteps final : public HoldCountSteps {
  public:
   FairLockSteps(std::shared_ptr<ClientCore> core, KindPtr kind, std::string name,
                 std::int64_t owner, Duration lease, FairAcquisition how);
 
-  // --- AcquireSteps ---
   /// Each waiter listens on its own channel: a release wakes only the head (§4.8).
   std::string channel() const override;
-  void attempt(Done done) override;
-  bool can_recheck() const override { return true; }
-  bool can_settle() const override { return true; }
-  /// The owner's hold count on the server tells whether an attempt that may have run did; if
-  /// not, attempts again.
-  void recheck(Done done) override;
-  void settle(Done done) override;
   /// Notes that the wait ended without the lock: finish() then leaves the queue.
   void give_up() override { gave_up_ = true; }
 
-  // --- AttemptRequest ---
-  ClientCore& client() const override { return *core_; }
   const lua::Script& script() const override { return *script_; }
   std::vector<std::string> keys() const override;
   std::vector<std::string> args() override;
   sync::AttemptResult parse(const net::Reply& reply) override;
-  bool undoable() const override { return true; }
-  void undo(std::function<void()> then) override;
-  std::string what() const override;
 
   /// The acquisition's completion: a waiter that stops waiting (timed out, failed) leaves the
   /// queue (§4.5), and in grant mode its registration, before `done` hears of it, so nothing of
@@ -84,13 +70,6 @@ class FairLockSteps : public sync::AcquireSteps,
   void finish(std::exception_ptr error, const sync::AcquireOutcome& outcome, LoopDone done);
 
  private:
-  std::string field() const { return core_->owner_field(owner_); }
-
-  std::shared_ptr<ClientCore> core_;
-  KindPtr kind_;
-  std::string name_;
-  std::int64_t owner_;
-  Duration lease_;
   // Wait allowance A (§4.1): the configured one for every redisync waiter, whatever its wait
   // (Redisson takes the caller's wait when there is one). redisync waiters refresh their
   // deadlines as they poll, so a short A costs a live waiter nothing, and a killed or stopped

@@ -2,8 +2,8 @@
 // The acquisition of Lock, NonReentrantLock and FencedLock as one record per acquisition, in
 // both handoff modes: what its attempt, recheck, settle, undo and give-up steps share (the
 // Client, kind, name, owner, lease, the starvation guard's or grant link's state) is kept once,
-// and each step's request is built when it is sent. A sleeping waiter holds this record and its loop,
-// nothing per step (issue 34: a waiter's bytes; before, each step was a closure with its own
+// and each step's request is built when it is sent. A sleeping waiter holds this record and its
+// loop, nothing per step (issue 34: a waiter's bytes; before, each step was a closure with its own
 // copy of the name, owner field, keys and arguments).
 #include "sync/locks/hash_lock_steps.h"
 
@@ -15,7 +15,6 @@
 #include "lua/with_preludes.h"
 #include "sync/acquire/grant.h"
 #include "sync/identity.h"
-#include "sync/locks/non_reentrant.h"
 #include "sync/locks/starvation_guard.h"
 
 namespace redisync::detail {
@@ -24,36 +23,7 @@ std::string fenced_token_key(const std::string& name) {
   return "redisson_lock_token:" + sync::hash_tag(name);
 }
 
-void HashLockSteps::attempt(Done done) {
-  if (!refuse_reentry_) return send_attempt(shared_from_this(), std::move(done));
-  send_attempt(shared_from_this(), [self = shared_from_this(), done = std::move(done)](
-                                       std::exception_ptr error, sync::AttemptResult result) {
-    // Mapped first, reported outside any catch block.
-    error = as_reentry_error(std::move(error), self->what());
-    done(std::move(error), result);
-  });
-}
-
-void HashLockSteps::recheck(Done done) {
-  check_hold_count(core_, *kind_, name_, owner_, found_step(),
-                   [self = shared_from_this(), done](std::exception_ptr error,
-                                                     sync::AttemptResult result) mutable {
-                     if (!error && result.acquired) return done(nullptr, result);
-                     self->attempt(std::move(done));
-                   });
-}
-
-void HashLockSteps::settle(Done done) {
-  check_hold_count(core_, *kind_, name_, owner_, found_step(), std::move(done));
-}
-
-void HashLockSteps::undo(std::function<void()> then) {
-  undo_acquire(core_, *kind_, name_, owner_, lease_, std::move(then));
-}
-
 std::string HashLockSteps::channel() const { return lock_channel(name_); }
-
-std::string HashLockSteps::what() const { return kind_->describe(*core_, name_); }
 
 std::function<void(HashLockSteps::Done)> HashLockSteps::found_step() {
   if (!token_) return nullptr;
@@ -66,9 +36,9 @@ std::function<void(HashLockSteps::Done)> HashLockSteps::found_step() {
             return cb(nullptr, {true, 0});
           }
           cb(error ? error
-                   : std::make_exception_ptr(ServerError(
-                         "redisync: fencing token unreadable after a retried acquire",
-                         reply.to_string())),
+                   : std::make_exception_ptr(
+                         ServerError("redisync: fencing token unreadable after a retried acquire",
+                                     reply.to_string())),
              {});
         },
         net::Retry::always);
@@ -139,7 +109,7 @@ class GuardedLockSteps final : public HashLockSteps {
   }
 
  private:
-  const lua::Script* script_;  // the kind's step behind the publish guard
+  const lua::Script* script_;             // the kind's step behind the publish guard
   std::optional<StarvationGuard> guard_;  // set when Config::starvation_guard is on
 };
 
@@ -155,7 +125,8 @@ class GrantLockSteps final : public HashLockSteps {
                       std::move(variant)),
         script_(&publish_guarded(
             *core_, lua::with_preludes<lua::lock_grant_acquire, lua::grant_pass_on>())),
-        deadline_(deadline), link_(std::move(link)) {
+        deadline_(deadline),
+        link_(std::move(link)) {
     if (token_) {  // a grant message carries the token issued with the grant
       link_->on_grant = [token = token_](const std::string& rest) {
         *token = std::strtoull(rest.c_str(), nullptr, 10);
@@ -214,15 +185,14 @@ std::shared_ptr<HashLockSteps> grant_lock_steps(const std::shared_ptr<ClientCore
                                                 std::optional<sync::Clock::time_point> deadline,
                                                 std::shared_ptr<sync::GrantLink> link,
                                                 HashLockVariant variant) {
-  return std::make_shared<GrantLockSteps>(core, kind, name, owner, lease, deadline,
-                                          std::move(link), std::move(variant));
+  return std::make_shared<GrantLockSteps>(core, kind, name, owner, lease, deadline, std::move(link),
+                                          std::move(variant));
 }
 
 void start_guarded_lock_loop(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
                              const std::string& name, std::int64_t owner, LoopStart start,
                              const lua::Script& step, HashLockVariant variant) {
-  auto steps =
-      guarded_lock_steps(core, kind, name, owner, start.lease, step, std::move(variant));
+  auto steps = guarded_lock_steps(core, kind, name, owner, start.lease, step, std::move(variant));
   start_pubsub_loop(core, std::move(start), std::move(steps));
 }
 

@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "sync/acquire/acquire_steps.h"
+#include "sync/locks/hold_count_steps.h"
 #include "sync/locks/lock_kind.h"
 
 namespace redisync::detail {
@@ -47,50 +47,27 @@ std::string fenced_token_key(const std::string& name);
 
 /// What both modes share: the lock's channel, the owner's hold count as the recheck and
 /// settle steps (reading the token when one is wanted), the kind's release as the undo,
-/// NON_REENTRANT_REACQUIRE as a ReentryError.
-class HashLockSteps : public sync::AcquireSteps,
-                      public AttemptRequest,
-                      public std::enable_shared_from_this<HashLockSteps> {
+/// NON_REENTRANT_REACQUIRE as a ReentryError (HoldCountSteps).
+class HashLockSteps : public HoldCountSteps {
  public:
   HashLockSteps(std::shared_ptr<ClientCore> core, KindPtr kind, std::string name,
                 std::int64_t owner, Duration lease, HashLockVariant variant)
-      : core_(std::move(core)), kind_(std::move(kind)), name_(std::move(name)), owner_(owner),
-        lease_(lease), refuse_reentry_(variant.refuse_reentry), fenced_(variant.fenced),
+      : HoldCountSteps(std::move(core), std::move(kind), std::move(name), owner, lease,
+                       variant.refuse_reentry),
+        fenced_(variant.fenced),
         token_(std::move(variant.token)) {}
 
-  // --- AcquireSteps ---
   std::string channel() const override;
-  void attempt(Done done) override;
-  bool can_recheck() const override { return true; }
-  bool can_settle() const override { return true; }
-  /// After a timeout or a dropped connection the attempt may have run: the owner's hold count
-  /// on the server tells (only this owner ever changes its own field). A non-reentrant lock's
-  /// recheck reads, never resends: a second run would refuse our own first hold.
-  void recheck(Done done) override;
-  /// Before giving up after an attempt that may have run: did it?
-  void settle(Done done) override;
-
-  // --- AttemptRequest ---
-  ClientCore& client() const override { return *core_; }
-  bool undoable() const override { return true; }
-  void undo(std::function<void()> then) override;
-  std::string what() const override;
 
  protected:
   /// After a recheck or settle step found the hold: the token the counter holds now (nobody
   /// else can have acquired since, and our own re-entries are not in flight); nullptr when
   /// no token is wanted.
-  std::function<void(Done)> found_step();
+  std::function<void(Done)> found_step() override;
   /// Reads a {code, token} reply (§11): stores the token when the code says acquired (-1) or
   /// granted (-3), and returns the code; throws for another shape.
   long long take_token(const net::Reply& reply);
 
-  std::shared_ptr<ClientCore> core_;
-  KindPtr kind_;
-  std::string name_;
-  std::int64_t owner_;
-  Duration lease_;
-  bool refuse_reentry_;
   bool fenced_;
   std::shared_ptr<std::optional<std::uint64_t>> token_;
 };
