@@ -7,6 +7,7 @@
 // Threading: the functions it installs run on the I/O thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -18,14 +19,17 @@ class ClientCore;
 
 namespace redisync::sync {
 
-/// The steps of an acquisition on `channel` whose attempt carries `record`: `attempt`, a
+/// One attempt: run the acquire script with the request record `record` (its key) and
+/// `record_ttl` (ms, as text), answering `cb`.
+using RecordedAttempt = std::function<void(const std::string& record, const std::string& record_ttl,
+                                           AcquireLoop::AttemptDone cb)>;
+
+/// The steps of an acquisition on `channel` whose every attempt carries `record`: `attempt`, a
 /// recheck (read the record; attempt again when it is not "1") and a settle step (claim the
 /// record with "0" unless it says "1"). `record_ttl_ms`: the record's expiry, as the attempts
-/// pass it.
+/// pass it. One object per acquisition, each of these kept once.
 std::shared_ptr<AcquireSteps> acquire_record_steps(const std::shared_ptr<detail::ClientCore>& core,
-                                                   std::string channel,
-                                                   AcquireSteps::Step attempt,
-                                                   const std::string& record,
-                                                   const std::string& record_ttl_ms);
+                                                   std::string channel, RecordedAttempt attempt,
+                                                   std::string record, std::string record_ttl_ms);
 
 }  // namespace redisync::sync

@@ -5,8 +5,8 @@
 
 #include "sync/acquire/acquire_record.h"
 #include "sync/client_core.h"
-#include "sync/identity.h"
 #include "sync/counters/semaphore_gate.h"
+#include "sync/identity.h"
 
 namespace redisync::sync {
 
@@ -24,26 +24,20 @@ void start_semaphore_acquire_loop(const std::shared_ptr<detail::ClientCore>& cor
         AcquireLoop::Params params;
         params.policy = semaphore_message_policy;
         params.deadline = until;
-        const std::string record =
-            acquire.record_prefix + ":" + hash_tag(acquire.name) + ":" + random_request_id();
-        const std::string record_ttl = std::to_string(core->release_record_ttl_ms());
         params.steps = acquire_record_steps(
-            core, semaphore_channel(acquire.name),
-            [attempt = acquire.attempt, record, record_ttl](AcquireLoop::AttemptDone cb) {
-              attempt(record, record_ttl, std::move(cb));
-            },
-            record, record_ttl);
+            core, semaphore_channel(acquire.name), acquire.attempt,
+            acquire.record_prefix + ":" + hash_tag(acquire.name) + ":" + random_request_id(),
+            std::to_string(core->release_record_ttl_ms()));
         params.retry_attempts = core->config().retry_attempts;
         params.retry_interval = core->config().retry_interval;
         params.probe = acquire.probe;
         params.cancel = acquire.cancel;
-        AcquireLoop::start(
-            core->executor(), std::move(params),
-            [sent = acquire.sent, finished = std::move(finished)](
-                std::exception_ptr error, const AcquireOutcome& outcome) {
-              if (sent && outcome.acquired) *sent = outcome.sent;
-              finished(error, outcome.acquired);
-            });
+        AcquireLoop::start(core->executor(), std::move(params),
+                           [sent = acquire.sent, finished = std::move(finished)](
+                               std::exception_ptr error, const AcquireOutcome& outcome) {
+                             if (sent && outcome.acquired) *sent = outcome.sent;
+                             finished(error, outcome.acquired);
+                           });
       },
       std::move(done), std::move(cancel));
 }

@@ -11,17 +11,13 @@
 #include <string>
 
 #include "sync/acquire/acquire_loop.h"
+#include "sync/acquire/acquire_record.h"
 
 namespace redisync::detail {
 class ClientCore;
 }
 
 namespace redisync::sync {
-
-/// One attempt: run the acquire script with the request record `record` (its key) and
-/// `record_ttl` (ms, as text), answering `cb`.
-using RecordedAttempt = std::function<void(const std::string& record, const std::string& record_ttl,
-                                           AcquireLoop::AttemptDone cb)>;
 
 struct SemaphoreAcquire {
   std::string name;           ///< the semaphore's key
