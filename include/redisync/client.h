@@ -148,7 +148,7 @@ class REDISYNC_API Client {
   /// When the lost-lock handler would run for the first of this Client's holds if no renewal
   /// were confirmed before then: the earliest local lease deadline (each hold's lease counted
   /// from the send of its last confirmed renewal or acquire, less the loss margin,
-  /// docs/safety.md). It moves later with each confirmed renewal; nullopt while the Client
+  /// docs/safety.md; rounded down to the millisecond, never later). It moves later with each confirmed renewal; nullopt while the Client
   /// holds nothing. For a guard outside the process that must act if this process stops
   /// running (SIGSTOP) while its work goes on elsewhere: `redisync run` hands it to the
   /// watcher of the command's process group. Any thread, the Client's I/O thread included;

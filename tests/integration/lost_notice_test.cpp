@@ -152,10 +152,11 @@ TEST(LostNotice, AForceUnlockOnTheHoldersOwnClientLeavesNoNoticeBehind) {
 }
 
 // Client::lease_deadline(): what a guard outside the process (the watcher of `redisync run`)
-// is told. It is the hold's local deadline (the acquire's send + lease - a tenth), moves later
-// with each confirmed renewal, is when the lost notice comes if the server falls silent, and
-// is gone with the last hold.
+// is told. It is the hold's local deadline (the acquire's send + lease - a tenth, rounded down
+// to the millisecond: kMs below), moves later with each confirmed renewal, is when the lost
+// notice comes if the server falls silent, and is gone with the last hold.
 TEST(LostNotice, LeaseDeadlineIsWhenTheNoticeWouldComeAndMovesWithRenewals) {
+  constexpr auto kMs = std::chrono::milliseconds(1);
   RedisServer server;
   redisync::Client client(config_with_lease(server, 900ms));
   Notice notice;
@@ -168,7 +169,7 @@ TEST(LostNotice, LeaseDeadlineIsWhenTheNoticeWouldComeAndMovesWithRenewals) {
     auto after = Clock::now();
     auto deadline = client.lease_deadline();
     ASSERT_TRUE(deadline);
-    EXPECT_GE(*deadline, before + 1800ms);
+    EXPECT_GE(*deadline, before + 1800ms - kMs);
     EXPECT_LE(*deadline, after + 1800ms);
     k.unlock();
     EXPECT_FALSE(client.lease_deadline());
@@ -179,7 +180,7 @@ TEST(LostNotice, LeaseDeadlineIsWhenTheNoticeWouldComeAndMovesWithRenewals) {
     after = Clock::now();
     deadline = client.lease_deadline();
     ASSERT_TRUE(deadline);
-    EXPECT_GE(*deadline, before + 810ms);
+    EXPECT_GE(*deadline, before + 810ms - kMs);
     EXPECT_LE(*deadline, after + 810ms);
     const auto first = *deadline;
     EXPECT_TRUE(redisync::test::wait_until(

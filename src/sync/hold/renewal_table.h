@@ -19,13 +19,13 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "redisync/config.h"
+#include "sync/hold/time_index.h"
 
 namespace redisync::sync {
 
@@ -92,7 +92,8 @@ class RenewalTable {
 
   /// `watchdog_lease`: the lease every renewal sets (Config::lock_watchdog_timeout).
   explicit RenewalTable(Duration watchdog_lease);
-  // The indexes' comparators point at steps_: the table stays where it was built.
+  // The indexes count into steps_, and hold pointers into entries_: the table stays where it
+  // was built.
   RenewalTable(const RenewalTable&) = delete;
   RenewalTable& operator=(const RenewalTable&) = delete;
 
@@ -166,20 +167,9 @@ class RenewalTable {
       return a < b;
     }
   };
-  /// An index slot: (a time, the entry's node in entries_), earliest first; equal times in the
-  /// order they were placed. The node's address reaches the entry without a lookup (map nodes
-  /// stay where they are until erased).
-  using DeadlineSlot = std::pair<Clock::time_point, Node*>;
-  struct CountingDeadlineLess {
-    std::uint64_t* steps;
-    bool operator()(const DeadlineSlot& a, const DeadlineSlot& b) const {
-      ++*steps;
-      return a.first < b.first;
-    }
-  };
-  /// Ordered by time alone, so a slot placed at or after the latest one goes last in O(1)
-  /// (move_slot): a renewal round's slots and its answers' all share one time each.
-  using DeadlineIndex = std::multiset<DeadlineSlot, CountingDeadlineLess>;
+  /// The two schedules: nodes of entries_ by a time (map nodes stay where they are until
+  /// erased, so an index reaches an entry without a lookup).
+  using TimeSlots = TimeIndex<Node>;
 
   // Kept small: a Client may hold 100,000 of them (docs/performance.md, "many locks").
   struct Entry {
@@ -192,8 +182,8 @@ class RenewalTable {
     /// What the LostHandler is told when it differs from the registration (a writer field
     /// is reported as the hold's owner field); null: the registration itself.
     std::unique_ptr<RenewalKey> report;
-    DeadlineIndex::iterator slot;    ///< its place in deadlines_ (end(): not placed yet)
-    DeadlineIndex::iterator due;     ///< its place in renewals_ (end(): not renewed)
+    TimeSlots::Hook slot;  ///< its place in deadlines_ (not placed: not held)
+    TimeSlots::Hook due;   ///< its place in renewals_ (not placed: not renewed)
   };
   using Entries = std::map<RenewalKey, Entry, CountingKeyLess>;
 
@@ -201,10 +191,6 @@ class RenewalTable {
   void reindex(Node& node);
   /// Places a renewed entry in renewals_ at `at`; takes a fixed-lease one out.
   void place_due(Node& node, Clock::time_point at);
-  /// Moves `index`'s slot `at` to `to` (the end(): a new slot), reusing its allocation; O(1)
-  /// when `to` is not earlier than the index's last slot.
-  DeadlineIndex::iterator move_slot(DeadlineIndex& index, DeadlineIndex::iterator at,
-                                    DeadlineSlot to);
   /// The registration `reg` while held; end() when not (or only kept for tickets out).
   Entries::iterator find_held(const RenewalKey& reg);
   /// A new hold of `reg`: its entry, taken anew (a new epoch) when it had no hold.
@@ -224,9 +210,9 @@ class RenewalTable {
   Duration lease_;
   mutable std::uint64_t steps_ = 0;  // counted by const walks too
   Entries entries_;
-  DeadlineIndex deadlines_;
-  DeadlineIndex renewals_;  // (next renewal due, key) of the renewed entries
-  std::size_t live_ = 0;    // entries with holds (entries_ also keeps some for tickets)
+  TimeSlots deadlines_{&steps_};  // by local deadline: every held entry
+  TimeSlots renewals_{&steps_};   // by when the next renewal is due: the renewed entries
+  std::size_t live_ = 0;          // entries with holds (entries_ also keeps some for tickets)
 };
 
 }  // namespace redisync::sync
