@@ -1,14 +1,15 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- Batched watchdog renewal (docs/wire-format.md §3.2).
 -- KEYS[i] lock hash i; ARGV[1] lease ms; ARGV[1 + i] owner field for KEYS[i].
--- Returns a list: 1 where the owner still holds KEYS[i] (its expiry was reset), else 0.
+-- Returns a string of one character per key: "1" where the owner still holds KEYS[i] (its
+-- expiry was reset), else "0" (one reply value for the batch, not one per key).
 local result = {}
 for i, key in ipairs(KEYS) do
   if redis.call('hexists', key, ARGV[i + 1]) == 1 then
     if redis.call('pttl', key) < tonumber(ARGV[1]) then redis.call('pexpire', key, ARGV[1]) end  -- never shortens (issue 22)
-    result[i] = 1
+    result[i] = '1'
   else
-    result[i] = 0
+    result[i] = '0'
   end
 end
-return result
+return table.concat(result)

@@ -6,15 +6,16 @@
 -- passed as arguments because a call's declared keys must share one slot; the shebang flag lets
 -- the script touch keys of the node's other slots (Redis 7). A hash of another node fails the
 -- call ("non local key"), and the client renews that batch slot by slot instead.
--- Returns a list: 1 where the owner still holds hash i (its expiry was reset), else 0.
+-- Returns a string of one character per hash: "1" where the owner still holds hash i (its
+-- expiry was reset), else "0".
 local result = {}
 for i = 2, #ARGV - 1, 2 do
   local key, field = ARGV[i], ARGV[i + 1]
   if redis.call('hexists', key, field) == 1 then
     if redis.call('pttl', key) < tonumber(ARGV[1]) then redis.call('pexpire', key, ARGV[1]) end  -- never shortens (issue 22)
-    result[#result + 1] = 1
+    result[#result + 1] = '1'
   else
-    result[#result + 1] = 0
+    result[#result + 1] = '0'
   end
 end
-return result
+return table.concat(result)

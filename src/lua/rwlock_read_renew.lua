@@ -7,8 +7,9 @@
 -- "<prefix>:<field>:rwlock_timeout:1..v", the markers' expiry is raised to the lease (never
 -- lowered: a longer fixed lease stays); if at least one listed field of a hash was renewed, the
 -- hash's expiry is raised too.
--- Returns one element per listed field, in order: 1 if renewed, else 0 (the field is gone, or
--- all its markers expired while other readers kept the hash alive: the hold was lost).
+-- Returns a string of one character per listed field, in order: "1" if renewed, else "0" (the
+-- field is gone, or all its markers expired while other readers kept the hash alive: the hold
+-- was lost).
 local result = {}
 local a = 2
 for _, key in ipairs(KEYS) do
@@ -36,13 +37,13 @@ for _, key in ipairs(KEYS) do
         local marker = prefix .. ':' .. field .. ':rwlock_timeout:' .. k
         if redis.call('pttl', marker) < tonumber(ARGV[1]) then redis.call('pexpire', marker, ARGV[1]) end
       end
-      result[#result + 1] = 1
+      result[#result + 1] = '1'
     else
-      result[#result + 1] = 0
+      result[#result + 1] = '0'
     end
   end
   if any then
     if redis.call('pttl', key) < tonumber(ARGV[1]) then redis.call('pexpire', key, ARGV[1]) end  -- never shortens (issue 22)
   end
 end
-return result
+return table.concat(result)

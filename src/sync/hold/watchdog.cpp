@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sync/hold/watchdog.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "lua/scripts.h"
@@ -237,8 +238,7 @@ void Watchdog::count_renewals(bool ok, const net::Reply& reply) {
     metrics_->increment({"watchdog", {}}, Counter::renewal_failures, 1);
     return;
   }
-  std::uint64_t renewed = 0;
-  for (const auto& e : reply.elements) renewed += e.integer == 1 ? 1 : 0;
+  const auto renewed = static_cast<std::uint64_t>(std::count(reply.str.begin(), reply.str.end(), '1'));
   if (renewed > 0) metrics_->increment({"watchdog", {}}, Counter::renewals, renewed);
 }
 
@@ -254,7 +254,10 @@ void Watchdog::send(Call call, Clock::time_point started) {
 
 void Watchdog::answer(const std::vector<RenewalTable::Ticket>& regs, Clock::time_point started,
                       const std::exception_ptr& error, const net::Reply& reply) {
-  const bool ok = !error && reply.is_array() && reply.elements.size() == regs.size();
+  // One character per renewal, "1" renewed (lock_renew.lua): a reply of any other shape
+  // (a misbehaving server) renews nothing, and the holds keep their deadlines.
+  const bool ok = !error && reply.is_string() && reply.str.size() == regs.size() &&
+                  reply.str.find_first_not_of("01") == std::string::npos;
   if (metrics_) count_renewals(ok, reply);
   std::string why;
   if (!ok) {
@@ -270,7 +273,7 @@ void Watchdog::answer(const std::vector<RenewalTable::Ticket>& regs, Clock::time
   }
   const auto now = Clock::now();
   for (std::size_t i = 0; i < regs.size(); ++i) {
-    auto lost = ok ? table_.renewal_answered(regs[i], started, reply.elements[i].integer == 1)
+    auto lost = ok ? table_.renewal_answered(regs[i], started, reply.str[i] == '1')
                    : table_.renewal_failed(regs[i], now, why);
     if (lost) report(*lost);
   }
