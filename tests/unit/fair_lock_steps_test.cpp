@@ -13,6 +13,7 @@
 #include "lua/scripts.h"
 #include "lua/with_preludes.h"
 #include "redisync/config.h"
+#include "support/steps_wire.h"
 #include "sync/acquire/grant.h"
 #include "sync/client_core.h"
 
@@ -23,31 +24,19 @@ using redisync::detail::ClientCore;
 using redisync::detail::FairAcquisition;
 using redisync::detail::FairLockSteps;
 namespace lua = redisync::lua;
+using redisync::test::RecordTestKind;
+using redisync::test::unconnected_core;
 using Strings = std::vector<std::string>;
 
 namespace {
-
-// A kind for the record's bookkeeping; keys and arguments never consult it.
-class TestKind final : public redisync::detail::HashLockKind {
- public:
-  std::string noun() const override { return "fair lock"; }
-  void start_loop(const std::shared_ptr<ClientCore>&, const std::string&, std::int64_t,
-                  redisync::detail::LoopStart) const override {}
-};
-
-std::shared_ptr<ClientCore> core_with(Handoff handoff) {
-  Config config = Config::from_url("redis://127.0.0.1:1");  // never connected
-  config.handoff = handoff;
-  return std::make_shared<ClientCore>(config);
-}
 
 constexpr std::int64_t kOwner = 7;
 const std::string kName = "orders:42";
 
 std::shared_ptr<FairLockSteps> steps_of(const std::shared_ptr<ClientCore>& core,
                                         FairAcquisition how) {
-  return redisync::detail::fair_lock_steps(core, std::make_shared<TestKind>(), kName, kOwner, 30s,
-                                           std::move(how));
+  return redisync::detail::fair_lock_steps(core, std::make_shared<RecordTestKind>(), kName, kOwner,
+                                           30s, std::move(how));
 }
 
 redisync::Reply integer_reply(long long value) {
@@ -62,7 +51,7 @@ const lua::Script& plain_step() {
 }
 
 TEST(FairLockStepsWire, WakeModeQueuesOnItsOwnChannel) {
-  auto core = core_with(Handoff::wake);
+  auto core = unconnected_core(Handoff::wake);
   auto steps = steps_of(core, {});
   const std::string field = core->id() + ":7";
   EXPECT_EQ(&steps->script(), &lua::with_publish_guard(plain_step(), false));
@@ -76,7 +65,7 @@ TEST(FairLockStepsWire, WakeModeQueuesOnItsOwnChannel) {
 }
 
 TEST(FairLockStepsWire, OneAttemptNeverJoinsTheQueue) {
-  auto core = core_with(Handoff::wake);
+  auto core = unconnected_core(Handoff::wake);
   FairAcquisition how;
   how.queueing = false;
   const Strings args = steps_of(core, how)->args();
@@ -85,7 +74,7 @@ TEST(FairLockStepsWire, OneAttemptNeverJoinsTheQueue) {
 }
 
 TEST(FairLockStepsWire, NonReentrantSendsTheGuardedStep) {
-  auto core = core_with(Handoff::wake);
+  auto core = unconnected_core(Handoff::wake);
   FairAcquisition how;
   how.reentrant = false;
   auto steps = steps_of(core, how);
@@ -98,8 +87,8 @@ TEST(FairLockStepsWire, NonReentrantSendsTheGuardedStep) {
 }
 
 TEST(FairLockStepsWire, GrantModeRegistersThroughItsLink) {
-  auto core = core_with(Handoff::grant);
-  auto kind = std::make_shared<TestKind>();
+  auto core = unconnected_core(Handoff::grant);
+  auto kind = std::make_shared<RecordTestKind>();
   struct Seen {
     const lua::Script* script;
     Strings keys, args, deregister;
@@ -132,8 +121,8 @@ TEST(FairLockStepsWire, GrantModeRegistersThroughItsLink) {
 }
 
 TEST(FairLockStepsWire, GrantModeNonReentrantTakesTheGrantStepAndSaysSo) {
-  auto core = core_with(Handoff::grant);
-  auto kind = std::make_shared<TestKind>();
+  auto core = unconnected_core(Handoff::grant);
+  auto kind = std::make_shared<RecordTestKind>();
   const Strings args = core->call<Strings>([&](auto done) {
     FairAcquisition how;
     how.reentrant = false;
@@ -147,7 +136,7 @@ TEST(FairLockStepsWire, GrantModeNonReentrantTakesTheGrantStepAndSaysSo) {
 }
 
 TEST(FairLockStepsWire, RefusedAttemptsRePollWithinAThirdOfTheAllowance) {
-  auto core = core_with(Handoff::wake);
+  auto core = unconnected_core(Handoff::wake);
   auto steps = steps_of(core, {});
   // The holder's PTTL, capped at a third of the 5 s allowance (and at most 1 s).
   EXPECT_EQ(steps->parse(integer_reply(25000)).ttl_ms, 1000);

@@ -4,6 +4,8 @@
 // starvation guard: a Redisson client on the same lock reads these keys and fields, so a
 // refactoring of how the steps are assembled must leave them as they are. No server: the
 // Client never connects (nothing is sent).
+#include "sync/locks/hash_lock_steps.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -13,9 +15,9 @@
 #include "lua/scripts.h"
 #include "lua/with_preludes.h"
 #include "redisync/config.h"
+#include "support/steps_wire.h"
 #include "sync/acquire/grant.h"
 #include "sync/client_core.h"
-#include "sync/locks/hash_lock_steps.h"
 
 using namespace std::chrono_literals;
 using redisync::Config;
@@ -23,24 +25,11 @@ using redisync::Duration;
 using redisync::Handoff;
 using redisync::detail::ClientCore;
 using redisync::detail::HashLockSteps;
+using redisync::test::RecordTestKind;
+using redisync::test::unconnected_core;
 using Strings = std::vector<std::string>;
 
 namespace {
-
-// A kind for the records' bookkeeping; keys and arguments never consult it.
-class TestKind final : public redisync::detail::HashLockKind {
- public:
-  std::string noun() const override { return "lock"; }
-  void start_loop(const std::shared_ptr<ClientCore>&, const std::string&, std::int64_t,
-                  redisync::detail::LoopStart) const override {}
-};
-
-std::shared_ptr<ClientCore> core_with(Handoff handoff, Duration guard) {
-  Config config = Config::from_url("redis://127.0.0.1:1");  // never connected
-  config.handoff = handoff;
-  config.starvation_guard = guard;
-  return std::make_shared<ClientCore>(config);
-}
 
 // What one attempt of `steps` would send: the script, KEYS and ARGV.
 struct Request {
@@ -57,12 +46,12 @@ const std::string kName = "orders:42";
 
 // Lock's wake-mode record for kName, owner kOwner, a 30 s lease.
 std::shared_ptr<HashLockSteps> lock_steps(const std::shared_ptr<ClientCore>& core) {
-  return redisync::detail::guarded_lock_steps(core, std::make_shared<TestKind>(), kName, kOwner,
-                                              30s, redisync::lua::lock_acquire);
+  return redisync::detail::guarded_lock_steps(core, std::make_shared<RecordTestKind>(), kName,
+                                              kOwner, 30s, redisync::lua::lock_acquire);
 }
 
 TEST(HashLockStepsWire, WakeModeLockWithTheStarvationGuard) {
-  auto core = core_with(Handoff::wake, 20ms);
+  auto core = unconnected_core(Handoff::wake, 20ms);
   auto steps = lock_steps(core);
   const Request r = first_request(*steps);
   EXPECT_EQ(r.script, &redisync::lua::with_publish_guard(redisync::lua::lock_acquire, false));
@@ -75,7 +64,7 @@ TEST(HashLockStepsWire, WakeModeLockWithTheStarvationGuard) {
 }
 
 TEST(HashLockStepsWire, WakeModeLockWithoutTheGuardIsRedissonsStep) {
-  auto core = core_with(Handoff::wake, 0ms);
+  auto core = unconnected_core(Handoff::wake, 0ms);
   auto steps = lock_steps(core);
   const Request r = first_request(*steps);
   EXPECT_EQ(r.keys, (Strings{"orders:42"}));
@@ -84,7 +73,7 @@ TEST(HashLockStepsWire, WakeModeLockWithoutTheGuardIsRedissonsStep) {
 }
 
 TEST(HashLockStepsWire, TheGuardClaimsOnceTheWaitPassedIt) {
-  auto core = core_with(Handoff::wake, 1ms);
+  auto core = unconnected_core(Handoff::wake, 1ms);
   auto steps = lock_steps(core);
   std::this_thread::sleep_for(5ms);  // waited past the 1 ms guard
   const Strings args = steps->args();
@@ -101,15 +90,15 @@ TEST(HashLockStepsWire, TheGuardClaimsOnceTheWaitPassedIt) {
 }
 
 TEST(HashLockStepsWire, GrantModeRegistersThroughItsLink) {
-  auto core = core_with(Handoff::grant, 20ms);
-  auto kind = std::make_shared<TestKind>();
+  auto core = unconnected_core(Handoff::grant, 20ms);
+  auto kind = std::make_shared<RecordTestKind>();
   const Request r = core->call<Request>([&](auto done) {
     auto link = redisync::detail::grant_link(core, *kind, kName, kOwner);  // I/O thread
     // As the loop's start does (AcquireLoop::start): listed before the first attempt; its
     // grant channel is not subscribed yet, so the attempt does not register.
     link->listed = true;
-    auto steps = redisync::detail::grant_lock_steps(core, kind, kName, kOwner, 30s,
-                                                    std::nullopt, link);
+    auto steps =
+        redisync::detail::grant_lock_steps(core, kind, kName, kOwner, 30s, std::nullopt, link);
     Request request = first_request(*steps);
     request.args.push_back(link->id);  // compared below
     done(nullptr, request);
@@ -118,9 +107,9 @@ TEST(HashLockStepsWire, GrantModeRegistersThroughItsLink) {
                           redisync::lua::with_preludes<redisync::lua::lock_grant_acquire,
                                                        redisync::lua::grant_pass_on>(),
                           true));
-  EXPECT_EQ(r.keys, (Strings{"orders:42", "redisync_lock_grant:{orders:42}",
-                             "redisync_lock_grant_id:{orders:42}",
-                             "redisync_grant_mark:{orders:42}"}));
+  EXPECT_EQ(r.keys,
+            (Strings{"orders:42", "redisync_lock_grant:{orders:42}",
+                     "redisync_lock_grant_id:{orders:42}", "redisync_grant_mark:{orders:42}"}));
   // lease, owner field, grant id, registration period ("0": not registering), attempt
   // number, no token, reentrant, then the publish guard's grant channel, command and lock
   // channel.
@@ -133,13 +122,13 @@ TEST(HashLockStepsWire, GrantModeRegistersThroughItsLink) {
 }
 
 TEST(HashLockStepsWire, GrantModeNonReentrantSaysSo) {
-  auto core = core_with(Handoff::grant, 20ms);
-  auto kind = std::make_shared<TestKind>();
+  auto core = unconnected_core(Handoff::grant, 20ms);
+  auto kind = std::make_shared<RecordTestKind>();
   const Strings args = core->call<Strings>([&](auto done) {
     auto link = redisync::detail::grant_link(core, *kind, kName, kOwner);
-    auto steps = redisync::detail::grant_lock_steps(
-        core, kind, kName, kOwner, 30s, std::nullopt, link,
-        redisync::detail::HashLockVariant::non_reentrant());
+    auto steps =
+        redisync::detail::grant_lock_steps(core, kind, kName, kOwner, 30s, std::nullopt, link,
+                                           redisync::detail::HashLockVariant::non_reentrant());
     done(nullptr, steps->args());
   });
   ASSERT_EQ(args.size(), 10u);
@@ -148,11 +137,11 @@ TEST(HashLockStepsWire, GrantModeNonReentrantSaysSo) {
 }
 
 TEST(HashLockStepsWire, FencedLockWithATokenAndTheGuard) {
-  auto core = core_with(Handoff::wake, 20ms);
+  auto core = unconnected_core(Handoff::wake, 20ms);
   auto token = std::make_shared<std::optional<std::uint64_t>>();
   auto steps = redisync::detail::guarded_lock_steps(
-      core, std::make_shared<TestKind>(), kName, kOwner, 30s, redisync::lua::fenced_lock_acquire,
-      redisync::detail::HashLockVariant::fenced_lock(token));
+      core, std::make_shared<RecordTestKind>(), kName, kOwner, 30s,
+      redisync::lua::fenced_lock_acquire, redisync::detail::HashLockVariant::fenced_lock(token));
   const Request r = first_request(*steps);
   EXPECT_EQ(r.script,
             &redisync::lua::with_publish_guard(redisync::lua::fenced_lock_acquire, false));
@@ -178,10 +167,10 @@ TEST(HashLockStepsWire, FencedLockWithATokenAndTheGuard) {
 }
 
 TEST(HashLockStepsWire, FencedLockWithoutTokenOrGuardSendsThreeArguments) {
-  auto core = core_with(Handoff::wake, 0ms);
+  auto core = unconnected_core(Handoff::wake, 0ms);
   auto steps = redisync::detail::guarded_lock_steps(
-      core, std::make_shared<TestKind>(), kName, kOwner, 30s, redisync::lua::fenced_lock_acquire,
-      redisync::detail::HashLockVariant::fenced_lock(nullptr));
+      core, std::make_shared<RecordTestKind>(), kName, kOwner, 30s,
+      redisync::lua::fenced_lock_acquire, redisync::detail::HashLockVariant::fenced_lock(nullptr));
   const Request r = first_request(*steps);
   EXPECT_EQ(r.keys, (Strings{"orders:42", "redisson_lock_token:{orders:42}"}));
   EXPECT_EQ(r.args, (Strings{"30000", core->id() + ":7", "0", "PUBLISH",
@@ -189,24 +178,24 @@ TEST(HashLockStepsWire, FencedLockWithoutTokenOrGuardSendsThreeArguments) {
 }
 
 TEST(HashLockStepsWire, GrantModeFencedLockAddsItsCounterAndAsksForTheToken) {
-  auto core = core_with(Handoff::grant, 20ms);
-  auto kind = std::make_shared<TestKind>();
+  auto core = unconnected_core(Handoff::grant, 20ms);
+  auto kind = std::make_shared<RecordTestKind>();
   auto token = std::make_shared<std::optional<std::uint64_t>>();
   const Request r = core->call<Request>([&](auto done) {
     auto link = redisync::detail::grant_link(core, *kind, kName, kOwner);
     link->listed = true;
-    auto steps = redisync::detail::grant_lock_steps(
-        core, kind, kName, kOwner, 30s, std::nullopt, link,
-        redisync::detail::HashLockVariant::fenced_lock(token));
+    auto steps =
+        redisync::detail::grant_lock_steps(core, kind, kName, kOwner, 30s, std::nullopt, link,
+                                           redisync::detail::HashLockVariant::fenced_lock(token));
     Request request = first_request(*steps);
     // A grant message's token reaches the acquisition.
     link->on_grant("17");
     done(nullptr, request);
   });
-  EXPECT_EQ(r.keys, (Strings{"orders:42", "redisync_lock_grant:{orders:42}",
-                             "redisync_lock_grant_id:{orders:42}",
-                             "redisync_grant_mark:{orders:42}",
-                             "redisson_lock_token:{orders:42}"}));
+  EXPECT_EQ(
+      r.keys,
+      (Strings{"orders:42", "redisync_lock_grant:{orders:42}", "redisync_lock_grant_id:{orders:42}",
+               "redisync_grant_mark:{orders:42}", "redisson_lock_token:{orders:42}"}));
   ASSERT_EQ(r.args.size(), 10u);
   EXPECT_EQ(r.args[5], "1");  // acquire-with-token
   EXPECT_EQ(r.args[6], "0");  // reentrant

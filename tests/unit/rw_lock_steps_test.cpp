@@ -15,6 +15,7 @@
 #include "lua/with_preludes.h"
 #include "redisync/config.h"
 #include "redisync/errors.h"
+#include "support/steps_wire.h"
 #include "sync/acquire/grant.h"
 #include "sync/client_core.h"
 
@@ -25,23 +26,11 @@ using redisync::Handoff;
 using redisync::detail::ClientCore;
 using redisync::detail::HoldCountSteps;
 namespace lua = redisync::lua;
+using redisync::test::RecordTestKind;
+using redisync::test::unconnected_core;
 using Strings = std::vector<std::string>;
 
 namespace {
-
-class TestKind final : public redisync::detail::HashLockKind {
- public:
-  std::string noun() const override { return "write lock"; }
-  void start_loop(const std::shared_ptr<ClientCore>&, const std::string&, std::int64_t,
-                  redisync::detail::LoopStart) const override {}
-};
-
-std::shared_ptr<ClientCore> core_with(Handoff handoff, Duration guard) {
-  Config config = Config::from_url("redis://127.0.0.1:1");  // never connected
-  config.handoff = handoff;
-  config.starvation_guard = guard;
-  return std::make_shared<ClientCore>(config);
-}
 
 constexpr std::int64_t kOwner = 7;
 const std::string kName = "orders:42";
@@ -54,9 +43,9 @@ redisync::Reply string_reply(const std::string& s) {
 }
 
 TEST(RwLockStepsWire, WakeModeReaderSetsItsMarker) {
-  auto core = core_with(Handoff::wake, 20ms);
-  auto steps = redisync::detail::read_lock_steps(core, std::make_shared<TestKind>(), kName, kOwner,
-                                                 30s, std::nullopt);
+  auto core = unconnected_core(Handoff::wake, 20ms);
+  auto steps = redisync::detail::read_lock_steps(core, std::make_shared<RecordTestKind>(), kName,
+                                                 kOwner, 30s, std::nullopt);
   const std::string field = core->id() + ":7";
   EXPECT_EQ(&steps->script(), &lua::with_publish_guard(lua::rwlock_read_acquire, false));
   EXPECT_EQ(steps->keys(), (Strings{"orders:42", "{orders:42}:" + field + ":rwlock_timeout"}));
@@ -66,10 +55,10 @@ TEST(RwLockStepsWire, WakeModeReaderSetsItsMarker) {
 }
 
 TEST(RwLockStepsWire, GrantModeReaderKeepsWritersOutForWhatIsLeftOfItsWait) {
-  auto core = core_with(Handoff::grant, 20ms);
+  auto core = unconnected_core(Handoff::grant, 20ms);
   const std::string field = core->id() + ":7";
-  auto no_wait_limit = redisync::detail::read_lock_steps(core, std::make_shared<TestKind>(), kName,
-                                                         kOwner, 30s, std::nullopt);
+  auto no_wait_limit = redisync::detail::read_lock_steps(core, std::make_shared<RecordTestKind>(),
+                                                         kName, kOwner, 30s, std::nullopt);
   EXPECT_EQ(&no_wait_limit->script(), &lua::with_publish_guard(lua::rwlock_read_acquire, true));
   EXPECT_EQ(no_wait_limit->keys(), (Strings{"orders:42", "{orders:42}:" + field + ":rwlock_timeout",
                                             "redisync_rwlock_readers:{orders:42}"}));
@@ -78,15 +67,15 @@ TEST(RwLockStepsWire, GrantModeReaderKeepsWritersOutForWhatIsLeftOfItsWait) {
                                             "redisync_grant__channel:{orders:42}:" + core->id(),
                                             "PUBLISH", "redisson_rwlock:{orders:42}"}));
   // A wait that is over keeps no writer out.
-  auto over = redisync::detail::read_lock_steps(core, std::make_shared<TestKind>(), kName, kOwner,
-                                                30s, redisync::sync::Clock::now() - 1s);
+  auto over = redisync::detail::read_lock_steps(core, std::make_shared<RecordTestKind>(), kName,
+                                                kOwner, 30s, redisync::sync::Clock::now() - 1s);
   EXPECT_EQ(over->args()[3], "0");
 }
 
 TEST(RwLockStepsWire, WakeModeWriterWithTheStarvationGuard) {
-  auto core = core_with(Handoff::wake, 20ms);
-  auto steps = redisync::detail::write_lock_steps(core, std::make_shared<TestKind>(), kName, kOwner,
-                                                  30s, std::nullopt, nullptr);
+  auto core = unconnected_core(Handoff::wake, 20ms);
+  auto steps = redisync::detail::write_lock_steps(core, std::make_shared<RecordTestKind>(), kName,
+                                                  kOwner, 30s, std::nullopt, nullptr);
   const std::string field = core->id() + ":7";
   EXPECT_EQ(&steps->script(), &lua::with_publish_guard(lua::rwlock_write_acquire, false));
   EXPECT_EQ(steps->keys(), (Strings{"orders:42", "redisync_rwlock_guard:{orders:42}"}));
@@ -97,9 +86,9 @@ TEST(RwLockStepsWire, WakeModeWriterWithTheStarvationGuard) {
 }
 
 TEST(RwLockStepsWire, WakeModeWriterWithoutTheGuardSendsThreeArguments) {
-  auto core = core_with(Handoff::wake, 0ms);
-  auto steps = redisync::detail::write_lock_steps(core, std::make_shared<TestKind>(), kName, kOwner,
-                                                  30s, std::nullopt, nullptr);
+  auto core = unconnected_core(Handoff::wake, 0ms);
+  auto steps = redisync::detail::write_lock_steps(core, std::make_shared<RecordTestKind>(), kName,
+                                                  kOwner, 30s, std::nullopt, nullptr);
   const std::string field = core->id() + ":7";
   EXPECT_EQ(steps->keys(), (Strings{"orders:42"}));
   EXPECT_EQ(steps->args(),
@@ -107,8 +96,8 @@ TEST(RwLockStepsWire, WakeModeWriterWithoutTheGuardSendsThreeArguments) {
 }
 
 TEST(RwLockStepsWire, GrantModeWriterRegistersThroughItsLink) {
-  auto core = core_with(Handoff::grant, 20ms);
-  auto kind = std::make_shared<TestKind>();
+  auto core = unconnected_core(Handoff::grant, 20ms);
+  auto kind = std::make_shared<RecordTestKind>();
   struct Seen {
     const lua::Script* script;
     Strings keys, args, deregister;
@@ -139,9 +128,9 @@ TEST(RwLockStepsWire, GrantModeWriterRegistersThroughItsLink) {
 }
 
 TEST(RwLockStepsWire, AWriterRefusedForItsOwnReadHoldIsAnUpgradeError) {
-  auto core = core_with(Handoff::wake, 0ms);
-  auto steps = redisync::detail::write_lock_steps(core, std::make_shared<TestKind>(), kName, kOwner,
-                                                  30s, std::nullopt, nullptr);
+  auto core = unconnected_core(Handoff::wake, 0ms);
+  auto steps = redisync::detail::write_lock_steps(core, std::make_shared<RecordTestKind>(), kName,
+                                                  kOwner, 30s, std::nullopt, nullptr);
   EXPECT_THROW(steps->parse(string_reply("upgrade")), redisync::UpgradeError);
 }
 
