@@ -5,6 +5,7 @@
 // refactoring of how the steps are assembled must leave them as they are. No server: the
 // Client never connects (nothing is sent).
 #include "sync/locks/hash_lock_steps.h"
+#include "sync/locks/hold_count_steps.h"
 
 #include <gtest/gtest.h>
 
@@ -200,6 +201,21 @@ TEST(HashLockStepsWire, GrantModeFencedLockAddsItsCounterAndAsksForTheToken) {
   EXPECT_EQ(r.args[5], "1");  // acquire-with-token
   EXPECT_EQ(r.args[6], "0");  // reentrant
   EXPECT_EQ(*token, 17u);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(HashLockStepsWire, SpinLockSendsLocksStepWithoutGuardOrUndo) {
+  auto core = unconnected_core(Handoff::grant, 20ms);  // neither mode nor guard changes it
+  auto steps = redisync::detail::spin_lock_steps(core, std::make_shared<RecordTestKind>(), kName,
+                                                 kOwner, 30s);
+  EXPECT_EQ(&steps->script(), &redisync::lua::lock_acquire);
+  EXPECT_EQ(steps->keys(), (Strings{"orders:42"}));
+  EXPECT_EQ(steps->args(), (Strings{"30000", core->id() + ":7"}));
+  EXPECT_FALSE(steps->undoable());
+  EXPECT_TRUE(steps->can_settle());
 }
 
 }  // namespace

@@ -29,28 +29,31 @@ class BackoffSequence {
 };
 
 /// Finding out whether an attempt whose reply was lost (timeout, dropped connection) ran:
-/// `check` is tried up to `tries` times, `interval` apart, before the error is reported.
+/// the steps' settle step is tried up to `tries` times, `interval` apart, before the error is
+/// reported (steps that cannot settle report it at once).
 struct SpinSettle {
-  AcquireLoop::AttemptFn check;
   int tries = 1;
   Duration interval{0};
 };
 
-/// Sleep-and-retry acquisition: attempt; if not acquired and time is left, sleep the next
+/// Sleep-and-retry acquisition of `steps` (their attempt, and their settle step after an
+/// attempt whose reply was lost): attempt; if not acquired and time is left, sleep the next
 /// backoff (capped by the time left) on a steady_timer, then attempt again. Lives on the I/O
-/// thread; owns itself until done. No pub/sub. A cancellation (`cancel`, an async wait whose
-/// handler has a cancellation slot) ends it as its deadline would, with CancelledError; an
-/// attempt in flight still decides (acquired is acquired).
+/// thread; owns itself until done. No pub/sub (the steps' channel is never used). A
+/// cancellation (`cancel`, an async wait whose handler has a cancellation slot) ends it as its
+/// deadline would, with CancelledError; an attempt in flight still decides (acquired is
+/// acquired). With a Metrics `probe`, each attempt is counted.
 class SpinLoop : public std::enable_shared_from_this<SpinLoop> {
  public:
   static void start(asio::io_context& io, std::optional<Clock::time_point> deadline,
-                    AcquireLoop::AttemptFn attempt, BackoffSequence backoff,
+                    std::shared_ptr<AcquireSteps> steps, BackoffSequence backoff,
                     AcquireLoop::Done done, SpinSettle settle = {},
-                    std::shared_ptr<detail::CancelSignal> cancel = nullptr);
+                    std::shared_ptr<detail::CancelSignal> cancel = nullptr,
+                    std::shared_ptr<AcquireProbe> probe = nullptr);
 
  private:
   SpinLoop(asio::io_context& io, std::optional<Clock::time_point> deadline,
-           AcquireLoop::AttemptFn attempt, BackoffSequence backoff, AcquireLoop::Done done);
+           std::shared_ptr<AcquireSteps> steps, BackoffSequence backoff, AcquireLoop::Done done);
   void attempt();
   void on_attempt(std::exception_ptr error, const AttemptResult& result);
   void settle(std::exception_ptr error, int tries_left);
@@ -64,11 +67,12 @@ class SpinLoop : public std::enable_shared_from_this<SpinLoop> {
 
   asio::steady_timer timer_;
   std::optional<Clock::time_point> deadline_;
-  AcquireLoop::AttemptFn attempt_;
+  std::shared_ptr<AcquireSteps> steps_;
   BackoffSequence backoff_;
   AcquireLoop::Done done_;
   SpinSettle settle_;
   std::shared_ptr<detail::CancelSignal> cancel_;
+  std::shared_ptr<AcquireProbe> probe_;  // null without a Metrics hook
   bool cancelled_ = false;
   bool finished_ = false;
   Clock::time_point attempt_sent_{};  // the last attempt's send time (for a settled one)

@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "lua/scripts.h"
 #include "sync/locks/non_reentrant.h"
 
 namespace redisync::detail {
@@ -31,6 +32,28 @@ void HoldCountSteps::settle(Done done) {
 
 void HoldCountSteps::undo(std::function<void()> then) {
   undo_acquire(core_, *kind_, name_, owner_, lease_, std::move(then));
+}
+
+namespace {
+
+class SpinLockSteps final : public HoldCountSteps {
+ public:
+  using HoldCountSteps::HoldCountSteps;
+  // Never subscribed to: the spin loop sleeps its backoff instead.
+  std::string channel() const override { return {}; }
+  bool undoable() const override { return false; }
+  const lua::Script& script() const override { return lua::lock_acquire; }
+  std::vector<std::string> keys() const override { return {name_}; }
+  std::vector<std::string> args() override { return {std::to_string(lease_.count()), field()}; }
+  sync::AttemptResult parse(const net::Reply& reply) override { return parse_nil_or_ttl(reply); }
+};
+
+}  // namespace
+
+std::shared_ptr<HoldCountSteps> spin_lock_steps(const std::shared_ptr<ClientCore>& core,
+                                                const KindPtr& kind, const std::string& name,
+                                                std::int64_t owner, Duration lease) {
+  return std::make_shared<SpinLockSteps>(core, kind, name, owner, lease);
 }
 
 }  // namespace redisync::detail

@@ -69,4 +69,11 @@ class HoldCountSteps : public sync::AcquireSteps,
   bool refuse_reentry_;
 };
 
+/// SpinLock's acquisition (§10): the reentrant lock's acquire step (lock_acquire.lua) without
+/// a publish guard (its releases publish nothing) and without WAIT or undo, as Redisson's
+/// spin lock; its reply's PTTL is not used to wait (sync::SpinLoop backs off instead).
+std::shared_ptr<HoldCountSteps> spin_lock_steps(const std::shared_ptr<ClientCore>& core,
+                                                const KindPtr& kind, const std::string& name,
+                                                std::int64_t owner, Duration lease);
+
 }  // namespace redisync::detail

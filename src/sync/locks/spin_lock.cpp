@@ -5,9 +5,10 @@
 #include <algorithm>
 
 #include "lua/scripts.h"
-#include "sync/locks/lock_kind.h"
 #include "sync/acquire/cancel_signal.h"
 #include "sync/acquire/spin_backoff.h"
+#include "sync/locks/hold_count_steps.h"
+#include "sync/locks/lock_kind.h"
 
 namespace redisync {
 
@@ -58,13 +59,15 @@ Duration BackoffSequence::next() {
 }
 
 void SpinLoop::start(asio::io_context& io, std::optional<Clock::time_point> deadline,
-                     AcquireLoop::AttemptFn attempt, BackoffSequence backoff,
+                     std::shared_ptr<AcquireSteps> steps, BackoffSequence backoff,
                      AcquireLoop::Done done, SpinSettle settle,
-                     std::shared_ptr<detail::CancelSignal> cancel) {
+                     std::shared_ptr<detail::CancelSignal> cancel,
+                     std::shared_ptr<AcquireProbe> probe) {
   std::shared_ptr<SpinLoop> loop(
-      new SpinLoop(io, deadline, std::move(attempt), std::move(backoff), std::move(done)));
-  loop->settle_ = std::move(settle);
+      new SpinLoop(io, deadline, std::move(steps), std::move(backoff), std::move(done)));
+  loop->settle_ = settle;
   loop->cancel_ = std::move(cancel);
+  loop->probe_ = std::move(probe);
   loop->attempt();
   if (loop->cancel_) {
     std::weak_ptr<SpinLoop> weak = loop;
@@ -100,23 +103,25 @@ void SpinLoop::finish(std::exception_ptr error, bool acquired, std::optional<Gra
 }
 
 SpinLoop::SpinLoop(asio::io_context& io, std::optional<Clock::time_point> deadline,
-                   AcquireLoop::AttemptFn attempt, BackoffSequence backoff, AcquireLoop::Done done)
+                   std::shared_ptr<AcquireSteps> steps, BackoffSequence backoff,
+                   AcquireLoop::Done done)
     : timer_(io),
       deadline_(deadline),
-      attempt_(std::move(attempt)),
+      steps_(std::move(steps)),
       backoff_(std::move(backoff)),
       done_(std::move(done)) {}
 
 void SpinLoop::attempt() {
   // The pending callback (attempt in flight, or timer) keeps the loop alive.
   attempt_sent_ = Clock::now();
-  attempt_([self = shared_from_this()](std::exception_ptr error, AttemptResult result) {
+  if (probe_) ++probe_->attempts;
+  steps_->attempt([self = shared_from_this()](std::exception_ptr error, AttemptResult result) {
     self->on_attempt(error, result);
   });
 }
 
 void SpinLoop::on_attempt(std::exception_ptr error, const AttemptResult& result) {
-  if (error && settle_.check && may_have_run(error)) return settle(error, settle_.tries);
+  if (error && steps_->can_settle() && may_have_run(error)) return settle(error, settle_.tries);
   if (error || result.acquired) return finish(error, !error);
   Duration sleep = backoff_.next();
   if (deadline_) {
@@ -135,8 +140,8 @@ void SpinLoop::on_attempt(std::exception_ptr error, const AttemptResult& result)
 // The attempt's reply was lost but it may have run: ask before reporting the error, so a
 // hold it took is reported as acquired (issue 22 item 1).
 void SpinLoop::settle(std::exception_ptr error, int tries_left) {
-  settle_.check([self = shared_from_this(), error, tries_left](std::exception_ptr check_error,
-                                                               AttemptResult r) {
+  steps_->settle([self = shared_from_this(), error, tries_left](std::exception_ptr check_error,
+                                                                AttemptResult r) {
     if (!check_error) {
       // Found acquired: the hold counts from the send of the attempt whose reply was lost,
       // but it may be an earlier acquisition's: no later than what was read.
@@ -168,24 +173,12 @@ class SpinKind final : public detail::LockKind {
 
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                   std::int64_t owner, detail::LoopStart start) const override {
-    // The acquire step of the reentrant lock (§2.2); the returned PTTL is not used to wait.
-    auto attempt = detail::script_attempt(
-        core, lua::lock_acquire, {name},
-        detail::fixed_args({std::to_string(start.lease.count()), core->owner_field(owner)}),
-        describe(*core, name));
-    // With a Metrics hook, the acquisition's probe (run_acquire) counts the attempts.
-    if (auto probe = std::move(start.probe)) {
-      attempt = [probe, attempt = std::move(attempt)](sync::AcquireLoop::AttemptDone cb) {
-        ++probe->attempts;
-        attempt(std::move(cb));
-      };
-    }
     sync::SpinLoop::start(
-        core->io(), start.deadline, std::move(attempt),
+        core->io(), start.deadline,
+        detail::spin_lock_steps(core, shared_from_this(), name, owner, start.lease),
         sync::BackoffSequence(backoff_, random_seed()), std::move(start.done),
-        {detail::hold_count_check(core, shared_from_this(), name, owner),
-         std::max(core->config().retry_attempts, 1), core->config().retry_interval},
-        std::move(start.cancel));
+        {std::max(core->config().retry_attempts, 1), core->config().retry_interval},
+        std::move(start.cancel), std::move(start.probe));
   }
 
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
