@@ -49,12 +49,11 @@ class ReadLockSteps final : public RwLockSteps {
   ReadLockSteps(std::shared_ptr<ClientCore> core, KindPtr kind, std::string name,
                 std::int64_t owner, Duration lease, std::optional<sync::Clock::time_point> deadline)
       : RwLockSteps(std::move(core), std::move(kind), std::move(name), owner, lease),
+        script_(&publish_guarded(*core_, lua::rwlock_read_acquire)),
         grant_mode_(core_->config().handoff == Handoff::grant),
         deadline_(deadline) {}
 
-  const lua::Script& script() const override {
-    return publish_guarded(*core_, lua::rwlock_read_acquire);
-  }
+  const lua::Script& script() const override { return *script_; }
   std::vector<std::string> keys() const override {
     std::vector<std::string> keys{name_, rwlock_marker_prefix(name_, field())};
     if (grant_mode_) keys.push_back(rwlock_readers_key(name_));  // keeps writers out
@@ -80,6 +79,7 @@ class ReadLockSteps final : public RwLockSteps {
   sync::AttemptResult parse(const net::Reply& reply) override { return parse_nil_or_ttl(reply); }
 
  private:
+  const lua::Script* script_;  // the step behind the publish guard
   bool grant_mode_;
   std::optional<sync::Clock::time_point> deadline_;
 };
