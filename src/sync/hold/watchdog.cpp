@@ -238,7 +238,8 @@ void Watchdog::count_renewals(bool ok, const net::Reply& reply) {
     metrics_->increment({"watchdog", {}}, Counter::renewal_failures, 1);
     return;
   }
-  const auto renewed = static_cast<std::uint64_t>(std::count(reply.str.begin(), reply.str.end(), '1'));
+  const auto renewed =
+      static_cast<std::uint64_t>(std::count(reply.str.begin(), reply.str.end(), '1'));
   if (renewed > 0) metrics_->increment({"watchdog", {}}, Counter::renewals, renewed);
 }
 
