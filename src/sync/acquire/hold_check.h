@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The answer of a recheck or settle step of the locks that count holds in the hash N under the
-// owner's field (detail::hold_count_check): after an attempt whose reply was lost, did it
+// owner's field (detail::check_hold_count): after an attempt whose reply was lost, did it
 // acquire? And, in grant mode, is the hold found a grant made to this owner and not taken yet?
 // Such a hold has the releaser's short grant lease on the server, not the acquisition's own:
 // it must complete the acquisition as a grant (issue 36), never as an ordinary hold.

@@ -213,11 +213,6 @@ sync::AttemptResult read_grant_reply(sync::GrantLink& link, const net::Reply& re
   return result;
 }
 
-ReplyParser grant_parse(std::shared_ptr<sync::GrantLink> link) {
-  return [link = std::move(link)](const net::Reply& reply) {
-    return read_grant_reply(*link, reply);
-  };
-}
 
 
 }  // namespace redisync::detail

@@ -121,10 +121,6 @@ std::string lock_channel(const std::string& name) {
   return "redisson_lock__channel:" + sync::hash_tag(name);
 }
 
-ArgsFn fixed_args(std::vector<std::string> args) {
-  return [args = std::move(args)] { return args; };
-}
-
 const lua::Script& publish_guarded(const ClientCore& core, const lua::Script& body) {
   return lua::with_publish_guard(body, core.config().handoff == Handoff::grant);
 }
@@ -147,14 +143,6 @@ std::vector<std::string> with_guard_args(std::vector<std::string> args, const st
 
 }  // namespace
 
-ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string channel,
-                            const std::string& name) {
-  return [args = std::move(args), command = core.publish_command(),
-          grant = guarded_grant_channel(core, name), channel = std::move(channel)] {
-    return with_guard_args(args(), command, grant, channel);
-  };
-}
-
 std::vector<std::string> publish_guarded_args(const ClientCore& core,
                                               std::vector<std::string> args,
                                               const std::string& channel,
@@ -174,38 +162,6 @@ sync::AttemptResult parse_nil_or_ttl(const net::Reply& reply) {
 }
 
 namespace {
-
-// script_attempt's request: the step as separate pieces, shared by all attempts of one
-// acquisition and its recheck.
-class ScriptRequest final : public AttemptRequest {
- public:
-  ScriptRequest(std::shared_ptr<ClientCore> core, const lua::Script& script,
-                std::vector<std::string> keys, ArgsFn args, std::string what, ReplyParser parse,
-                UndoFn undo)
-      : core_(std::move(core)), script_(&script), keys_(std::move(keys)),
-        args_(std::move(args)), what_(std::move(what)), parse_(std::move(parse)),
-        undo_(std::move(undo)) {}
-
-  ClientCore& client() const override { return *core_; }
-  const lua::Script& script() const override { return *script_; }
-  std::vector<std::string> keys() const override { return keys_; }
-  std::vector<std::string> args() override { return args_(); }
-  sync::AttemptResult parse(const net::Reply& reply) override {
-    return parse_ ? parse_(reply) : parse_nil_or_ttl(reply);
-  }
-  bool undoable() const override { return static_cast<bool>(undo_); }
-  void undo(std::function<void()> then) override { undo_(std::move(then)); }
-  std::string what() const override { return what_; }
-
- private:
-  std::shared_ptr<ClientCore> core_;
-  const lua::Script* script_;
-  std::vector<std::string> keys_;
-  ArgsFn args_;
-  std::string what_;  // named by the attempt's errors ("acquiring <what>"), built only for one
-  ReplyParser parse_;
-  UndoFn undo_;
-};
 
 std::string acquiring(const AttemptRequest& request) { return "acquiring " + request.what(); }
 
@@ -260,18 +216,6 @@ void send_attempt(const std::shared_ptr<AttemptRequest>& request, sync::AcquireS
   }
 }
 
-sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& core,
-                                            const lua::Script& script,
-                                            std::vector<std::string> keys, ArgsFn args,
-                                            std::string what, ReplyParser parse, UndoFn undo) {
-  std::shared_ptr<AttemptRequest> request = std::make_shared<ScriptRequest>(
-      core, script, std::move(keys), std::move(args), std::move(what), std::move(parse),
-      std::move(undo));
-  return [request = std::move(request)](sync::AcquireLoop::AttemptDone cb) {
-    send_attempt(request, std::move(cb));
-  };
-}
-
 void undo_acquire(const std::shared_ptr<ClientCore>& core, const LockKind& kind,
                   const std::string& name, std::int64_t owner, Duration lease,
                   std::function<void()> then) {
@@ -280,13 +224,6 @@ void undo_acquire(const std::shared_ptr<ClientCore>& core, const LockKind& kind,
   hold.undo = true;
   kind.release_step(core, name, hold, lease, record,
                     [then = std::move(then)](std::exception_ptr, net::Reply) { then(); });
-}
-
-UndoFn release_undo(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
-                    const std::string& name, std::int64_t owner, Duration lease) {
-  return [core, kind, name, owner, lease](std::function<void()> then) {
-    undo_acquire(core, *kind, name, owner, lease, std::move(then));
-  };
 }
 
 namespace {
@@ -361,40 +298,6 @@ void check_hold_count(const std::shared_ptr<ClientCore>& core, const LockKind& k
   // (AttemptResult::found). Reads only.
   core->executor().eval(lua::hold_grant_check, {name, sync::grant_mark_key(name)}, {ref.field},
                         std::move(on_reply), net::Retry::never);
-}
-
-sync::AcquireLoop::AttemptFn hold_count_check(
-    const std::shared_ptr<ClientCore>& core, const KindPtr& kind, const std::string& name,
-    std::int64_t owner, std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired) {
-  return [core, kind, name, owner,
-          on_acquired = std::move(on_acquired)](sync::AcquireLoop::AttemptDone cb) {
-    check_hold_count(core, *kind, name, owner, on_acquired, std::move(cb));
-  };
-}
-
-sync::AcquireLoop::AttemptFn hold_count_recheck(
-    const std::shared_ptr<ClientCore>& core, const KindPtr& kind, const std::string& name,
-    std::int64_t owner, sync::AcquireLoop::AttemptFn attempt,
-    std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired) {
-  auto check = hold_count_check(core, kind, name, owner, std::move(on_acquired));
-  return [check = std::move(check), attempt = std::move(attempt)](sync::AcquireLoop::AttemptDone cb) {
-    check([cb, attempt](std::exception_ptr error, sync::AttemptResult r) {
-      if (!error && r.acquired) return cb(nullptr, r);
-      attempt(cb);
-    });
-  };
-}
-
-void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
-                       LoopStart start, sync::AcquireLoop::AttemptFn attempt,
-                       std::function<void()> on_give_up, sync::AcquireLoop::AttemptFn recheck,
-                       sync::AcquireLoop::AttemptFn settle,
-                       std::shared_ptr<sync::GrantLink> grant) {
-  // A settle step only with a recheck: without one, uncertain errors are reported as they are.
-  if (!recheck) settle = nullptr;
-  auto steps = sync::function_steps(std::move(channel), std::move(attempt), std::move(recheck),
-                                    std::move(settle), std::move(on_give_up));
-  start_pubsub_loop(core, std::move(start), std::move(steps), std::move(grant));
 }
 
 void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, LoopStart start,

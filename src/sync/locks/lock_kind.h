@@ -206,9 +206,6 @@ net::Reply query(const std::shared_ptr<ClientCore>& core, std::vector<std::strin
 /// Lock channel messages (docs/wire-format.md §13): "0" wakes one local waiter, anything else all of them.
 void lock_message_policy(net::Channel& channel, const std::string& payload);
 
-/// The arguments of one attempt (built per attempt: the fair lock passes the current time).
-using ArgsFn = std::function<std::vector<std::string>()>;
-ArgsFn fixed_args(std::vector<std::string> args);
 /// `body` with the publish guard in front (lua::with_publish_guard): it refuses, before any
 /// write, a user who may not publish what the kind's release will. In grant mode that includes
 /// the grant channel of the lock `name` (a grant-mode release publishes there when a waiter is
@@ -217,20 +214,14 @@ const lua::Script& publish_guarded(const ClientCore& core, const lua::Script& bo
 /// `args` followed by what publish_guarded's guard reads: the publish command and `channel`
 /// (the channel the kind's release publishes on; issue 17 item 4), and in grant mode this
 /// Client's grant channel of the lock `name` before them.
-ArgsFn publish_guarded_args(const ClientCore& core, ArgsFn args, std::string channel,
-                            const std::string& name);
-/// The same for arguments that stay the same for every attempt of an acquisition: the list
-/// is built once, with the guard's arguments, instead of per attempt.
 std::vector<std::string> publish_guarded_args(const ClientCore& core,
                                               std::vector<std::string> args,
                                               const std::string& channel,
                                               const std::string& name);
-/// Reads an acquire reply; throws for an unexpected one.
-using ReplyParser = std::function<sync::AttemptResult(const net::Reply&)>;
 /// The §2.2 reading: nil = acquired, integer = the holder's PTTL.
 sync::AttemptResult parse_nil_or_ttl(const net::Reply& reply);
-/// What a ReplyParser throws for a reply of a shape its script never gives (a misbehaving
-/// server or proxy): script_attempt turns it into a ServerError naming the lock and server.
+/// What a record's parse() throws for a reply of a shape its script never gives (a misbehaving
+/// server or proxy): send_attempt turns it into a ServerError naming the lock and server.
 std::runtime_error unexpected_reply(const net::Reply& reply);
 /// True for an array of exactly two integers (the fenced lock's {code, token} replies).
 inline bool two_integers(const net::Reply& reply) {
@@ -238,12 +229,9 @@ inline bool two_integers(const net::Reply& reply) {
          reply.elements[1].is_integer();
 }
 
-/// Drops the one hold an unacknowledged acquire just added, then calls `then` (docs/wire-format.md §1.7).
-using UndoFn = std::function<void(std::function<void()> then)>;
-
 /// What one acquisition's attempt step sends and how its reply reads. Made once per
-/// acquisition (script_attempt's pieces, or a kind's acquisition record) and shared by all its
-/// attempts: an attempt copies only the keys and arguments its request takes.
+/// acquisition (a kind's acquisition record, HoldCountSteps) and shared by all its attempts:
+/// an attempt copies only the keys and arguments its request takes.
 class AttemptRequest {
  public:
   virtual ~AttemptRequest() = default;
@@ -270,65 +258,31 @@ class AttemptRequest {
 /// (AttemptResult::sent).
 void send_attempt(const std::shared_ptr<AttemptRequest>& request, sync::AcquireSteps::Done done);
 
-/// One attempt step: runs `script` and reads the reply with `parse` (parse_nil_or_ttl when
-/// empty). Error replies and parser exceptions become the attempt's error, naming `what`.
-/// With `undo`: the step is followed by WAIT when the master has replicas; an acquisition no
-/// replica acknowledged is undone and reported as a (retryable) TimeoutError. The step is then
-/// never resent by the executor: the loop retries, after a recheck.
-sync::AcquireLoop::AttemptFn script_attempt(const std::shared_ptr<ClientCore>& core,
-                                            const lua::Script& script,
-                                            std::vector<std::string> keys, ArgsFn args,
-                                            std::string what, ReplyParser parse = nullptr,
-                                            UndoFn undo = nullptr);
-
 /// Undoes one acquisition of `name` by `owner` with lease `lease` (the kind's own release step,
 /// with a fresh release record), then calls `then`.
 void undo_acquire(const std::shared_ptr<ClientCore>& core, const LockKind& kind,
                   const std::string& name, std::int64_t owner, Duration lease,
                   std::function<void()> then);
-/// undo_acquire as a step.
-UndoFn release_undo(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
-                    const std::string& name, std::int64_t owner, Duration lease);
-
-/// A recheck for the acquire loop (AcquireSteps::recheck) of kinds that count holds in
-/// the hash `name` under the owner's field: after an attempt that may have run, the owner's
-/// count on the server says whether it acquired (only this owner changes its own field); if
-/// it did not, `attempt` runs. `on_acquired` (optional) runs before reporting a recheck-found
-/// acquisition (e.g. to read the fencing token), and reports through its callback.
-sync::AcquireLoop::AttemptFn hold_count_recheck(
-    const std::shared_ptr<ClientCore>& core, const KindPtr& kind, const std::string& name,
-    std::int64_t owner, sync::AcquireLoop::AttemptFn attempt,
-    std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired = nullptr);
-
-/// Runs the check below once, reporting to `cb`.
+/// After an attempt that may have run on the server, whether it acquired (the recheck and
+/// settle step of the kinds that count holds in the hash `name` under the owner's field,
+/// HoldCountSteps), reported to `cb`: {acquired} when the owner's count on the server is one
+/// more than the local count (only this owner changes its own field); an error when the server
+/// cannot be asked. In grant mode it reads the grant mark and the lock's PTTL in the same step
+/// (hold_grant_check.lua): a hold the mark names for the owner is a grant not taken yet,
+/// reported as such (AttemptResult::grant, sync/acquire/hold_check.h), and the acquisition
+/// completes as a grant. `on_acquired` (optional) runs before an acquisition found is reported
+/// (FencedLock: reads the token), and reports through its callback.
 void check_hold_count(const std::shared_ptr<ClientCore>& core, const LockKind& kind,
                       const std::string& name, std::int64_t owner,
                       const std::function<void(sync::AcquireLoop::AttemptDone)>& on_acquired,
                       sync::AcquireLoop::AttemptDone cb);
-/// The check alone (a settle step): {acquired} when the owner's count on the
-/// server is one more than the local count; an error when the server cannot be asked. In grant
-/// mode it reads the grant mark and the lock's PTTL in the same step (hold_grant_check.lua): a
-/// hold the mark names for the owner is a grant not taken yet, reported as such
-/// (AttemptResult::grant, sync/acquire/hold_check.h), and the acquisition completes as a grant.
-sync::AcquireLoop::AttemptFn hold_count_check(
-    const std::shared_ptr<ClientCore>& core, const KindPtr& kind, const std::string& name,
-    std::int64_t owner,
-    std::function<void(sync::AcquireLoop::AttemptDone)> on_acquired = nullptr);
-
-/// The pub/sub waiting loop of docs/wire-format.md §13 for `attempt`, on `channel`, for the
-/// acquisition `start` (its deadline, probe, cancellation, completion). With `recheck`, errors
-/// that may have run on the server (timeouts, dropped connections, unacknowledged acquires)
-/// are retried Config::retry_attempts times within the wait; without, they are reported.
-/// With `settle` (hold_count_check), the loop never gives up after such an error without
-/// finding out whether the attempt ran (issue 22 item 1).
-void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, std::string channel,
-                       LoopStart start, sync::AcquireLoop::AttemptFn attempt,
-                       std::function<void()> on_give_up = nullptr,
-                       sync::AcquireLoop::AttemptFn recheck = nullptr,
-                       sync::AcquireLoop::AttemptFn settle = nullptr,
-                       std::shared_ptr<sync::GrantLink> grant = nullptr);
-/// The same loop for steps made as one record (their channel theirs); errors that may have
-/// run on the server are retried when `steps` can recheck.
+/// The pub/sub waiting loop of docs/wire-format.md §13 for the acquisition `start` (its
+/// deadline, probe, cancellation, completion) with `steps` (their channel, attempt, recheck,
+/// settle, give-up). When `steps` can recheck, errors that may have run on the server
+/// (timeouts, dropped connections, unacknowledged acquires) are retried
+/// Config::retry_attempts times within the wait; otherwise they are reported. With a settle
+/// step the loop never gives up after such an error without finding out whether the attempt
+/// ran (issue 22 item 1).
 void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, LoopStart start,
                        std::shared_ptr<sync::AcquireSteps> steps,
                        std::shared_ptr<sync::GrantLink> grant = nullptr);
@@ -367,8 +321,6 @@ void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::stri
 /// The acquire reply of lock_grant_acquire.lua without token: nil acquired, -3 took a grant
 /// (noted in `link`), else the PTTL (capped by the link's registration refresh).
 sync::AttemptResult read_grant_reply(sync::GrantLink& link, const net::Reply& reply);
-/// read_grant_reply as a parser.
-ReplyParser grant_parse(std::shared_ptr<sync::GrantLink> link);
 /// A granted hold starts on the releaser's short grant lease (`granted.lease`): sets its
 /// normal lease (`lease`; the watchdog's when `watchdog`) and ends the grant mark of the lock
 /// `name` a third of the grant lease after `registered` (no later than the grant was made), or

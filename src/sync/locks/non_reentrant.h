@@ -12,10 +12,6 @@ namespace redisync::detail {
 /// ReentryError naming `what` (the lock); any other error unchanged.
 std::exception_ptr as_reentry_error(std::exception_ptr error, const std::string& what);
 
-/// Wraps an attempt whose script starts with non_reentrant_guard.lua: its
-/// NON_REENTRANT_REACQUIRE error reply becomes a ReentryError naming `what` (the lock).
-sync::AcquireLoop::AttemptFn refuse_reentry(sync::AcquireLoop::AttemptFn attempt, std::string what);
-
 /// Grant mode: a ReentryError naming `what` when `owner` already waits for `name` in another
 /// acquisition of this Client (two tasks sharing an owner id), else nullptr. In wake mode
 /// always nullptr. (Why: NonReentrantKind in non_reentrant_lock.cpp.)

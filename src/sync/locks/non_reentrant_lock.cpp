@@ -39,17 +39,6 @@ std::exception_ptr waiting_owner_error(const ClientCore& core, const std::string
       "with the same owner id); a non-reentrant lock cannot be acquired twice by one owner"));
 }
 
-sync::AcquireLoop::AttemptFn refuse_reentry(sync::AcquireLoop::AttemptFn attempt,
-                                            std::string what) {
-  return [attempt = std::move(attempt), what = std::move(what)](sync::AcquireLoop::AttemptDone cb) {
-    attempt([cb, what](std::exception_ptr error, sync::AttemptResult result) {
-      // Mapped first, reported outside any catch block.
-      error = as_reentry_error(std::move(error), what);
-      cb(std::move(error), result);
-    });
-  };
-}
-
 }  // namespace detail
 
 namespace {

@@ -68,13 +68,6 @@ class RwKind : public detail::LockKind {
 
  protected:
   virtual std::string side() const = 0;  // "read" or "write"
-
-  // Read and write waiters share the channel: "0" wakes one, "1" (write release) all.
-  static void start_rw_loop(const std::shared_ptr<detail::ClientCore>& core,
-                            detail::LoopStart start, std::shared_ptr<detail::HoldCountSteps> steps,
-                            std::shared_ptr<sync::GrantLink> link = nullptr) {
-    detail::start_pubsub_loop(core, std::move(start), std::move(steps), std::move(link));
-  }
 };
 
 class ReadKind final : public RwKind {
@@ -88,7 +81,7 @@ class ReadKind final : public RwKind {
                   std::int64_t owner, detail::LoopStart start) const override {
     auto steps =
         detail::read_lock_steps(core, shared_from_this(), name, owner, start.lease, start.deadline);
-    start_rw_loop(core, std::move(start), std::move(steps));
+    detail::start_pubsub_loop(core, std::move(start), std::move(steps));
   }
 
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
@@ -125,7 +118,7 @@ class WriteKind final : public RwKind {
     auto link = detail::grant_link(core, *this, name, owner);
     auto steps = detail::write_lock_steps(core, shared_from_this(), name, owner, start.lease,
                                           start.deadline, link);
-    start_rw_loop(core, std::move(start), std::move(steps), std::move(link));
+    detail::start_pubsub_loop(core, std::move(start), std::move(steps), std::move(link));
   }
 
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,

@@ -79,7 +79,7 @@ void acked_release(const std::shared_ptr<ClientCore>& core, const HoldRef& hold,
                    std::vector<std::string> args, const std::string& record,
                    net::ReplyHandler handler) {
   if (hold.undo) {
-    // Not swept (release_undo): its record expires, whatever copies were sent.
+    // Not swept (undo_acquire): its record expires, whatever copies were sent.
     return core->executor().eval(
         script, std::move(keys), std::move(args),
         [handler = std::move(handler)](std::exception_ptr error, net::Reply reply) {

@@ -16,8 +16,8 @@
 
 namespace redisync::detail {
 
-/// The channel both sides' releases publish on: "0" wakes one waiter, "1" (a write release)
-/// all of them.
+/// The channel both sides' releases publish on, and both sides' waiters wait on: "0" wakes one
+/// waiter, "1" (a write release) all of them.
 std::string rwlock_channel(const std::string& name);
 /// "TAG(N):<reader field>:rwlock_timeout": a reader's markers are this plus ":<k>" (§5.1).
 std::string rwlock_marker_prefix(const std::string& name, const std::string& reader_field);

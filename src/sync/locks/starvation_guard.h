@@ -83,13 +83,4 @@ inline void drop_guard_claim(ClientCore& core, const std::string& key, const std
                        [](std::exception_ptr, net::Reply) {}, net::Retry::always);
 }
 
-/// The give-up step of a guarded acquisition: a claimant that gives up drops its own claim.
-inline std::function<void()> starvation_guard_drop(const std::shared_ptr<ClientCore>& core,
-                                                   std::shared_ptr<const StarvationGuard> guard,
-                                                   std::string key, std::string field) {
-  return [core, guard = std::move(guard), key = std::move(key), field = std::move(field)] {
-    if (guard->claimed()) drop_guard_claim(*core, key, field);
-  };
-}
-
 }  // namespace redisync::detail
