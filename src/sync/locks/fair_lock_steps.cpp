@@ -95,8 +95,7 @@ std::vector<std::string> FairLockSteps::keys() const {
 }
 
 std::vector<std::string> FairLockSteps::args() {
-  const std::string field = this->field();
-  std::vector<std::string> args{std::to_string(lease_.count()), field,
+  std::vector<std::string> args{std::to_string(lease_.count()), field(),
                                 std::to_string(allowance_.count()), kFairUnusedNow,
                                 how_.queueing ? "1" : "0"};
   if (how_.link) {
@@ -109,7 +108,7 @@ std::vector<std::string> FairLockSteps::args() {
   // Refused before any write (the dead heads' drop included) when this user may not publish
   // on its own channel, the one a release wakes it on; which other waiters' channels a release
   // will need is known only then (fair_lock_release.lua checks them).
-  return publish_guarded_args(*core_, std::move(args), lock_channel(name_) + ":" + field, name_);
+  return publish_guarded_args(*core_, std::move(args), channel(), name_);
 }
 
 sync::AttemptResult FairLockSteps::parse(const net::Reply& reply) {
