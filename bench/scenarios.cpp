@@ -7,7 +7,7 @@
 //       meanwhile, client memory per hold), then held: script calls, bytes and client CPU
 //       per renewal period (a third of the lease); checks that no lock was lost
 //   bench_scenarios waiters URL [--waiters 2000] [--locks 100] [--drop-subscription 1]
-//       N async waiters on M held locks: memory per waiter, pub/sub connections, wake-up gaps.
+//       N async waiters on M held locks: memory per waiter, pub/sub connections, wake-up gaps, holds reported lost.
 //       With --drop-subscription 1, the waiters' pub/sub connection is killed once they all
 //       sleep and the first half of the locks is released at once (those messages are lost:
 //       the waiters must re-check once resubscribed); the second half once the first half's
@@ -233,6 +233,10 @@ int watchdog(const std::string& url, int count, int periods, long long lease_ms)
 
 int waiters(const std::string& url, int count, int lock_count, bool drop_subscription) {
   redisync::Client holder(url), client(url), observer(url);
+  // Holds the waiters were given and then told lost (grant mode: a grant whose extension did
+  // not reach the server before the grant lease ended).
+  std::atomic<int> lost{0};
+  client.on_lock_lost([&](const redisync::LockLostEvent&) { ++lost; });
   std::vector<std::string> names;
   std::vector<redisync::Lock> held;
   const auto holder_owner = redisync::Client::new_owner_id();
@@ -364,12 +368,12 @@ int waiters(const std::string& url, int count, int lock_count, bool drop_subscri
       "\"pubsub_connections\":%lld,\"first_wake_us_p50\":%.0f,\"first_wake_us_max\":%.0f,"
       "\"handoff_gap_us_p50\":%.0f,"
       "\"handoff_gap_us_p99\":%.0f,\"dropped_subscription_half_held_ms\":%.0f,"
-      "\"script_calls_per_s_while_waiting\":%.0f,\"failures\":%d}\n",
+      "\"script_calls_per_s_while_waiting\":%.0f,\"failures\":%d,\"lost\":%d}\n",
       count, lock_count, static_cast<double>(rss1 - rss0) * 1024.0 / count,
       static_cast<double>(heap1 - heap0) / count, pubsub_connections,
       percentile(first_wake_us, 0.5), percentile(first_wake_us, 1.0), percentile(gaps_us, 0.5),
       percentile(gaps_us, 0.99), down_half_ms, calls_per_s_waiting,
-      failures.load());
+      failures.load(), lost.load());
   return failures.load() == 0 ? 0 : 1;
 }
 
