@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a Config means for the connections to one server: their options (address, credentials,
 // timeouts, reconnection delays) and the TLS context.
+#include <algorithm>
 #include <asio/ssl/context.hpp>
 #include <memory>
 
@@ -8,6 +9,11 @@
 #include "redisync/errors.h"
 
 namespace redisync::net {
+
+Duration pubsub_heartbeat(const Config& config) {
+  if (config.handoff != Handoff::grant) return Duration{0};
+  return std::max(config.grant_lease / 10, Duration{10});
+}
 
 ConnectionOptions connection_options(const Config& config, bool pubsub) {
   ConnectionOptions o;

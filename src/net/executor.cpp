@@ -62,6 +62,7 @@ Executor::Executor(asio::io_context& io, const Config& config) : io_(io), config
     subscriber_ = std::make_unique<Subscriber>(
         io_, route, [this] { router_->request_refresh(); }, config_.subscription_linger,
         config_.subscription_timeout);
+    subscriber_->set_heartbeat(pubsub_heartbeat(config_));
     router_->on_map_change([this] { subscriber_->reroute(); });
     return;
   }
@@ -87,6 +88,7 @@ Executor::Executor(asio::io_context& io, const Config& config) : io_(io), config
   subscriber_ = std::make_unique<Subscriber>(
       io_, Connection::create(io_, pubsub_options, tls_context_.get()),
       config_.subscription_linger, config_.subscription_timeout);
+  subscriber_->set_heartbeat(pubsub_heartbeat(config_));
   if (config_.check_lock_synced_slaves) {
     replica_timer_ = std::make_unique<asio::steady_timer>(io_);
     connection_->set_state_handler([this](bool up) {

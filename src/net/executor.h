@@ -143,6 +143,11 @@ class Executor {
 /// Connection options for `config`'s single server (or one resolved node).
 ConnectionOptions connection_options(const Config& config, bool pubsub);
 
+/// How often the pub/sub connections PING (Subscriber::set_heartbeat): in grant handoff a
+/// tenth of the grant lease (at least 10 ms), so that a grant is known to be made at most
+/// about that long before its message came; zero (never) in wake handoff.
+Duration pubsub_heartbeat(const Config& config);
+
 /// Makes the OpenSSL context described by config.tls_options; throws ConfigError on bad files.
 std::unique_ptr<asio::ssl::context> make_tls_context(const Config& config);
 

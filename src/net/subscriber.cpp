@@ -2,12 +2,26 @@
 #include "net/subscriber.h"
 
 #include <algorithm>
+#include <cctype>
+#include <string>
 
 #include "net/executor.h"
 #include "net/io_thread.h"
 #include "redisync/errors.h"
 
 namespace redisync::net {
+
+namespace {
+
+/// True for a server's refusal of PING: "NOPERM ... run the 'ping' command" (ACL) or
+/// "ERR unknown command 'PING'" (renamed).
+bool refuses_ping(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text.find("'ping'") != std::string::npos;
+}
+
+}  // namespace
 
 Channel::~Channel() {
   for (auto* w : sleepers_) w->queued_ = false;
@@ -115,6 +129,7 @@ Subscriber::~Subscriber() { close(); }
 void Subscriber::close() {
   if (closed_) return;
   closed_ = true;
+  if (heartbeat_timer_) heartbeat_timer_->cancel();
   auto error = std::make_exception_ptr(ClientClosedError("client closed"));
   if (primary_) primary_->close();
   for (auto& [raw, link] : links_) link->connection->close();
@@ -157,6 +172,7 @@ void Subscriber::place(const std::shared_ptr<Channel>& ch, Link& link) {
 
 std::shared_ptr<Channel> Subscriber::join(const std::string& name, MessagePolicy policy) {
   assert_io_thread(io_);
+  arm_heartbeat();
   auto it = channels_.find(name);
   if (it == channels_.end()) {
     auto ch = std::make_shared<Channel>(io_, name, std::move(policy));
@@ -213,6 +229,44 @@ void Subscriber::send_unsubscribe(Link& link, const std::string& name) {
   link.connection->execute({sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE", name}, nullptr);
 }
 
+void Subscriber::arm_heartbeat() {
+  if (heartbeat_ <= Duration{0} || closed_) return;
+  if (!heartbeat_timer_) heartbeat_timer_ = std::make_unique<WaitTimer>(io_);
+  if (heartbeat_timer_->expiry() > Clock::now()) return;  // armed
+  heartbeat_timer_->expires_after(heartbeat_);
+  heartbeat_timer_->async_wait([this](std::error_code ec) {
+    if (ec || closed_) return;
+    send_heartbeats();
+    if (!channels_.empty()) arm_heartbeat();  // the next join() arms it again
+  });
+}
+
+void Subscriber::send_heartbeats() {
+  // A connection that has this many unanswered is behind (a paused server): another PING
+  // would date nothing sooner, and the queue stays bounded.
+  constexpr std::size_t kMaxUnanswered = 4;
+  for (auto& [raw, link] : links_) {
+    if (heartbeat_ <= Duration{0}) return;  // refused meanwhile
+    if (!link->connection->ready() || link->pings.size() >= kMaxUnanswered) continue;
+    const std::uint64_t number = ++pings_sent_;
+    link->pings.emplace_back(number, Clock::now());
+    link->connection->execute({"PING", std::to_string(number)}, nullptr);
+  }
+}
+
+void Subscriber::on_pong(Link& link, const std::string& number) {
+  // Answers come in order: the ones before this were lost with nothing (cannot happen on one
+  // socket), or are this one.
+  while (!link.pings.empty()) {
+    const auto [sent_number, sent] = link.pings.front();
+    link.pings.pop_front();
+    if (std::to_string(sent_number) == number) {
+      link.answered = sent;
+      return;
+    }
+  }
+}
+
 void Subscriber::reroute() {
   if (closed_ || !route_) return;
   std::map<Link*, std::vector<std::string>> subscribe;
@@ -243,6 +297,9 @@ void Subscriber::reroute() {
 void Subscriber::on_state(Link& link, bool connected) {
   if (closed_) return;
   Connection* raw = link.connection.get();
+  // Heartbeats date messages on the socket they were answered on.
+  link.pings.clear();
+  link.answered.reset();
   if (!connected) {
     link.unsubscribing.clear();
     for (auto& [name, ch] : channels_) {
@@ -263,6 +320,13 @@ void Subscriber::on_state(Link& link, bool connected) {
 }
 
 void Subscriber::on_push(Link& link, const Reply& reply) {
+  if (reply.is_error() && !link.pings.empty() && refuses_ping(reply.str)) {
+    // This user may not PING (ACL), or the command is renamed: messages go undated (their
+    // users then count from what they know themselves, e.g. a grant's registration).
+    heartbeat_ = Duration{0};
+    link.pings.pop_front();
+    return;
+  }
   if (reply.is_error()) {
     if (reply.str.rfind("NOPERM", 0) == 0) {
       // The user may not subscribe (ACL): the reply names no channel, so every subscription
@@ -279,6 +343,10 @@ void Subscriber::on_push(Link& link, const Reply& reply) {
     if (refresh_) refresh_();
     return;
   }
+  if (reply.is_array() && reply.elements.size() == 2 && reply.elements[0].str == "pong") {
+    on_pong(link, reply.elements[1].str);
+    return;
+  }
   if (!reply.is_array() || reply.elements.size() < 3) return;
   const std::string& kind = reply.elements[0].str;
   const std::string& name = reply.elements[1].str;
@@ -293,7 +361,7 @@ void Subscriber::on_push(Link& link, const Reply& reply) {
   if (it == channels_.end()) return;
   auto ch = it->second;  // keep alive while handlers run
   if (kind == "message" || kind == "smessage") {
-    if (ch->policy_) ch->policy_(*ch, reply.elements[2].str);
+    if (ch->policy_) ch->policy_(*ch, reply.elements[2].str, link.answered);
   } else if (kind == "subscribe" || kind == "ssubscribe") {
     if (ch->link_ == link.connection.get() && !ch->subscribed_) ch->confirmed();
   } else if (kind == "sunsubscribe" && ch->link_ == link.connection.get()) {

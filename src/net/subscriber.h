@@ -6,10 +6,14 @@
 // Threading: io thread only.
 #pragma once
 
+#include <asio/steady_timer.hpp>
+#include <cstdint>
+#include <deque>
 #include <functional>
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -38,9 +42,16 @@ class Waiter {
   std::list<Waiter*>::iterator pos_;
 };
 
+/// A lower bound on when a message was published, in this process's clock: the send time of
+/// the latest heartbeat PING answered on the same connection before the message came
+/// (Subscriber::set_heartbeat). A server answers in order, so the message was published
+/// after that PING reached it. nullopt when no heartbeat was answered on the connection yet.
+using PublishedAfter = std::optional<Clock::time_point>;
+
 /// What a message on a channel means for its local waiters (lock: "0" wakes one, "1" all;
 /// semaphore: wakes as many as permits were released...).
-using MessagePolicy = std::function<void(Channel&, const std::string& payload)>;
+using MessagePolicy =
+    std::function<void(Channel&, const std::string& payload, PublishedAfter published_after)>;
 
 /// One subscribed channel and its local waiters.
 class Channel {
@@ -139,6 +150,11 @@ class Subscriber {
   Connection& connection() { return *primary_; }
   /// Use SSUBSCRIBE/SUNSUBSCRIBE (sharded pub/sub, cluster on Redis 7+) instead of SUBSCRIBE.
   void set_sharded(bool sharded) { sharded_ = sharded; }
+  /// Sends a PING on each pub/sub connection every `every` while channels are in use, so
+  /// that each message is dated (PublishedAfter). Zero (the default): never. A server that
+  /// refuses PING (ACL, renamed command) turns it off; messages are then undated. Set before
+  /// the first join().
+  void set_heartbeat(Duration every) { heartbeat_ = every; }
   /// Where subscriptions are counted (null: nowhere). Set before the first subscribe.
   void set_metrics(Metrics* metrics) { metrics_ = metrics; }
   bool sharded() const { return sharded_; }
@@ -153,6 +169,9 @@ class Subscriber {
   struct Link {
     std::shared_ptr<Connection> connection;
     std::multiset<std::string> unsubscribing;  // our own SUNSUBSCRIBEs not yet acknowledged
+    /// Heartbeat PINGs sent on the current socket and not answered yet: number, send time.
+    std::deque<std::pair<std::uint64_t, Clock::time_point>> pings;
+    PublishedAfter answered;  // the send time of the latest PING answered on this socket
   };
   Link* link_for(const std::string& channel);
   Link* link_of(const Channel& channel);
@@ -161,6 +180,12 @@ class Subscriber {
   void on_state(Link& link, bool connected);
   void send_subscribe(Link& link, const std::vector<std::string>& channels);
   void send_unsubscribe(Link& link, const std::string& channel);
+  /// Arms the heartbeat timer unless it is armed or there is no heartbeat.
+  void arm_heartbeat();
+  /// Sends a PING on every ready connection that has not fallen behind answering them.
+  void send_heartbeats();
+  /// A heartbeat's answer ("pong", its number): dates the messages after it.
+  void on_pong(Link& link, const std::string& number);
 
   asio::io_context& io_;
   std::shared_ptr<Connection> primary_;  // one-server form
@@ -170,6 +195,9 @@ class Subscriber {
   Duration linger_;
   Duration subscription_timeout_;
   bool sharded_ = false;
+  Duration heartbeat_{0};
+  std::unique_ptr<WaitTimer> heartbeat_timer_;  // made at the first arm
+  std::uint64_t pings_sent_ = 0;
   Metrics* metrics_ = nullptr;
   bool closed_ = false;
   // Keyed by a view of the Channel's own name (one copy of each name: issue 34, a waiter's

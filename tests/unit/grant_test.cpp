@@ -21,6 +21,7 @@ using redisync::sync::GrantNews;
 using redisync::sync::GrantRegistry;
 using redisync::sync::GrantLink;
 using redisync::sync::GrantMessage;
+using redisync::sync::parse_grant_message;
 using redisync::sync::kGrantRegistration;
 
 namespace {
@@ -209,7 +210,6 @@ TEST(GrantRegistry, TheRegistrationsOfListedWaitsAreRemovedAtClose) {
 }
 
 TEST(GrantMessage, FieldLeaseIdAttemptAndRest) {
-  using redisync::sync::parse_grant_message;
   auto m = parse_grant_message("c:1 300 00ff 9");
   EXPECT_EQ(m.field, "c:1");
   EXPECT_EQ(m.grant_lease, Duration{300});
@@ -268,23 +268,39 @@ TEST(GrantLink, AGrantCountsFromTheSendOfTheAttemptWhoseRegistrationItUsed) {
   EXPECT_EQ(none.period, "0");
 }
 
-TEST(GrantLink, ARegistrationIsRefreshedBeforeItLapsesAtEveryGrantLease) {
+TEST(GrantLink, AGrantCountsFromItsPublicationWhenThatIsKnownAndLater) {
+  GrantLink link;
+  link.listed = true;
+  EXPECT_EQ(link.number_attempt(Duration{10000}, t0).attempt, "1");
+  link.refused();
+  GrantMessage message = parse_grant_message("c:1 2000 " + link.id + " 1");
+  EXPECT_EQ(link.grant_made_after(message), t0);  // undated: the registration's send
+  message.published_after = t0 + 5s;                // dated by a heartbeat answered before it
+  EXPECT_EQ(link.grant_made_after(message), t0 + 5s);
+  message.published_after = t0 - 1s;  // an older heartbeat adds nothing
+  EXPECT_EQ(link.grant_made_after(message), t0);
+  // A stale grant stays stale however fresh its message: a later attempt was refused, so the
+  // grant was gone when that attempt ran.
+  EXPECT_EQ(link.number_attempt(Duration{10000}, t0 + 1s).attempt, "2");
+  link.refused();
+  message.published_after = t0 + 5s;
+  EXPECT_EQ(link.grant_made_after(message), std::nullopt);
+}
+
+TEST(GrantLink, ARegistrationIsRefreshedBeforeItLapsesAndNoMoreOftenAtEveryGrantLease) {
   // A registration lives kGrantRegistration (10 s) unless refreshed. A grant lease over 30 s
   // once spaced the refreshes a third of it apart (20 s at 60 s): the registration lapsed for
-  // half of each wait, and releases passed over the waiter.
+  // half of each wait, and releases passed over the waiter. A short grant lease once made
+  // every waiter re-attempt every third of it (issue 34); how recent a grant is comes from the
+  // pub/sub heartbeat now (GrantMessage::published_after).
   for (const auto lease : {Duration{100}, Duration{2000}, Duration{30000}, Duration{31000},
                            Duration{45000}, Duration{60000}}) {
     GrantLink link;
     link.listed = true;
     link.grant_lease = lease;
-    for (const long long ttl : {-1LL, 120000LL}) {
-      const long long wait = link.cap_wait(ttl);
-      EXPECT_GT(wait, 0) << "grant lease " << lease.count() << " ms, ttl " << ttl;
-      EXPECT_LE(wait, kGrantRegistration.count() / 2)
-          << "grant lease " << lease.count() << " ms, ttl " << ttl;
-      EXPECT_LE(wait, lease.count() / 3 + 1)
-          << "grant lease " << lease.count() << " ms, ttl " << ttl;
-    }
+    EXPECT_EQ(link.cap_wait(-1), kGrantRegistration.count() / 3) << lease.count() << " ms";
+    EXPECT_EQ(link.cap_wait(120000), kGrantRegistration.count() / 3) << lease.count() << " ms";
+    EXPECT_EQ(link.cap_wait(700), 700) << "a lock's own shorter wait stands";
     link.listed = false;  // not registered: nothing to refresh, the lock's own wait stands
     EXPECT_EQ(link.cap_wait(120000), 120000);
   }

@@ -244,11 +244,12 @@ void AcquireLoop::grant_news(GrantNews news, const GrantMessage& message) {
       executor_.replicas() > 0) {
     news = GrantNews::maybe_stale;
   }
-  // The grant was made after the attempt whose registration it used was sent; a grant for an
-  // attempt that a later refused one outdates is gone (sync/acquire/grant.h): attempt instead.
+  // The grant was made after the attempt whose registration it used was sent, and after the
+  // heartbeat answered before its message; a grant for an attempt that a later refused one
+  // outdates is gone (sync/acquire/grant.h): attempt instead.
   std::optional<Clock::time_point> made_after;
   if (news == GrantNews::for_me) {
-    made_after = grant_->grant_made_after(message.attempt);
+    made_after = grant_->grant_made_after(message);
     if (!made_after) news = GrantNews::maybe_stale;
   }
   // The grant lease is the releaser's (its message says it); our own setting only where the

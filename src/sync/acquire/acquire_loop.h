@@ -59,8 +59,8 @@ class AcquireLoop : public net::Waiter,
 
   struct Params {
     /// What a message on the channel wakes (a plain function: every kind's is one).
-    void (*policy)(net::Channel&, const std::string& payload) = nullptr;
-    std::optional<Clock::time_point> deadline; ///< nullopt: wait without limit
+    void (*policy)(net::Channel&, const std::string& payload, net::PublishedAfter) = nullptr;
+    std::optional<Clock::time_point> deadline;  ///< nullopt: wait without limit
     /// The kind's steps (acquire_steps.h): the channel to sleep on, the attempt, the recheck
     /// and settle steps after an attempt that may have run on the server, the give-up
     /// cleanup. A settle step finds an acquisition such an attempt made before the loop gives
@@ -109,7 +109,7 @@ class AcquireLoop : public net::Waiter,
   net::Executor& executor_;
   // What the loop keeps of its Params (the deadline and retry settings are the FSM's).
   std::shared_ptr<AcquireSteps> steps_;
-  void (*policy_)(net::Channel&, const std::string& payload);
+  void (*policy_)(net::Channel&, const std::string& payload, net::PublishedAfter);
   std::shared_ptr<AcquireProbe> probe_;
   std::shared_ptr<GrantLink> grant_;
   std::shared_ptr<detail::CancelSignal> cancel_;

@@ -70,6 +70,9 @@ struct GrantMessage {
   std::string id;             ///< the grantee acquisition's grant id
   std::uint64_t attempt = 0;  ///< the attempt whose registration the grant used (0: unknown)
   std::string rest;           ///< what follows (FencedLock: the token)
+  /// Not in the payload: when the message was published after, by this process's clock
+  /// (its delivery's net::PublishedAfter; nullopt: unknown). A grant was made then too.
+  net::PublishedAfter published_after;
   /// Every part a grant to us must have.
   bool complete() const { return grant_lease && !id.empty() && attempt > 0; }
 };
@@ -103,7 +106,8 @@ class GrantRegistry {
   /// The acquisition gives up; its give-up step is on its way (which releases a grant made to
   /// it: a message for it is ignored meanwhile).
   void giving_up(const std::string& channel, const std::string& field);
-  void on_message(const std::string& channel, const std::string& payload);
+  void on_message(const std::string& channel, const std::string& payload,
+                  net::PublishedAfter published_after = std::nullopt);
 
   /// The commands that remove the registrations of the acquisitions listed now (Client
   /// close: a closed client's waiters are never granted the lock). From then on no attempt
@@ -132,8 +136,8 @@ struct GrantLink {
   std::string channel;
   std::string field;
   std::string id = new_grant_id();  ///< this acquisition's grant id
-  /// This Client's grant lease: how often a registration is refreshed. A grant made to this
-  /// acquisition lasts the releaser's grant lease, which its message carries.
+  /// This Client's grant lease. A grant made to this acquisition lasts the releaser's grant
+  /// lease, which its message carries; this one is assumed only where a message does not say.
   Duration grant_lease{2000};
   GrantRegistry* registry = nullptr;
   std::shared_ptr<net::Channel> joined;  ///< the grant channel, joined by the loop
@@ -161,7 +165,12 @@ struct GrantLink {
   /// names: nullopt when `n` is unknown, or stale (a later attempt was refused: the grant was
   /// gone when it ran). A grant made for attempt n's registration was made after that send.
   std::optional<Clock::time_point> grant_made_after(std::uint64_t n) const;
-  /// A failed attempt's wait bound, capped so the registration is refreshed in time.
+  /// When the grant `message` announces is known to have been made after: the later of its
+  /// registering attempt's send (above) and its publication (GrantMessage::published_after,
+  /// fresh within a heartbeat however old the registration). nullopt as above.
+  std::optional<Clock::time_point> grant_made_after(const GrantMessage& message) const;
+  /// A failed attempt's wait bound, capped so that the registration is refreshed before it
+  /// lapses (a third of kGrantRegistration).
   long long cap_wait(long long ttl_ms) const;
 
  private:

@@ -27,7 +27,7 @@ std::string latch_channel(const std::string& name) {
 // the key to be absent, i.e. the latch open), so "1" costs nothing in practice.
 // A "0" is also counted (Channel::mark): a waiter that was subscribed when the latch opened
 // returns even if the count was set again before its re-check (issue 22).
-void latch_message_policy(net::Channel& channel, const std::string& payload) {
+void latch_message_policy(net::Channel& channel, const std::string& payload, net::PublishedAfter) {
   if (payload == "0") channel.mark();
   channel.wake_all();
 }

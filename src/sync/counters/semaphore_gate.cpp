@@ -20,7 +20,8 @@ long long semaphore_wakeups(std::string_view payload) {
   return value > 0 ? value : 0;
 }
 
-void semaphore_message_policy(net::Channel& channel, const std::string& payload) {
+void semaphore_message_policy(net::Channel& channel, const std::string& payload,
+                              net::PublishedAfter) {
   const long long n = semaphore_wakeups(payload);
   if (n < 0) return channel.wake_all();
   // min(v, local waiters): never more than the channel's local users (also keeps the

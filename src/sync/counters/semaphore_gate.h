@@ -45,7 +45,8 @@ namespace redisync::sync {
 long long semaphore_wakeups(std::string_view payload);
 
 /// The MessagePolicy of semaphore channels (both kinds share "redisson_sc:TAG(N)").
-void semaphore_message_policy(net::Channel& channel, const std::string& payload);
+void semaphore_message_policy(net::Channel& channel, const std::string& payload,
+                              net::PublishedAfter);
 
 /// "redisson_sc:TAG(N)".
 std::string semaphore_channel(const std::string& name);

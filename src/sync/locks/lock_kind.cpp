@@ -105,7 +105,7 @@ net::Reply query(const std::shared_ptr<ClientCore>& core, std::vector<std::strin
   });
 }
 
-void lock_message_policy(net::Channel& channel, const std::string& payload) {
+void lock_message_policy(net::Channel& channel, const std::string& payload, net::PublishedAfter) {
   if (payload == "0") {
     channel.wake_one();
   } else {

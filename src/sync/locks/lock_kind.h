@@ -203,8 +203,9 @@ bool known_lost(const std::shared_ptr<ClientCore>& core, const std::string& hold
 net::Reply query(const std::shared_ptr<ClientCore>& core, std::vector<std::string> args,
                  const std::string& what);
 
-/// Lock channel messages (docs/wire-format.md §13): "0" wakes one local waiter, anything else all of them.
-void lock_message_policy(net::Channel& channel, const std::string& payload);
+/// Lock channel messages (docs/wire-format.md §13): "0" wakes one local waiter, anything else all
+/// of them.
+void lock_message_policy(net::Channel& channel, const std::string& payload, net::PublishedAfter);
 
 /// `body` with the publish guard in front (lua::with_publish_guard): it refuses, before any
 /// write, a user who may not publish what the kind's release will. In grant mode that includes
