@@ -304,12 +304,13 @@ int waiters(const std::string& url, int count, int lock_count, bool drop_subscri
   std::this_thread::sleep_for(500ms);
   const long long rss1 = rss_kib();
   const long long heap1 = heap_bytes();
-  // What the sleeping waiters cost the server: script calls in 2 s (a grant-mode waiter
-  // refreshes its registration; a cluster's observer sees its own node only).
+  // What the sleeping waiters cost the server: script calls in 4 s, longer than a grant-mode
+  // waiter's registration refresh interval (10 s / 3); a cluster's observer sees its own node
+  // only.
   const long long calls_before = info_field(observer, "commandstats", "cmdstat_evalsha");
-  std::this_thread::sleep_for(2s);
+  std::this_thread::sleep_for(4s);
   const double calls_per_s_waiting =
-      static_cast<double>(info_field(observer, "commandstats", "cmdstat_evalsha") - calls_before) / 2;
+      static_cast<double>(info_field(observer, "commandstats", "cmdstat_evalsha") - calls_before) / 4;
   long long pubsub_connections = 0;
   {
     const std::string list = observer.execute({"CLIENT", "LIST", "TYPE", "pubsub"}).str;
