@@ -236,7 +236,9 @@ int waiters(const std::string& url, int count, int lock_count, bool drop_subscri
   // Holds the waiters were given and then told lost (grant mode: a grant whose extension did
   // not reach the server before the grant lease ended).
   std::atomic<int> lost{0};
-  client.on_lock_lost([&](const redisync::LockLostEvent&) { ++lost; });
+  client.on_lock_lost([&](const redisync::LockLostEvent& e) {
+    if (++lost <= 3) std::cerr << "waiters: lost " << e.name << ": " << e.reason << "\n";
+  });
   std::vector<std::string> names;
   std::vector<redisync::Lock> held;
   const auto holder_owner = redisync::Client::new_owner_id();

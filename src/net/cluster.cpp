@@ -84,6 +84,14 @@ std::size_t ClusterRouter::in_flight() const {
   return n;
 }
 
+Duration ClusterRouter::reply_lag(Clock::time_point now) const {
+  Duration lag{0};
+  for (const auto& [address, node] : nodes_) {
+    if (node->commands) lag = std::max(lag, node->commands->reply_lag(now));
+  }
+  return lag;
+}
+
 std::vector<std::string> ClusterRouter::master_addresses() const {
   std::vector<std::string> out;
   for (const auto& m : masters_) out.push_back(m->address());

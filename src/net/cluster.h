@@ -68,6 +68,8 @@ class ClusterRouter {
   int max_replicas() const;
   /// Requests awaiting replies on the nodes' command connections.
   std::size_t in_flight() const;
+  /// The longest Connection::reply_lag of the command connections.
+  Duration reply_lag(Clock::time_point now) const;
   /// Full map loads done so far.
   std::uint64_t refreshes() const { return refreshes_; }
   /// Connection options for a node (pub/sub or commands), from the Config.

@@ -118,6 +118,12 @@ void Connection::enqueue(const std::vector<std::string>& args, ReplyHandler hand
   arm_timeout_timer();
 }
 
+Duration Connection::reply_lag(Clock::time_point now) const {
+  if (inflight_.size() <= handshake_replies_) return Duration{0};
+  const auto& oldest = inflight_[handshake_replies_];
+  return std::max(std::chrono::ceil<Duration>(now - oldest.sent_at), Duration{0});
+}
+
 void Connection::connect() {
   if (state_ == State::idle || state_ == State::backoff) start_connect();
 }

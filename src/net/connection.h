@@ -104,6 +104,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string address() const { return options_.describe(); }
   /// Requests sent and not yet answered or timed out (for tests and benchmarks).
   std::size_t in_flight() const { return inflight_.size(); }
+  /// How long the oldest request sent and not yet answered has waited at `now` (zero when
+  /// none): how far behind its replies are being read.
+  Duration reply_lag(Clock::time_point now) const;
   /// The scripts loaded on the server of the current socket (the Executor's bookkeeping;
   /// emptied whenever the socket is lost: the next one may reach a server without them).
   ScriptLoads& scripts() { return scripts_; }

@@ -168,6 +168,11 @@ std::size_t Executor::in_flight() const {
   return connection_ ? connection_->in_flight() : 0;
 }
 
+Duration Executor::reply_lag(Clock::time_point now) const {
+  if (router_) return router_->reply_lag(now);
+  return connection_ ? connection_->reply_lag(now) : Duration{0};
+}
+
 void Executor::close() {
   closed_ = true;
   if (replica_timer_) replica_timer_->cancel();

@@ -73,6 +73,9 @@ class Executor {
 
   /// Requests sent and not yet answered on the command connections (not pub/sub).
   std::size_t in_flight() const;
+  /// How long the oldest of them has waited at `now` (in a cluster, the longest of any
+  /// node's): a request sent now is answered no sooner than the backlog ahead of it is read.
+  Duration reply_lag(Clock::time_point now) const;
 
   /// Cluster topology: loads the slot map and detects sharded pub/sub; `done(error)` gets a
   /// ConnectionError naming the seeds when none answers. Other topologies: done(nullptr).

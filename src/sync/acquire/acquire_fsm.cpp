@@ -178,11 +178,12 @@ AcquireAction AcquireFsm::cancel(Clock::time_point now) {
 
 AcquireAction AcquireFsm::grant_heard(Clock::time_point now, GrantNews news,
                                       Duration grant_lease,
-                                      std::optional<Clock::time_point> registered_sent) {
+                                      std::optional<Clock::time_point> registered_sent,
+                                      Duration reply_lag) {
   if (phase_ == Phase::done || phase_ == Phase::idle) return {};
   switch (news) {
     case GrantNews::for_me:
-      if (registered_sent && now < *registered_sent + grant_lease * 2 / 3) {
+      if (registered_sent && now + reply_lag < *registered_sent + grant_lease / 3) {
         // The release made us the holder: whatever we were doing (sleeping, an attempt in
         // flight, a retry pause, settling an uncertain attempt) is moot. An attempt in
         // flight that reaches the server after the grant takes the grant, never a re-entry.

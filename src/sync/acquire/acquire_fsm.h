@@ -130,10 +130,14 @@ class AcquireFsm {
   /// grant starts with. `registered_sent`: send time of the last attempt that answered (and
   /// so registered, or refreshed the registration): the grant came after it, so the granted
   /// hold lasts on the server at least until registered_sent + grant_lease. A grant for me is
-  /// taken at once only while at least a third of that is left (time for the extension to
-  /// land); otherwise the acquisition attempts, which takes the grant with the normal lease.
+  /// taken at once only while, `reply_lag` (how long replies now come late) from now, at least
+  /// two thirds of that is left: the granted hold keeps the grant lease until its extension
+  /// lands, and under a backlog (a Client given tens of thousands of grants at once) the
+  /// extension lands late and the hold is reported lost. Otherwise the acquisition attempts,
+  /// which takes the grant with the normal lease in one step.
   AcquireAction grant_heard(Clock::time_point now, GrantNews news, Duration grant_lease,
-                            std::optional<Clock::time_point> registered_sent);
+                            std::optional<Clock::time_point> registered_sent,
+                            Duration reply_lag = Duration{0});
   /// The caller cancelled the wait: from now on it is over, as if its deadline had passed,
   /// and a "not acquired" ending reports Error::cancelled. Asleep, pausing or subscribing:
   /// give up now (after a settle step when the last attempt may have run). An attempt or a

@@ -255,7 +255,8 @@ void AcquireLoop::grant_news(GrantNews news, const GrantMessage& message) {
   // The grant lease is the releaser's (its message says it); our own setting only where the
   // message does not (a grant to someone else, which bounds a sleep and nothing more).
   const Duration lease = message.grant_lease.value_or(grant_->grant_lease);
-  auto action = fsm_.grant_heard(Clock::now(), news, lease, made_after);
+  const auto now = Clock::now();
+  auto action = fsm_.grant_heard(now, news, lease, made_after, executor_.reply_lag(now));
   if (action.kind == AcquireAction::none) return;
   if (action.kind != AcquireAction::sleep) {
     timer_.cancel();

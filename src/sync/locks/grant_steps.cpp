@@ -115,7 +115,11 @@ void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref,
   };
   const Duration grant_lease = granted.lease;
   const auto due = registered + grant_lease / 3;
-  if (lease < grant_lease || due <= sync::Clock::now()) return send();
+  const auto now = sync::Clock::now();
+  // Replies already come late (a Client handed thousands of grants at once): waiting would
+  // only put the extension behind more of them.
+  const bool behind = core->executor().reply_lag(now) > grant_lease / 20;
+  if (lease < grant_lease || due <= now || behind) return send();
   auto timer = std::make_shared<asio::steady_timer>(core->io(), due);
   timer->async_wait([timer, send](std::error_code ec) {
     if (!ec) send();
