@@ -302,3 +302,61 @@ TEST(AcquireFsm, ACancellationBeforeTheStartOrAfterTheEndChangesNothing) {
   ASSERT_EQ(done.attempt_answered(t0, kAcquired, false, false).kind, Kind::succeed);
   EXPECT_EQ(done.cancel(t0).kind, Kind::none);
 }
+
+// SpinLock's wait is the polling mode from the first attempt (it was a loop of its own): it
+// never subscribes, sleeps its backoff between attempts (not the holder's TTL), stops at its
+// deadline, and has the same error handling and cancellation as every kind.
+AcquireFsm::Settings spinning(std::optional<Duration> wait = std::nullopt) {
+  auto s = waiting_forever();
+  if (wait) s.deadline = t0 + *wait;
+  s.spin = redisync::sync::BackoffSequence(redisync::SpinBackoff::exponential(10ms, 40ms, 2), 1);
+  return s;
+}
+
+TEST(AcquireFsm, ASpinAcquisitionPollsWithItsBackoffAndNeverSubscribes) {
+  AcquireFsm fsm(spinning());
+  EXPECT_TRUE(fsm.polling());
+  ASSERT_EQ(fsm.start().kind, Kind::attempt);
+  // Backoff 10 ms, then 20 + jitter, then the 40 ms cap; the holder's 30 s TTL is not used.
+  auto a = fsm.attempt_answered(t0, kHeld, false, false);
+  EXPECT_EQ(a.kind, Kind::pause);
+  EXPECT_EQ(a.bound, 10ms);
+  ASSERT_EQ(fsm.timer_fired(t0 + 10ms).kind, Kind::attempt);
+  a = fsm.attempt_answered(t0 + 11ms, kHeld, false, false);
+  EXPECT_EQ(a.kind, Kind::pause);
+  EXPECT_GE(a.bound, 20ms);
+  EXPECT_LE(a.bound, 21ms);
+  ASSERT_EQ(fsm.timer_fired(t0 + 40ms).kind, Kind::attempt);
+  a = fsm.attempt_answered(t0 + 41ms, kHeld, false, false);
+  EXPECT_EQ(a.bound, 40ms);
+  ASSERT_EQ(fsm.timer_fired(t0 + 81ms).kind, Kind::attempt);
+  EXPECT_EQ(fsm.attempt_answered(t0 + 82ms, kAcquired, false, false).kind, Kind::succeed);
+}
+
+TEST(AcquireFsm, ASpinAcquisitionStopsAtItsDeadline) {
+  AcquireFsm fsm(spinning(25ms));
+  fsm.start();
+  EXPECT_EQ(fsm.attempt_answered(t0, kHeld, false, false).bound, 10ms);
+  fsm.timer_fired(t0 + 10ms);
+  // 20 ms and more left of the backoff, 15 ms of the wait: the sleep is the wait's rest.
+  EXPECT_EQ(fsm.attempt_answered(t0 + 10ms, kHeld, false, false).bound, 15ms);
+  fsm.timer_fired(t0 + 25ms);
+  const auto end = fsm.attempt_answered(t0 + 26ms, kHeld, false, false);
+  EXPECT_EQ(end.kind, Kind::fail);
+  EXPECT_EQ(end.error, Error::none);
+}
+
+TEST(AcquireFsm, ASpinAcquisitionRetriesAndRechecksAnUncertainAttempt) {
+  // The spin loop once reported a timed-out attempt's error after a settle step: now, as
+  // every kind, it rechecks (did it run?) and goes on waiting within the retry budget.
+  AcquireFsm fsm(spinning());
+  fsm.start();
+  const auto pause = fsm.attempt_failed(t0, AttemptError::retry_uncertain);
+  EXPECT_EQ(pause.kind, Kind::pause);
+  EXPECT_EQ(pause.bound, 1500ms);
+  EXPECT_EQ(fsm.timer_fired(t0 + 1500ms).kind, Kind::recheck);
+  EXPECT_EQ(fsm.attempt_answered(t0 + 1501ms, kHeld, false, false).kind, Kind::pause);
+  auto cancelled = fsm.cancel(t0 + 1502ms);
+  EXPECT_EQ(cancelled.kind, Kind::fail);
+  EXPECT_EQ(cancelled.error, Error::cancelled);
+}

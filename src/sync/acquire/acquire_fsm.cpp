@@ -78,7 +78,11 @@ AcquireAction AcquireFsm::attempt_answered(Clock::time_point now, AttemptResult 
   if (polling_) {
     if (past_deadline(now)) return finish(AcquireAction::fail, AcquireAction::Error::none);
     Duration bound = s_.poll_interval;
-    if (result.ttl_ms >= 0) bound = std::min(bound, Duration{result.ttl_ms});
+    if (s_.spin) {
+      bound = s_.spin->next();
+    } else if (result.ttl_ms >= 0) {
+      bound = std::min(bound, Duration{result.ttl_ms});
+    }
     if (s_.deadline) bound = std::min(bound, std::chrono::ceil<Duration>(*s_.deadline - now));
     return wait(Phase::pausing, AcquireAction::pause, std::max(bound, Duration{0}));
   }

@@ -8,12 +8,15 @@
 //   attempt error: retry after a pause; an attempt that may have run is rechecked, never
 //   repeated blindly; before answering "no" after one, settle (ask whether it acquired).
 //   subscription failed: poll (attempt every poll interval) instead of waiting for messages.
+//   a spin acquisition (Settings::spin) polls from its first attempt, sleeping its backoff.
 #pragma once
 
 #include <chrono>
 #include <optional>
+#include <utility>
 
 #include "redisync/config.h"
+#include "sync/acquire/spin_backoff.h"
 
 namespace redisync::sync {
 
@@ -109,9 +112,13 @@ class AcquireFsm {
     bool can_settle = false;      ///< the kind has a settle step
     Duration subscription_timeout{7500};
     Duration poll_interval{100};  ///< between attempts once the subscription failed
+    /// Set: a spin acquisition (SpinLock, docs/wire-format.md §10). It never subscribes: it
+    /// polls from its first attempt, sleeping the sequence's next backoff between attempts
+    /// (capped by the deadline; the holder's TTL is not used).
+    std::optional<BackoffSequence> spin;
   };
 
-  explicit AcquireFsm(Settings settings) : s_(settings) {}
+  explicit AcquireFsm(Settings settings) : s_(std::move(settings)), polling_(s_.spin.has_value()) {}
 
   AcquireAction start();
   /// The attempt (or recheck) answered. `subscribed`: the channel's subscription is
@@ -145,7 +152,8 @@ class AcquireFsm {
   AcquireAction cancel(Clock::time_point now);
 
   bool done() const { return phase_ == Phase::done; }
-  /// True once a subscription failed: the loop polls instead of waiting for messages.
+  /// True once a subscription failed, or from the start for a spin acquisition: the loop
+  /// polls instead of waiting for messages.
   bool polling() const { return polling_; }
   /// True while asleep on the channel (until a message or the bound).
   bool sleeping() const { return phase_ == Phase::sleeping; }

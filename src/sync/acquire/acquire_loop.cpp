@@ -38,7 +38,7 @@ AttemptError classify(std::exception_ptr error) {
   }
 }
 
-AcquireFsm::Settings settings_of(const AcquireLoop::Params& p, const AcquireSteps& steps,
+AcquireFsm::Settings settings_of(AcquireLoop::Params& p, const AcquireSteps& steps,
                                  net::Executor& executor) {
   AcquireFsm::Settings s;
   s.deadline = p.deadline;
@@ -48,6 +48,7 @@ AcquireFsm::Settings settings_of(const AcquireLoop::Params& p, const AcquireStep
   s.can_settle = steps.can_settle();
   s.subscription_timeout = executor.subscriber().subscription_timeout();
   s.poll_interval = kPollWithoutSubscription;
+  s.spin = std::move(p.spin);
   return s;
 }
 
@@ -70,7 +71,9 @@ void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
   // recent ones) is joined before the first attempt, so a release published after that
   // attempt runs is seen here as a wake-up to take. A failed first attempt can then go
   // straight to sleep, instead of subscribing and asking the server once more.
-  loop->channel_ = executor.subscriber().join_if_subscribed(loop->steps_->channel());
+  if (!loop->fsm_.polling()) {
+    loop->channel_ = executor.subscriber().join_if_subscribed(loop->steps_->channel());
+  }
   if (auto& g = loop->grant_) {
     // Listed first, then subscribed: no attempt registers before both hold (next_attempt).
     // Joined now only if subscribed already (lingering); otherwise with the lock channel

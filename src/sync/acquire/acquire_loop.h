@@ -79,6 +79,9 @@ class AcquireLoop : public net::Waiter,
     /// requested on it makes the loop give up as if its deadline had passed, reporting
     /// CancelledError (AcquireFsm::cancel).
     std::shared_ptr<detail::CancelSignal> cancel;
+    /// Set: a spin acquisition (AcquireFsm::Settings::spin): no channel, no policy; it polls
+    /// from its first attempt with these sleeps.
+    std::optional<BackoffSequence> spin;
   };
 
   static void start(net::Executor& executor, Params params, Done done);

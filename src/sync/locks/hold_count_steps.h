@@ -71,7 +71,8 @@ class HoldCountSteps : public sync::AcquireSteps,
 
 /// SpinLock's acquisition (§10): the reentrant lock's acquire step (lock_acquire.lua) without
 /// a publish guard (its releases publish nothing) and without WAIT or undo, as Redisson's
-/// spin lock; its reply's PTTL is not used to wait (sync::SpinLoop backs off instead).
+/// spin lock; its reply's PTTL is not used to wait (the spin loop backs off instead,
+/// AcquireFsm::Settings::spin).
 std::shared_ptr<HoldCountSteps> spin_lock_steps(const std::shared_ptr<ClientCore>& core,
                                                 const KindPtr& kind, const std::string& name,
                                                 std::int64_t owner, Duration lease);

@@ -300,20 +300,38 @@ void check_hold_count(const std::shared_ptr<ClientCore>& core, const LockKind& k
                         std::move(on_reply), net::Retry::never);
 }
 
-void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, LoopStart start,
-                       std::shared_ptr<sync::AcquireSteps> steps,
-                       std::shared_ptr<sync::GrantLink> grant) {
+namespace {
+
+// What every lock kind's loop takes from its start and the Client's settings.
+sync::AcquireLoop::Params loop_params(const ClientCore& core, LoopStart& start,
+                                      std::shared_ptr<sync::AcquireSteps> steps) {
   sync::AcquireLoop::Params params;
-  params.policy = lock_message_policy;
   params.deadline = start.deadline;
   params.probe = std::move(start.probe);    // the acquisition's, with a Metrics hook
   params.cancel = std::move(start.cancel);  // an async acquisition's, if cancellable
-  params.grant = std::move(grant);
   if (steps->can_recheck()) {
-    params.retry_attempts = core->config().retry_attempts;
-    params.retry_interval = core->config().retry_interval;
+    params.retry_attempts = core.config().retry_attempts;
+    params.retry_interval = core.config().retry_interval;
   }
   params.steps = std::move(steps);
+  return params;
+}
+
+}  // namespace
+
+void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, LoopStart start,
+                       std::shared_ptr<sync::AcquireSteps> steps,
+                       std::shared_ptr<sync::GrantLink> grant) {
+  auto params = loop_params(*core, start, std::move(steps));
+  params.policy = lock_message_policy;
+  params.grant = std::move(grant);
+  sync::AcquireLoop::start(core->executor(), std::move(params), std::move(start.done));
+}
+
+void start_spin_loop(const std::shared_ptr<ClientCore>& core, LoopStart start,
+                     std::shared_ptr<sync::AcquireSteps> steps, sync::BackoffSequence backoff) {
+  auto params = loop_params(*core, start, std::move(steps));
+  params.spin = std::move(backoff);
   sync::AcquireLoop::start(core->executor(), std::move(params), std::move(start.done));
 }
 

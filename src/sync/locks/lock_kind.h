@@ -287,6 +287,11 @@ void check_hold_count(const std::shared_ptr<ClientCore>& core, const LockKind& k
 void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, LoopStart start,
                        std::shared_ptr<sync::AcquireSteps> steps,
                        std::shared_ptr<sync::GrantLink> grant = nullptr);
+/// The same loop in AcquireFsm's polling mode for a spin acquisition (SpinLock, wire §10): no
+/// channel; between attempts it sleeps `backoff`'s next sleep. Errors, rechecks, settling and
+/// cancellation as above.
+void start_spin_loop(const std::shared_ptr<ClientCore>& core, LoopStart start,
+                     std::shared_ptr<sync::AcquireSteps> steps, sync::BackoffSequence backoff);
 
 // --- Direct handoff (Config::handoff = grant; sync/acquire/grant.h) ---
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "lua/scripts.h"
-#include "sync/acquire/cancel_signal.h"
 #include "sync/acquire/spin_backoff.h"
 #include "sync/locks/hold_count_steps.h"
 #include "sync/locks/lock_kind.h"
@@ -58,104 +57,6 @@ Duration BackoffSequence::next() {
   return sleep;
 }
 
-void SpinLoop::start(asio::io_context& io, std::optional<Clock::time_point> deadline,
-                     std::shared_ptr<AcquireSteps> steps, BackoffSequence backoff,
-                     AcquireLoop::Done done, SpinSettle settle,
-                     std::shared_ptr<detail::CancelSignal> cancel,
-                     std::shared_ptr<AcquireProbe> probe) {
-  std::shared_ptr<SpinLoop> loop(
-      new SpinLoop(io, deadline, std::move(steps), std::move(backoff), std::move(done)));
-  loop->settle_ = settle;
-  loop->cancel_ = std::move(cancel);
-  loop->probe_ = std::move(probe);
-  loop->attempt();
-  if (loop->cancel_) {
-    std::weak_ptr<SpinLoop> weak = loop;
-    loop->cancel_->attach([weak] {
-      if (auto live = weak.lock()) live->cancel();
-    });
-  }
-}
-
-void SpinLoop::cancel() {
-  if (finished_ || cancelled_) return;
-  cancelled_ = true;
-  deadline_ = deadline_ ? std::min(*deadline_, Clock::now()) : Clock::now();
-  timer_.cancel();  // asleep: ends now; an attempt in flight decides when it answers
-}
-
-std::exception_ptr SpinLoop::gave_up() const {
-  if (!cancelled_) return nullptr;
-  return detail::cancelled_error("the spin lock was acquired", "nothing was acquired");
-}
-
-void SpinLoop::finish(std::exception_ptr error, bool acquired, std::optional<GrantFound> found) {
-  if (finished_) return;
-  finished_ = true;
-  if (cancel_) cancel_->detach();
-  AcquireOutcome outcome;
-  if (acquired) {
-    outcome.acquired = true;
-    outcome.sent = attempt_sent_;
-    outcome.found = found;
-  }
-  done_(std::move(error), outcome);
-}
-
-SpinLoop::SpinLoop(asio::io_context& io, std::optional<Clock::time_point> deadline,
-                   std::shared_ptr<AcquireSteps> steps, BackoffSequence backoff,
-                   AcquireLoop::Done done)
-    : timer_(io),
-      deadline_(deadline),
-      steps_(std::move(steps)),
-      backoff_(std::move(backoff)),
-      done_(std::move(done)) {}
-
-void SpinLoop::attempt() {
-  // The pending callback (attempt in flight, or timer) keeps the loop alive.
-  attempt_sent_ = Clock::now();
-  if (probe_) ++probe_->attempts;
-  steps_->attempt([self = shared_from_this()](std::exception_ptr error, AttemptResult result) {
-    self->on_attempt(error, result);
-  });
-}
-
-void SpinLoop::on_attempt(std::exception_ptr error, const AttemptResult& result) {
-  if (error && steps_->can_settle() && may_have_run(error)) return settle(error, settle_.tries);
-  if (error || result.acquired) return finish(error, !error);
-  Duration sleep = backoff_.next();
-  if (deadline_) {
-    const auto now = Clock::now();
-    if (now >= *deadline_) return finish(gave_up(), false);
-    sleep = std::min(sleep, std::chrono::ceil<Duration>(*deadline_ - now));
-  }
-  timer_.expires_after(sleep);
-  timer_.async_wait([self = shared_from_this()](std::error_code ec) {
-    // Cancelled: the Client is shutting down, or the caller cancelled the wait.
-    if (ec) return self->finish(self->gave_up(), false);
-    self->attempt();
-  });
-}
-
-// The attempt's reply was lost but it may have run: ask before reporting the error, so a
-// hold it took is reported as acquired (issue 22 item 1).
-void SpinLoop::settle(std::exception_ptr error, int tries_left) {
-  steps_->settle([self = shared_from_this(), error, tries_left](std::exception_ptr check_error,
-                                                                AttemptResult r) {
-    if (!check_error) {
-      // Found acquired: the hold counts from the send of the attempt whose reply was lost,
-      // but it may be an earlier acquisition's: no later than what was read.
-      return self->finish(r.acquired ? nullptr : error, r.acquired, r.found);
-    }
-    if (tries_left <= 1) return self->finish(error, false);
-    self->timer_.expires_after(self->settle_.interval);
-    self->timer_.async_wait([self, error, tries_left](std::error_code ec) {
-      if (ec) return self->finish(error, false);
-      self->settle(error, tries_left - 1);
-    });
-  });
-}
-
 }  // namespace sync
 
 namespace {
@@ -173,12 +74,9 @@ class SpinKind final : public detail::LockKind {
 
   void start_loop(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                   std::int64_t owner, detail::LoopStart start) const override {
-    sync::SpinLoop::start(
-        core->io(), start.deadline,
-        detail::spin_lock_steps(core, shared_from_this(), name, owner, start.lease),
-        sync::BackoffSequence(backoff_, random_seed()), std::move(start.done),
-        {std::max(core->config().retry_attempts, 1), core->config().retry_interval},
-        std::move(start.cancel), std::move(start.probe));
+    auto steps = detail::spin_lock_steps(core, shared_from_this(), name, owner, start.lease);
+    detail::start_spin_loop(core, std::move(start), std::move(steps),
+                            sync::BackoffSequence(backoff_, random_seed()));
   }
 
   void release_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
