@@ -43,11 +43,4 @@ class AcquireSteps {
   virtual void give_up() {}
 };
 
-/// Steps given as separate functions, for kinds whose steps are not one record: `attempt`
-/// required, the others optional (an empty `settle` with a `recheck` is allowed).
-std::shared_ptr<AcquireSteps> function_steps(std::string channel, AcquireSteps::Step attempt,
-                                             AcquireSteps::Step recheck = nullptr,
-                                             AcquireSteps::Step settle = nullptr,
-                                             std::function<void()> give_up = nullptr);
-
 }  // namespace redisync::sync

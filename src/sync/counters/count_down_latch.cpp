@@ -43,6 +43,42 @@ net::Reply run(const std::shared_ptr<detail::ClientCore>& core,
   return reply;
 }
 
+// A wait's one step (the count read) as a record: the latch is open when its count is 0
+// (absent); no lease bounds the wait, a message (or the deadline) ends it. An opening
+// announced while the wait was joined to the channel counts even if the count was set again
+// before the read (issue 22).
+class LatchWaitSteps final : public sync::AcquireSteps {
+ public:
+  LatchWaitSteps(std::shared_ptr<detail::ClientCore> core, std::string name,
+                 std::shared_ptr<net::Channel> channel)
+      : core_(std::move(core)),
+        name_(std::move(name)),
+        channel_(std::move(channel)),
+        openings_(channel_->marks()) {}
+
+  std::string channel() const override { return channel_->name(); }
+
+  void attempt(Done done) override {
+    if (channel_->marks() != openings_) return done(nullptr, {true, -1});  // opened meanwhile
+    core_->executor().execute(
+        {"GET", name_},
+        [done = std::move(done), what = "waiting on " + describe_latch(*core_, name_)](
+            std::exception_ptr error, net::Reply reply) {
+          bool open = false;
+          if (!error) open = sync::parse_count(reply, what, error) <= 0;
+          if (error) return done(std::move(error), {});  // passed on outside the catch block
+          done(nullptr, {open, -1});
+        },
+        net::Retry::always);
+  }
+
+ private:
+  std::shared_ptr<detail::ClientCore> core_;
+  std::string name_;
+  std::shared_ptr<net::Channel> channel_;  // held for the whole wait (openings are counted)
+  std::uint64_t openings_;
+};
+
 }  // namespace
 
 namespace detail {
@@ -53,29 +89,13 @@ void start_latch_wait(const std::shared_ptr<ClientCore>& core, const std::string
   core->post_start(
       std::move(on_done), [](auto& late) { late(detail::ClientCore::closed_error(), false); },
       [core, name, wait, cancel = std::move(cancel)](auto done) mutable {
-        const std::string what = "waiting on " + describe_latch(*core, name);
         sync::AcquireLoop::Params params;
         params.policy = latch_message_policy;
         params.deadline = sync::deadline_after(wait);
-        // Held for the whole wait, so openings announced while we wait are counted.
+        // Joined before the first read, so openings announced while we wait are counted.
         auto channel =
             core->executor().subscriber().join(latch_channel(name), latch_message_policy);
-        const std::uint64_t openings = channel->marks();
-        auto attempt = [core, name, what, channel, openings](sync::AcquireLoop::AttemptDone cb) {
-          if (channel->marks() != openings) return cb(nullptr, {true, -1});  // it opened meanwhile
-          core->executor().execute(
-              {"GET", name},
-              [cb, what](std::exception_ptr error, net::Reply reply) {
-                // Open when the count is 0 (absent); no lease bounds the wait: a message (or the
-                // deadline) ends it. Errors are passed on outside the catch block.
-                bool open = false;
-                if (!error) open = sync::parse_count(reply, what, error) <= 0;
-                if (error) return cb(std::move(error), {});
-                cb(nullptr, {open, -1});
-              },
-              net::Retry::always);
-        };
-        params.steps = sync::function_steps(channel->name(), std::move(attempt));
+        params.steps = std::make_shared<LatchWaitSteps>(core, name, channel);
         // Reading the count is idempotent: connection errors and timeouts are simply retried.
         params.retry_attempts = core->config().retry_attempts;
         params.retry_interval = core->config().retry_interval;
