@@ -309,7 +309,8 @@ TEST(AcquireFsm, ACancellationBeforeTheStartOrAfterTheEndChangesNothing) {
 AcquireFsm::Settings spinning(std::optional<Duration> wait = std::nullopt) {
   auto s = waiting_forever();
   if (wait) s.deadline = t0 + *wait;
-  s.spin = redisync::sync::BackoffSequence(redisync::SpinBackoff::exponential(10ms, 40ms, 2), 1);
+  s.spin = std::make_shared<redisync::sync::BackoffSequence>(
+      redisync::SpinBackoff::exponential(10ms, 40ms, 2), 1);
   return s;
 }
 

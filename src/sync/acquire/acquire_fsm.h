@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -114,11 +115,12 @@ class AcquireFsm {
     Duration poll_interval{100};  ///< between attempts once the subscription failed
     /// Set: a spin acquisition (SpinLock, docs/wire-format.md §10). It never subscribes: it
     /// polls from its first attempt, sleeping the sequence's next backoff between attempts
-    /// (capped by the deadline; the holder's TTL is not used).
-    std::optional<BackoffSequence> spin;
+    /// (capped by the deadline; the holder's TTL is not used). Held by pointer: a sequence
+    /// carries its random generator (2.5 KB), which no pub/sub waiter should pay for.
+    std::shared_ptr<BackoffSequence> spin;
   };
 
-  explicit AcquireFsm(Settings settings) : s_(std::move(settings)), polling_(s_.spin.has_value()) {}
+  explicit AcquireFsm(Settings settings) : s_(std::move(settings)), polling_(s_.spin != nullptr) {}
 
   AcquireAction start();
   /// The attempt (or recheck) answered. `subscribed`: the channel's subscription is

@@ -81,7 +81,7 @@ class AcquireLoop : public net::Waiter,
     std::shared_ptr<detail::CancelSignal> cancel;
     /// Set: a spin acquisition (AcquireFsm::Settings::spin): no channel, no policy; it polls
     /// from its first attempt with these sleeps.
-    std::optional<BackoffSequence> spin;
+    std::shared_ptr<BackoffSequence> spin;
   };
 
   static void start(net::Executor& executor, Params params, Done done);

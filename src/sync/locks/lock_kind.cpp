@@ -331,7 +331,7 @@ void start_pubsub_loop(const std::shared_ptr<ClientCore>& core, LoopStart start,
 void start_spin_loop(const std::shared_ptr<ClientCore>& core, LoopStart start,
                      std::shared_ptr<sync::AcquireSteps> steps, sync::BackoffSequence backoff) {
   auto params = loop_params(*core, start, std::move(steps));
-  params.spin = std::move(backoff);
+  params.spin = std::make_shared<sync::BackoffSequence>(std::move(backoff));
   sync::AcquireLoop::start(core->executor(), std::move(params), std::move(start.done));
 }
 
