@@ -202,6 +202,13 @@ std::optional<Clock::time_point> GrantLink::grant_made_after(const GrantMessage&
   return std::max(*registered, *message.published_after);
 }
 
+Duration grant_extension_delay(Clock::time_point now, Clock::time_point made_after,
+                               Duration grant_lease, Duration lease, Duration reply_lag) {
+  const auto due = made_after + grant_lease / 3;
+  if (lease < grant_lease || due <= now || reply_lag > grant_lease / 20) return Duration{0};
+  return std::chrono::ceil<Duration>(due - now);
+}
+
 long long GrantLink::cap_wait(long long ttl_ms) const {
   if (!listed) return ttl_ms;
   // Refreshed every third of the registration period, so that releases never pass over a

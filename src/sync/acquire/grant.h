@@ -78,6 +78,16 @@ struct GrantMessage {
 };
 GrantMessage parse_grant_message(const std::string& payload);
 
+/// How long after `now` a granted hold's extension to its normal `lease` is sent: a third of
+/// the grant lease after the grant's date `made_after` (a shorter section never needs it), or
+/// at once (zero) when the normal lease is shorter than the grant lease (a holder killed in its
+/// section must free the lock within its own lease) or when replies already come more than a
+/// twentieth of the grant lease late (`reply_lag`, net::Executor::reply_lag: waiting would only
+/// put the extension behind more of them, and a Client handed 100,000 grants at once lost
+/// thousands of holds that way).
+Duration grant_extension_delay(Clock::time_point now, Clock::time_point made_after,
+                               Duration grant_lease, Duration lease, Duration reply_lag);
+
 /// A fresh grant id: 16 lowercase hex digits from a random source.
 std::string new_grant_id();
 

@@ -82,16 +82,16 @@ void send_grant_extension(const std::shared_ptr<ClientCore>& core, const HoldRef
 
 // Sets the granted hold's normal lease (grant_extend.lua), which also ends the grant mark.
 // `granted`: the releaser's grant lease (its message said) and the acquisition's grant id.
-// Sent when a third of the grant lease has passed since `registered` (a time no later than the
-// grant was made, GrantLink::grant_made_after), or at once when that is past: a hold released sooner (a
-// short section) never needs it, which keeps a tight loop at two scripts per section. A lease
-// shorter than the grant lease is set at once instead: a holder killed in its section must
-// free the lock within its own lease, not the releaser's grant lease (the chaos kill case saw
-// two leases). Until it answers, the hold's local deadline is the grant lease from
-// `registered`, or the earlier deadline of a shorter lease from the extension's send
-// (send_grant_extension). Until it is sent it waits in Hold::grant_extension: a MultiLock
-// that sets this member's final lease first sends it itself with that lease (issue 36), so
-// the timer finds nothing left to send and never overrides the composite's lease.
+// Sent when sync::grant_extension_delay says, from `registered` (a time no later than the
+// grant was made, GrantLink::grant_made_after): a hold released within a third of the grant
+// lease (a short section) never needs it, which keeps a tight loop at two scripts per section;
+// a lease shorter than the grant lease is set at once (a holder killed in its section must
+// free the lock within its own lease, not the releaser's grant lease: the chaos kill case saw
+// two leases), and so is any lease while replies come late. Until it answers, the hold's local
+// deadline is the grant lease from `registered`, or the earlier deadline of a shorter lease from
+// the extension's send (send_grant_extension). Until it is sent it waits in Hold::grant_extension:
+// a MultiLock that sets this member's final lease first sends it itself with that lease (issue 36),
+// so the timer finds nothing left to send and never overrides the composite's lease.
 void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref,
                   const std::string& name, Duration lease, bool watchdog, std::uint64_t grant_id,
                   sync::Clock::time_point registered, const sync::GrantTaken& granted) {
@@ -113,14 +113,11 @@ void extend_grant(const std::shared_ptr<ClientCore>& core, const HoldRef& ref,
     auto extension = std::move(it->second.grant_extension);
     if (extension) (*extension)(lease, watchdog, nullptr);  // else sent already (a MultiLock)
   };
-  const Duration grant_lease = granted.lease;
-  const auto due = registered + grant_lease / 3;
   const auto now = sync::Clock::now();
-  // Replies already come late (a Client handed thousands of grants at once): waiting would
-  // only put the extension behind more of them.
-  const bool behind = core->executor().reply_lag(now) > grant_lease / 20;
-  if (lease < grant_lease || due <= now || behind) return send();
-  auto timer = std::make_shared<asio::steady_timer>(core->io(), due);
+  const Duration delay = sync::grant_extension_delay(now, registered, granted.lease, lease,
+                                                     core->executor().reply_lag(now));
+  if (delay <= Duration{0}) return send();
+  auto timer = std::make_shared<asio::steady_timer>(core->io(), delay);
   timer->async_wait([timer, send](std::error_code ec) {
     if (!ec) send();
   });
