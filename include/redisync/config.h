@@ -161,8 +161,10 @@ struct REDISYNC_API Config {
   /// The lease a grant by this client's releases starts with, until the granted waiter's
   /// client extends it to the normal lease: a grant to a waiter that died or left frees the
   /// lock within it. It travels with the grant (the grantee counts the releaser's grant
-  /// lease, not its own); a waiting acquisition refreshes its registration every third of
-  /// this client's (every third of the 10 s registration period at most). 100 ms..60 s.
+  /// lease, not its own). In grant handoff this client's pub/sub connections PING every tenth
+  /// of it, which dates grant messages (a grant is taken on its message only while enough of
+  /// its lease is known to be left); a waiting acquisition refreshes its registration every
+  /// third of the 10 s registration period. 100 ms..60 s.
   Duration grant_lease{2000};
   bool check_lock_synced_slaves = true;       ///< checkLockSyncedSlaves: WAIT for a replica ack
   Duration slaves_sync_timeout{1000};         ///< slavesSyncTimeout: the WAIT timeout
