@@ -8,8 +8,10 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "lock_kinds_util.h"
 #include "redisync/redisync.h"
@@ -243,6 +245,71 @@ TEST_F(ClusterTest, GrantModeHandsTheLockOverOnTheLocksSlot) {
     la.unlock();
     ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
     EXPECT_TRUE(waiter.get()) << "round " << r;
+  }
+}
+
+// The pub/sub heartbeat dates grant messages on every shard's connection (SSUBSCRIBE, one
+// connection per master): a grant made seconds after the waiter registered (five grant leases)
+// is taken on its message, with no attempt of its own, on each of the three masters.
+TEST_F(ClusterTest, GrantsLongAfterTheRegistrationAreTakenOnTheirMessageOnEveryShard) {
+  struct Attempts : redisync::Metrics {
+    std::mutex m;
+    std::vector<double> per_acquire;
+    void increment(const redisync::MetricLabels&, redisync::Counter,
+                   std::uint64_t) noexcept override {}
+    void observe(const redisync::MetricLabels&, redisync::Histogram h, double v) noexcept override {
+      std::lock_guard g(m);
+      if (h == redisync::Histogram::attempts_per_acquire) per_acquire.push_back(v);
+    }
+  };
+  auto cfg = config();
+  cfg.handoff = redisync::Handoff::grant;
+  cfg.grant_lease = 600ms;
+  // The masters have replicas: with replica acknowledgements on, every grant is taken by an
+  // attempt followed by WAIT (wire-format §18), whatever its date.
+  cfg.check_lock_synced_slaves = false;
+  auto attempts = std::make_shared<Attempts>();
+  auto waiter_cfg = cfg;
+  waiter_cfg.metrics = attempts;
+  redisync::Client a(cfg), b(waiter_cfg);
+  // One lock on each master.
+  std::map<std::uint16_t, std::string> names;
+  for (int i = 0; names.size() < 3 && i < 1000; ++i) {
+    const std::string name = unique_name("grant-late:");
+    names.emplace(master_of(name).port(), name);
+  }
+  ASSERT_EQ(names.size(), 3u);
+  for (const auto& [port, name] : names) {
+    auto held = a.lock(name);
+    held.lock(60s);
+    std::string field;
+    std::atomic<bool> known{false};
+    auto waiter = std::async(std::launch::async, [&, name = name] {
+      auto lb = b.lock(name);
+      field = b.id() + ":" + std::to_string(redisync::Client::current_thread_id());
+      known = true;
+      const bool got = lb.try_lock_for(20s, 30s);
+      if (got) lb.unlock();
+      return got;
+    });
+    ASSERT_TRUE(wait_until([&] { return known.load(); }, 10s));
+    RedisServer& master = master_of(name);
+    const std::string registrations = "redisync_lock_grant:{" + name + "}";
+    ASSERT_TRUE(wait_until(
+        [&] {
+          return !master.command({"ZSCORE", registrations, field}).is_nil();
+        },
+        10s))
+        << name;
+    std::this_thread::sleep_for(3s);
+    held.unlock();
+    ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready) << name;
+    EXPECT_TRUE(waiter.get()) << name;
+  }
+  std::lock_guard g(attempts->m);
+  ASSERT_EQ(attempts->per_acquire.size(), 3u);
+  for (double n : attempts->per_acquire) {
+    EXPECT_EQ(n, 2.0) << "before and after subscribing, and none to take the grant";
   }
 }
 
