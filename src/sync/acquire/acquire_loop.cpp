@@ -78,7 +78,9 @@ void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
     // Listed first, then subscribed: no attempt registers before both hold (next_attempt).
     // Joined now only if subscribed already (lingering); otherwise with the lock channel
     // (subscribe()), so an acquire that finds the lock free subscribes to nothing.
-    g->listed = g->registry->add(g->channel, g->field, g->id, loop.get(), g->deregister);
+    // The deregistration moves to the registry, which sends it at close (one copy per waiter).
+    g->listed =
+        g->registry->add(g->channel, g->field, g->id, loop.get(), std::move(g->deregister));
     if (g->listed) g->joined = executor.subscriber().join_if_subscribed(g->channel);
   }
   loop->apply(loop->fsm_.start());

@@ -152,7 +152,8 @@ struct GrantLink {
   GrantRegistry* registry = nullptr;
   std::shared_ptr<net::Channel> joined;  ///< the grant channel, joined by the loop
   bool listed = false;                   ///< in the registry
-  /// The command that removes this acquisition's registration (e.g. ZREM key field).
+  /// The command that removes this acquisition's registration (e.g. ZREM key field); the
+  /// loop hands it to the registry when it lists the acquisition.
   std::vector<std::string> deregister;
   /// Runs with what a grant message carries after its attempt number (FencedLock: the token).
   std::function<void(const std::string&)> on_grant;
