@@ -6,7 +6,6 @@
 // Threading: io thread only.
 #pragma once
 
-#include <asio/steady_timer.hpp>
 #include <cstdint>
 #include <deque>
 #include <functional>
