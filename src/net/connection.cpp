@@ -119,9 +119,8 @@ void Connection::enqueue(const std::vector<std::string>& args, ReplyHandler hand
 }
 
 Duration Connection::reply_lag(Clock::time_point now) const {
-  if (inflight_.size() <= handshake_replies_) return Duration{0};
-  const auto& oldest = inflight_[handshake_replies_];
-  return std::max(std::chrono::ceil<Duration>(now - oldest.sent_at), Duration{0});
+  if (inflight_.empty()) return Duration{0};
+  return std::max(std::chrono::ceil<Duration>(now - inflight_.front().sent_at), Duration{0});
 }
 
 void Connection::connect() {

@@ -245,8 +245,8 @@ void Subscriber::send_heartbeats() {
   // A connection that has this many unanswered is behind (a paused server): another PING
   // would date nothing sooner, and the queue stays bounded.
   constexpr std::size_t kMaxUnanswered = 4;
+  if (heartbeat_ <= Duration{0}) return;  // refused since the timer was armed
   for (auto& [raw, link] : links_) {
-    if (heartbeat_ <= Duration{0}) return;  // refused meanwhile
     if (!link->connection->ready() || link->pings.size() >= kMaxUnanswered) continue;
     const std::uint64_t number = ++pings_sent_;
     link->pings.emplace_back(number, Clock::now());
