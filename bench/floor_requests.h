@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The two requests of an uncontended redisync Lock pair (lock(lease) + unlock(), default
 // Config: wake handoff, starvation guard on, not a cluster), built the way the library builds
-// them, for bench/blocking_floor.cpp. The script texts come from the library's own embedded
-// scripts through the same composition functions (lua/with_preludes.h), so they are the bytes
-// the library sends; the floor also checks their SHA-1s against the server's script cache
+// them, for bench/blocking_floor.cpp. The script texts are the library's own embedded scripts,
+// behind the same publish guard (lua/publish_guard.h), so they are the bytes the library
+// sends; the floor also checks their SHA-1s against the server's script cache
 // after a library pair. The keys and arguments mirror src/sync/locks/lock.cpp (acquire) and
 // release_flow.cpp (hash_release_step); docs/wire-format.md §2.2/§2.3 describe them.
 #pragma once
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
+#include "lua/publish_guard.h"
 #include "sync/identity.h"
 
 namespace bench {
@@ -23,11 +23,8 @@ inline const redisync::lua::Script& floor_acquire_script() {
   return redisync::lua::with_publish_guard(redisync::lua::lock_acquire, false);
 }
 
-/// lock_release.lua behind publish_check.lua and release_record.lua.
-inline const redisync::lua::Script& floor_release_script() {
-  namespace lua = redisync::lua;
-  return lua::with_preludes<lua::lock_release, lua::publish_check, lua::release_record>();
-}
+/// lock_release.lua (publish_check.lua and release_record.lua in front).
+inline const redisync::lua::Script& floor_release_script() { return redisync::lua::lock_release; }
 
 /// One owner's requests on one lock name.
 struct FloorRequests {

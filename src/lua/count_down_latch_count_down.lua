@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires publish_check refused_or_recorded
 -- Count-down latch: count down by n (docs/wire-format.md §9; the spec's step is n = 1).
 -- KEYS[1] count string N; KEYS[2] channel; ARGV[1] n (>= 1); ARGV[2] publish command.
 -- v = N - n (absent counts as 0). When v <= 0, N is deleted; when this call opened the latch

@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires publish_check
 -- Count-down latch: delete N (docs/wire-format.md §9).
 -- KEYS[1] count string N; KEYS[2] channel; ARGV[1] publish command.
 -- Sent with publish_check.lua in front. Returns 1 when N existed (publishes "1"), else 0.

@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires publish_check set_count_if_absent
 -- Count-down latch: set the count only when N is absent (docs/wire-format.md §9).
 -- KEYS[1] count string N; KEYS[2] channel "redisson_countdownlatch__channel__{N}";
 -- ARGV[1] count (>= 1); ARGV[2] publish command (PUBLISH or SPUBLISH).

@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires fair_lock_dead_heads
 -- Fair lock acquire (docs/wire-format.md §4.3 with queueing, §4.4 without).
 -- KEYS[1] lock hash N; KEYS[2] queue "redisson_lock_queue:TAG(N)";
 -- KEYS[3] timeout set "redisson_lock_timeout:TAG(N)".

@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires fair_lock_dead_heads publish_check
 -- Fair lock force release (docs/wire-format.md §4.7): delete the lock whoever holds it and wake the
 -- head waiter.
 -- KEYS[1] lock hash N; KEYS[2] queue; KEYS[3] timeout set; KEYS[4] channel prefix

@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires fair_lock_dead_heads publish_check grant_pass_on fair_grant_pass_on release_record
 -- Fair lock release (docs/wire-format.md §4.6).
 -- KEYS[1] lock hash N; KEYS[2] queue; KEYS[3] timeout set;
 -- KEYS[4] channel prefix "redisson_lock__channel:TAG(N)" (the head waiter's channel is

@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- Shared guard of grant mode (issue 36 item 5, docs/safety.md "ACL users"). Not a script on
 -- its own: in grant mode the acquire steps are sent with publish_check.lua, publish_guard.lua
--- and this text in front (lua/with_preludes.h, with_grant_publish_guard). A grant-mode release
+-- and this text in front (lua/publish_guard.h, with_publish_guard). A grant-mode release
 -- that finds a registered waiter publishes on that waiter's client's grant channel, not on the
 -- lock channel publish_guard.lua checks; a user allowed only the lock channel took the lock and
 -- then could not release it (the release refuses before any write) for as long as a grant

@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires publish_check
 -- Force release (docs/wire-format.md §2.4): delete the lock whoever holds it and wake a waiter.
 -- KEYS[1] lock hash; KEYS[2] channel; ARGV[1] message "0"; ARGV[2] publish command;
 -- ARGV[3] "1" to publish, "0" not to (spin lock). Returns 1 if the lock existed, else 0.

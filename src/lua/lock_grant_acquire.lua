@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires grant_pass_on
 -- Lock, FencedLock and NonReentrantLock acquire in grant mode (docs/wire-format.md §2.2, §11,
 -- §12 and "Direct handoff"): the plain acquire, plus the waiter's registration for a grant and
 -- the taking of a grant made to it.

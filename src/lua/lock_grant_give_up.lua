@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires grant_pass_on
 -- Lock, FencedLock, NonReentrantLock and ReadWriteLock's write side in grant mode: a registered
 -- waiter gives up (its wait ran out, it was cancelled, or an error ended it). It leaves the
 -- registrations (its own registration only: another acquisition of the same owner keeps its

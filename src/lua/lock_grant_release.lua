@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires release_record grant_pass_on
 -- Lock and FencedLock release in grant mode (docs/wire-format.md §2.3 and "Direct handoff"):
 -- the plain release, and the freed lock goes to a registered waiter (grant_pass_on.lua).
 -- KEYS[1] lock hash N; KEYS[2] lock channel; KEYS[3] release record; KEYS[4] registrations

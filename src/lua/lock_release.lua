@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires publish_check release_record
 -- Reentrant lock release (docs/wire-format.md §2.3).
 -- KEYS[1] lock hash; KEYS[2] channel; KEYS[3] release record "redisson_unlock_latch:{N}:R"
 -- ARGV[1] message "0"; ARGV[2] lease for the remaining holds (ms); ARGV[3] owner field;

@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires publish_check permit_expirable_semaphore_common
 -- Permit-expirable semaphore: available permits after reclaiming expired ones
 -- (docs/wire-format.md §8).
 -- KEYS[1..3], ARGV[1..2]: see permit_expirable_semaphore_common.lua.

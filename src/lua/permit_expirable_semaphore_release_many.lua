@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires publish_check permit_expirable_semaphore_common
 -- Permit-expirable semaphore: release several permits, all or nothing (docs/wire-format.md §8).
 -- KEYS[1..3], ARGV[1..2]: see permit_expirable_semaphore_common.lua.
 -- ARGV[3 ..] the ids (16 raw bytes each, no duplicates).

@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires publish_check permit_expirable_semaphore_common set_count_if_absent
 -- Permit-expirable semaphore: initialise the count only when N is absent (docs/wire-format.md §8).
 -- KEYS[1..3], ARGV[1..2]: see permit_expirable_semaphore_common.lua.
 -- ARGV[3] n (>= 0). Returns 1 when set (n is published), 0 when N exists.

@@ -1,8 +1,8 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- Shared sub-step "may this user publish?" (docs/safety.md "ACL users"). Not a script on its
--- own: the scripts that write and then publish are sent with this text in front
--- (lua/with_preludes.h) and call publish_refused(command, channel) before their first write,
--- so a user without the channel right changes nothing instead of having the write done and
+-- own: the scripts that write and then publish require it (`--@requires publish_check`: this
+-- text goes in front of theirs) and call publish_refused(command, channel) before their first
+-- write, so a user without the channel right changes nothing instead of having the write done and
 -- the script aborted at the publish, its waiters never woken.
 -- Returns the error reply to return when the user may not publish, else nil. Redis 6 has no
 -- redis.acl_check_cmd: nil there (the old order remains).

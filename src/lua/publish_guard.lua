@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- Shared guard "may this user publish what its release will?" (issue 17 item 4, docs/safety.md
 -- "ACL users"). Not a script on its own: the acquire steps of the kinds whose release
--- publishes are sent with publish_check.lua and this text in front (lua/with_preludes.h,
+-- publishes are sent with publish_check.lua and this text in front (lua/publish_guard.h,
 -- with_publish_guard). Their releases check the right before they write; without this
 -- check a user who may write but not publish took the lock, and only its release was refused:
 -- the lock then stayed taken until its lease ended, its waiters never woken.

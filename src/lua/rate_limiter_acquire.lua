@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires rate_limiter_window
 -- Rate limiter acquire, one attempt (docs/wire-format.md §17.3). Sent after rate_limiter_window.lua.
 -- KEYS as there. ARGV[1] permits p (1 .. 2^32-1); ARGV[2] a random 16-byte grant id.
 -- Returns nil when acquired; otherwise the ms until the oldest grant leaves the window

@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires rate_limiter_window
 -- Rate limiter release (docs/wire-format.md §17.4). Sent after rate_limiter_window.lua; KEYS as there.
 -- ARGV[1] permits p (>= 1). Adds p back to the current window's value, never above the rate.
 -- Returns the permits available afterwards.

@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- Shared sub-steps of the lock release scripts (docs/wire-format.md §1.8). Not a script on its
 -- own: lock_release.lua, lock_grant_release.lua, fair_lock_release.lua and the read-write
--- lock's releases are sent with this text in front (lua/with_preludes.h).
+-- lock's releases are sent with this text in front (their `--@requires`).
 -- Every outcome of a release is recorded in its release record, "not the owner" (nil) as -1:
 -- a second copy of the call (a resend, or a first copy arriving late) reads the record first
 -- and answers what the first did, changing nothing.

@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires release_record grant_pass_on
 -- Read lock release (docs/wire-format.md §5.3).
 -- KEYS[1] lock hash N; KEYS[2] channel "redisson_rwlock:TAG(N)";
 -- KEYS[3] this reader's marker prefix "TAG(N):<reader field>:rwlock_timeout";

@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires release_record grant_pass_on
 -- Write lock release (docs/wire-format.md §5.5).
 -- KEYS[1] lock hash N; KEYS[2] channel "redisson_rwlock:TAG(N)";
 -- KEYS[3] release record "redisson_unlock_latch:TAG(N):R".

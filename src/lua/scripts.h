@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Lua scripts of src/lua/*.lua, embedded at build time (cmake/EmbedLua.cmake).
-// Each atomic step of a primitive is one script, run by EVALSHA (see net/executor.h).
+// Each atomic step of a primitive is one script, run by EVALSHA (see net/executor.h). A
+// script's shared sub-steps (files that only define local functions or guard the step) are
+// named on its `--@requires` line and are part of its source here: a call site sends
+// lua::lock_release as it is.
 #pragma once
 
 #include <string_view>
 
 namespace redisync::lua {
 
-/// One embedded script: a stable name (the file's stem) and its source text.
+/// One embedded script: a stable name (the file's stem) and its whole source text, the shared
+/// sub-steps its file requires (`--@requires`) in front.
 struct Script {
   std::string_view name;
   std::string_view source;
@@ -29,11 +33,15 @@ extern const Script release_record;
 extern const Script fair_lock_dead_heads;
 extern const Script fair_lock_acquire;
 extern const Script fair_lock_give_up;
+// The fair lock's steps of a grant-capable waiter (its acquire, its give-up).
+extern const Script fair_lock_grant_acquire;
+extern const Script fair_lock_grant_give_up;
 extern const Script fair_lock_release;
 extern const Script fair_lock_force_release;
 extern const Script rwlock_read_acquire;
 extern const Script rwlock_read_release;
 extern const Script rwlock_write_acquire;
+extern const Script rwlock_write_grant_acquire;
 extern const Script rwlock_write_release;
 extern const Script rwlock_force_release;
 extern const Script rwlock_is_locked;
@@ -53,13 +61,12 @@ extern const Script hold_grant_check;
 // FairLock's grant sub-step (release and give-up; also the release's head wake-up in wake mode).
 extern const Script fair_grant_pass_on;
 
-// Shared sub-step "may this user publish?", sent in front of the scripts that write, then
-// publish (lua/with_preludes.h).
+// Shared sub-step "may this user publish?", required by the scripts that write, then publish.
 extern const Script publish_check;
 // Shared guard in front of the acquire steps whose release publishes: the same check, on the
-// channel that release will use, before the step writes (lua/with_preludes.h).
+// channel that release will use, before the step writes (lua/publish_guard.h).
 extern const Script publish_guard;
-// The same guard for the grant channel a grant-mode release publishes on (lua/with_preludes.h).
+// The same guard for the grant channel a grant-mode release publishes on (lua/publish_guard.h).
 extern const Script grant_publish_guard;
 // Shared sub-step "set the count if absent, then announce it", sent (after publish_check) in
 // front of the try-set scripts of the semaphore, permit-expirable semaphore and latch.
@@ -99,7 +106,9 @@ extern const Script rate_limiter_release;
 extern const Script rate_limiter_available;
 extern const Script rate_limiter_try_set_rate;
 extern const Script rate_limiter_set_rate;
-// Non-reentrant lock kinds (non_reentrant_lock.cpp): sent in front of the acquire scripts.
+// Non-reentrant lock kinds (non_reentrant_lock.cpp): the guard in front of their acquire steps.
 extern const Script non_reentrant_guard;
+extern const Script non_reentrant_lock_acquire;
+extern const Script non_reentrant_fair_lock_acquire;
 
 }  // namespace redisync::lua

@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires publish_check refused_or_recorded
 -- Counting semaphore: release n permits, or add n (any sign; the count may go negative)
 -- (docs/wire-format.md §7). Anybody may release.
 -- KEYS[1] permits string N; KEYS[2] channel "redisson_sc:TAG(N)";

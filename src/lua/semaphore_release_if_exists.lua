@@ -1,4 +1,5 @@
 -- SPDX-License-Identifier: Apache-2.0
+--@requires publish_check
 -- Counting semaphore: give back n permits only when N exists (docs/wire-format.md §7).
 -- KEYS[1] permits string N; KEYS[2] channel; ARGV[1] n (>= 1); ARGV[2] publish command.
 -- Sent with publish_check.lua in front. Returns 1 when released (and publishes the new count),

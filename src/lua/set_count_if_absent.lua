@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- Shared sub-step of the "try set" scripts of the semaphore (docs/wire-format.md §7), the
 -- permit-expirable semaphore (§8) and the count-down latch (§9). Not a script on its own: it
--- is sent after publish_check.lua and in front of them (lua/with_preludes.h).
+-- is sent after publish_check.lua and in front of them (their `--@requires`).
 -- As Redisson's trySetPermits / trySetCount: sets `key` to `count` only when it is absent,
 -- then publishes `message` on `channel` with `command` (PUBLISH or SPUBLISH). `px`: an expiry
 -- in ms, nil or "0" for none. Returns 1 when set, 0 when the key exists (nothing changed), or

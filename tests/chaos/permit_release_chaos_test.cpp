@@ -15,7 +15,6 @@
 #include "chaos/chaos_case.h"
 #include "chaos/chaos_run.h"
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "net/executor.h"
 
 namespace redisync::chaos {
@@ -47,12 +46,9 @@ TEST_P(LostPermitReleaseReply, NeverMoreThanNPermitsInUse) {
   p.duration_ms = shorter_ms(4000);
   ChaosRun run(p);
   const int victims = 2;
-  // The script text as the library sends it, preludes included (lua/with_preludes.h).
+  // The script the library sends (its required sub-steps in front, resolved at build time).
   const auto& script =
-      kind == "pes"
-          ? lua::with_preludes<lua::permit_expirable_semaphore_release, lua::publish_check,
-                               lua::permit_expirable_semaphore_common>()
-          : lua::with_recorded_publish<lua::semaphore_release>();
+      kind == "pes" ? lua::permit_expirable_semaphore_release : lua::semaphore_release;
   for (int w = 0; w < victims; ++w) {
     // The 2nd call: the 1st may be the EVALSHA answered NOSCRIPT (it did not run).
     run.proxy(w).drop_reply({.command = "EVALSHA", .first_arg = net::Executor::sha1_of(script)}, 2,

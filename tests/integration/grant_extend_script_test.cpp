@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "support/redis_server.h"
 #include "support/test_util.h"
 
@@ -135,8 +134,7 @@ std::vector<std::string> lock_keys(const std::string& name) {
 // -3: took its grant, else the PTTL).
 redisync::test::Reply acquire(RedisServer& server, const std::string& name, const std::string& id,
                               long long lease_ms) {
-  const auto& script = redisync::lua::with_preludes<redisync::lua::lock_grant_acquire,
-                                                    redisync::lua::grant_pass_on>();
+  const auto& script = redisync::lua::lock_grant_acquire;
   std::vector<std::string> cmd{"EVAL", std::string(script.source), "4"};
   for (const auto& k : lock_keys(name)) cmd.push_back(k);
   for (const auto& a : {std::to_string(lease_ms), std::string(kField), id, std::string("0"),
@@ -174,9 +172,7 @@ TEST(GrantMarkScript, AReleaseThatLeavesAReenteredGrantEndsItsMark) {
   const auto name = unique_name("mark-release:");
   make_hash(server, name, {kField, "2"}, 60000);  // a grant re-entered by a plain step
   server.command({"SET", mark_key(name), std::string(kField) + " " + kId, "PX", "60000"});
-  const auto& script = redisync::lua::with_preludes<redisync::lua::lock_grant_release,
-                                                    redisync::lua::release_record,
-                                                    redisync::lua::grant_pass_on>();
+  const auto& script = redisync::lua::lock_grant_release;
   const auto keys = lock_keys(name);
   const auto reply = server.command(
       {"EVAL", std::string(script.source), "7", keys[0], "redisson_lock__channel:{" + name + "}",

@@ -24,7 +24,6 @@
 #include "support/redis_server.h"
 #include "support/test_config.h"
 #include "support/test_util.h"
-#include "sync/counters/permit_expirable_semaphore_script.h"
 
 using namespace std::chrono_literals;
 using redisync::test::AfterDrop;
@@ -82,11 +81,10 @@ class LeaseUpdateLostReply : public ::testing::Test {
 
   // Drops the reply of the next update_lease (by its script's SHA; the script must be loaded).
   void drop_next_update_reply() {
-    proxy.drop_reply(
-        {.command = "EVALSHA",
-         .first_arg = redisync::net::Executor::sha1_of(
-             redisync::detail::pes_script<redisync::lua::permit_expirable_semaphore_update_lease>())},
-        1, AfterDrop::reset);
+    proxy.drop_reply({.command = "EVALSHA",
+                      .first_arg = redisync::net::Executor::sha1_of(
+                          redisync::lua::permit_expirable_semaphore_update_lease)},
+                     1, AfterDrop::reset);
   }
 
   RedisServer server;

@@ -13,7 +13,6 @@
 #include <thread>
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "net/executor.h"
 #include "redisync/redisync.h"
 #include "support/fault_proxy.h"
@@ -42,7 +41,7 @@ redisync::Config lossy_config(const std::string& url) {
 }
 
 // Drops the reply of the next call of `script` (by its SHA: the client warmed it up already).
-// `script` must be the text the library sends, preludes included (lua/with_preludes.h).
+// `script` must be the text the library sends (a lua::Script is: its sub-steps are in it).
 void drop_next_reply_of(FaultProxy& proxy, const redisync::lua::Script& script, AfterDrop after) {
   proxy.drop_reply({.command = "EVALSHA", .first_arg = redisync::net::Executor::sha1_of(script)}, 1,
                    after);
@@ -73,8 +72,7 @@ TEST_P(LostReleaseReply, SemaphoreReleaseGivesBackItsPermitOnce) {
   ASSERT_TRUE(sem.try_acquire());
   ASSERT_EQ(sem.available_permits(), 0);
 
-  drop_next_reply_of(
-      proxy, redisync::lua::with_recorded_publish<redisync::lua::semaphore_release>(), GetParam());
+  drop_next_reply_of(proxy, redisync::lua::semaphore_release, GetParam());
   EXPECT_NO_THROW(sem.release(1)) << "the release ran on the server; its reply was only lost";
   EXPECT_EQ(proxy.stats().dropped_replies, 1) << "no reply was dropped: the case tested nothing";
   EXPECT_EQ(check.available_permits(), 1) << "the lost-reply release gave its permit back twice";
@@ -86,8 +84,7 @@ TEST_P(LostReleaseReply, SemaphoreAddPermitsAddsOnce) {
   const auto name = unique_name("sem:");
   auto sem = client.semaphore(name);
   sem.add_permits(2);
-  drop_next_reply_of(
-      proxy, redisync::lua::with_recorded_publish<redisync::lua::semaphore_release>(), GetParam());
+  drop_next_reply_of(proxy, redisync::lua::semaphore_release, GetParam());
   EXPECT_NO_THROW(sem.add_permits(3));
   EXPECT_EQ(proxy.stats().dropped_replies, 1);
   EXPECT_EQ(direct.semaphore(name).available_permits(), 5);
@@ -101,9 +98,7 @@ TEST_P(LostReleaseReply, LatchCountDownCountsOnce) {
   latch.count_down();  // loads the script
   ASSERT_EQ(latch.count(), 2);
 
-  drop_next_reply_of(
-      proxy, redisync::lua::with_recorded_publish<redisync::lua::count_down_latch_count_down>(),
-      GetParam());
+  drop_next_reply_of(proxy, redisync::lua::count_down_latch_count_down, GetParam());
   EXPECT_NO_THROW(latch.count_down()) << "the count-down ran on the server";
   EXPECT_EQ(proxy.stats().dropped_replies, 1);
   EXPECT_EQ(check.count(), 1) << "the lost-reply count-down counted twice: the latch opens early";
@@ -124,11 +119,7 @@ TEST_P(LostReleaseReply, PermitExpirableReleaseNeverGivesBackTwice) {
   ASSERT_EQ(pes.available_permits(), 0);
 
   // As the library sends it: with the publish check and the shared reclaim step in front.
-  drop_next_reply_of(proxy,
-                     redisync::lua::with_preludes<redisync::lua::permit_expirable_semaphore_release,
-                                                  redisync::lua::publish_check,
-                                                  redisync::lua::permit_expirable_semaphore_common>(),
-                     GetParam());
+  drop_next_reply_of(proxy, redisync::lua::permit_expirable_semaphore_release, GetParam());
   try {
     pes.release(id);
     ADD_FAILURE() << "a release whose reply was lost reported success without knowing";

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
+#include "lua/publish_guard.h"
 #include "redisync/config.h"
 #include "support/steps_wire.h"
 #include "sync/acquire/grant.h"
@@ -46,9 +46,7 @@ redisync::Reply integer_reply(long long value) {
   return reply;
 }
 
-const lua::Script& plain_step() {
-  return lua::with_preludes<lua::fair_lock_acquire, lua::fair_lock_dead_heads>();
-}
+const lua::Script& plain_step() { return lua::fair_lock_acquire; }
 
 TEST(FairLockStepsWire, WakeModeQueuesOnItsOwnChannel) {
   auto core = unconnected_core(Handoff::wake);
@@ -103,10 +101,7 @@ TEST(FairLockStepsWire, GrantModeRegistersThroughItsLink) {
     done(nullptr, Seen{&steps->script(), steps->keys(), steps->args(), link->deregister, link->id});
   });
   const std::string field = core->id() + ":7";
-  EXPECT_EQ(seen.script, &lua::with_publish_guard(
-                             lua::with_preludes<lua::fair_lock_acquire, lua::fair_lock_dead_heads,
-                                                lua::grant_pass_on, lua::fair_grant_pass_on>(),
-                             true));
+  EXPECT_EQ(seen.script, &lua::with_publish_guard(lua::fair_lock_grant_acquire, true));
   EXPECT_EQ(
       seen.keys,
       (Strings{"orders:42", "redisson_lock_queue:{orders:42}", "redisson_lock_timeout:{orders:42}",

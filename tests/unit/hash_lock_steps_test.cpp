@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
+#include "lua/publish_guard.h"
 #include "redisync/config.h"
 #include "support/steps_wire.h"
 #include "sync/acquire/grant.h"
@@ -104,10 +104,7 @@ TEST(HashLockStepsWire, GrantModeRegistersThroughItsLink) {
     request.args.push_back(link->id);  // compared below
     done(nullptr, request);
   });
-  EXPECT_EQ(r.script, &redisync::lua::with_publish_guard(
-                          redisync::lua::with_preludes<redisync::lua::lock_grant_acquire,
-                                                       redisync::lua::grant_pass_on>(),
-                          true));
+  EXPECT_EQ(r.script, &redisync::lua::with_publish_guard(redisync::lua::lock_grant_acquire, true));
   EXPECT_EQ(r.keys,
             (Strings{"orders:42", "redisync_lock_grant:{orders:42}",
                      "redisync_lock_grant_id:{orders:42}", "redisync_grant_mark:{orders:42}"}));

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
+#include "lua/publish_guard.h"
 #include "redisync/config.h"
 #include "redisync/errors.h"
 #include "support/steps_wire.h"
@@ -111,9 +111,7 @@ TEST(RwLockStepsWire, GrantModeWriterRegistersThroughItsLink) {
     done(nullptr, Seen{&steps->script(), steps->keys(), steps->args(), link->deregister, link->id});
   });
   const std::string field = core->id() + ":7";
-  EXPECT_EQ(seen.script,
-            &lua::with_publish_guard(
-                lua::with_preludes<lua::rwlock_write_acquire, lua::grant_pass_on>(), true));
+  EXPECT_EQ(seen.script, &lua::with_publish_guard(lua::rwlock_write_grant_acquire, true));
   // No guard in grant mode: the grant keys, and the waiting readers' key.
   EXPECT_EQ(seen.keys,
             (Strings{"orders:42", "redisync_rwlock_grant:{orders:42}",

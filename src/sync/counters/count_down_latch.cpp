@@ -3,7 +3,6 @@
 #include "redisync/count_down_latch.h"
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "redisync/errors.h"
 #include "sync/acquire/acquire_loop.h"
 #include "sync/client_core.h"
@@ -132,7 +131,7 @@ void CountDownLatch::count_down(std::int64_t n) {
   // With a record, so a resend after a lost reply counts down once (sync/hold/recorded_step.h).
   core_->call<net::Reply>([&](auto done) {
     sync::run_recorded_step(
-        core_, lua::with_recorded_publish<lua::count_down_latch_count_down>(),
+        core_, lua::count_down_latch_count_down,
         {name_, latch_channel(name_), sync::step_record_key("redisync_latch_count_down", name_)},
         {std::to_string(n), core_->publish_command(),
          std::to_string(sync::step_record_ttl_ms(*core_))},
@@ -162,9 +161,8 @@ bool CountDownLatch::try_set_count(std::int64_t count) {
              core_,
              [&](net::ReplyHandler done) {
                core_->executor().eval(
-                   lua::with_set_count_if_absent<lua::count_down_latch_try_set_count>(),
-                   {name_, latch_channel(name_)}, {std::to_string(count), core_->publish_command()},
-                   std::move(done));
+                   lua::count_down_latch_try_set_count, {name_, latch_channel(name_)},
+                   {std::to_string(count), core_->publish_command()}, std::move(done));
              },
              "setting the count of " + describe_latch(*core_, name_))
              .integer == 1;
@@ -182,8 +180,7 @@ bool CountDownLatch::remove() {
   return run(
              core_,
              [&](net::ReplyHandler done) {
-               core_->executor().eval(lua::with_publish_check<lua::count_down_latch_delete>(),
-                                      {name_, latch_channel(name_)},
+               core_->executor().eval(lua::count_down_latch_delete, {name_, latch_channel(name_)},
                                       {core_->publish_command()}, std::move(done));
              },
              "removing " + describe_latch(*core_, name_))

@@ -5,7 +5,6 @@
 #include <set>
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "redisync/semaphore.h"
 #include "sync/acquire/acquire_loop.h"
 #include "sync/acquire/acquire_record.h"
@@ -31,7 +30,6 @@ using detail::lease_arg;
 using detail::lost_permit;
 using detail::pes_args;
 using detail::pes_keys;
-using detail::pes_script;
 using detail::run_script;
 using detail::settle_permit;
 using detail::timeout_key;
@@ -89,7 +87,7 @@ void start_permit_acquire(const std::shared_ptr<ClientCore>& core, const std::st
           args.insert(args.end(), raw_ids->begin(), raw_ids->end());
           args.push_back(record_ttl);
           core->executor().eval(
-              pes_script<lua::permit_expirable_semaphore_acquire>(), std::move(keys),
+              lua::permit_expirable_semaphore_acquire, std::move(keys),
               std::move(args),
               [cb, what](std::exception_ptr error, net::Reply reply) {
                 if (!error && reply.is_error()) error = net::server_error(reply, what);
@@ -137,7 +135,7 @@ void release_one(const std::shared_ptr<ClientCore>& core, const std::string& nam
       [core, name, raw](auto done) mutable {
         const std::string what = "releasing a permit of " + describe_pes(*core, name);
         core->executor().eval(
-            pes_script<lua::permit_expirable_semaphore_release>(), pes_keys(name),
+            lua::permit_expirable_semaphore_release, pes_keys(name),
             pes_args(*core, {raw}),
             [core, name, raw, done, what](std::exception_ptr error, net::Reply reply) {
               if (!error && reply.is_error()) error = net::server_error(reply, what);
@@ -249,7 +247,7 @@ void PermitExpirableSemaphore::release(const std::vector<std::string>& ids) {
       auto args = pes_args(*core_);
       args.insert(args.end(), raws.begin(), raws.end());
       core_->executor().eval(
-          pes_script<lua::permit_expirable_semaphore_release_many>(), pes_keys(name_),
+          lua::permit_expirable_semaphore_release_many, pes_keys(name_),
           std::move(args),
           [core = core_, name = name_, raws, what, done](std::exception_ptr error,
                                                          net::Reply reply) {
@@ -297,7 +295,7 @@ bool PermitExpirableSemaphore::update_lease(const std::string& id, Duration leas
     // the send on; only the confirmed reply below may set a later one.
     detail::cap_permit_deadline(*core_, name_, raw, lease, sent);
     core_->executor().eval(
-        pes_script<lua::permit_expirable_semaphore_update_lease>(), pes_keys(name_),
+        lua::permit_expirable_semaphore_update_lease, pes_keys(name_),
         pes_args(*core_, {raw, lease_arg(lease)}),
         [core = core_, name = name_, raw, lease, sent, what, done](std::exception_ptr error,
                                                                   net::Reply reply) {
@@ -318,7 +316,7 @@ bool PermitExpirableSemaphore::update_lease(const std::string& id, Duration leas
 
 Duration PermitExpirableSemaphore::remaining_lease(const std::string& id) {
   const std::string raw = sync::permit_id_from_hex(id, name_);
-  const auto reply = run_script(core_, pes_script<lua::permit_expirable_semaphore_remaining_lease>(),
+  const auto reply = run_script(core_, lua::permit_expirable_semaphore_remaining_lease,
                                 pes_keys(name_),
                                 [&](const detail::ClientCore& c) { return pes_args(c, {raw}); },
                                 "querying a lease of " + describe_pes(*core_, name_));
@@ -330,7 +328,7 @@ std::int64_t PermitExpirableSemaphore::available_permits() const {
   const std::string what = "querying " + describe_pes(*core_, name_);
   // The script returns N as stored; parsed strictly here, as Semaphore's count.
   return sync::parse_count(
-      run_script(core_, pes_script<lua::permit_expirable_semaphore_available>(), pes_keys(name_),
+      run_script(core_, lua::permit_expirable_semaphore_available, pes_keys(name_),
                  [](const detail::ClientCore& c) { return pes_args(c); }, what),
       what);
 }
@@ -339,8 +337,7 @@ bool PermitExpirableSemaphore::try_set_permits(std::int64_t permits) {
   check_count(name_, permits, "permits to set on");
   return run_script(
              core_,
-             lua::with_set_count_if_absent<lua::permit_expirable_semaphore_try_set_permits,
-                                           lua::permit_expirable_semaphore_common>(),
+             lua::permit_expirable_semaphore_try_set_permits,
              pes_keys(name_),
              [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
              "setting the permits of " + describe_pes(*core_, name_))
@@ -349,14 +346,14 @@ bool PermitExpirableSemaphore::try_set_permits(std::int64_t permits) {
 
 void PermitExpirableSemaphore::set_permits(std::int64_t permits) {
   check_count(name_, permits, "permits to set on");
-  run_script(core_, pes_script<lua::permit_expirable_semaphore_set_permits>(), pes_keys(name_),
+  run_script(core_, lua::permit_expirable_semaphore_set_permits, pes_keys(name_),
              [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
              "setting the permits of " + describe_pes(*core_, name_));
 }
 
 void PermitExpirableSemaphore::add_permits(std::int64_t permits) {
   check_count(name_, permits, "permits to add to", -kMaxCount);
-  run_script(core_, pes_script<lua::permit_expirable_semaphore_add_permits>(), pes_keys(name_),
+  run_script(core_, lua::permit_expirable_semaphore_add_permits, pes_keys(name_),
              [&](const detail::ClientCore& c) { return pes_args(c, {std::to_string(permits)}); },
              "adding permits to " + describe_pes(*core_, name_));
 }

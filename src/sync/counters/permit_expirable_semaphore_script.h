@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "net/reply.h"
 #include "redisync/config.h"
 
@@ -24,13 +23,6 @@ std::string describe_pes(const ClientCore& core, const std::string& name);
 
 /// TAG(name):timeout, the sorted set of the permits' expiries.
 std::string timeout_key(const std::string& name);
-
-// Every script runs with the shared sub-steps in front: the publish-right check and the
-// semaphore's reclaim / server clock (src/lua/permit_expirable_semaphore_common.lua).
-template <const lua::Script& Body>
-const lua::Script& pes_script() {
-  return lua::with_preludes<Body, lua::publish_check, lua::permit_expirable_semaphore_common>();
-}
 
 /// KEYS of every script: N, TAG(N):timeout, channel.
 std::vector<std::string> pes_keys(const std::string& name);

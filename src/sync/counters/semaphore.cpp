@@ -3,7 +3,7 @@
 #include "redisync/semaphore.h"
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
+#include "lua/publish_guard.h"
 #include "redisync/errors.h"
 #include "sync/acquire/acquire_loop.h"
 #include "sync/acquire/acquire_record.h"
@@ -50,7 +50,7 @@ net::Reply run_semaphore_script(const std::shared_ptr<detail::ClientCore>& core,
 void release_recorded(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                       std::int64_t permits, std::string what,
                       std::function<void(std::exception_ptr)> done) {
-  sync::run_recorded_step(core, lua::with_recorded_publish<lua::semaphore_release>(),
+  sync::run_recorded_step(core, lua::semaphore_release,
                           {name, sync::semaphore_channel(name),
                            sync::step_record_key("redisync_semaphore_release", name)},
                           {std::to_string(permits), core->publish_command(),
@@ -175,27 +175,25 @@ bool Semaphore::release_if_exists(std::int64_t permits) {
                  core_->executor().execute({"EXISTS", name_}, done, net::Retry::always);
                })
                .integer == 1;
-  return run_semaphore_script(core_, lua::with_publish_check<lua::semaphore_release_if_exists>(),
-                              {name_, sync::semaphore_channel(name_)},
-                              {std::to_string(permits), kPublish},
-                              "releasing " + describe_semaphore(*core_, name_))
+  return run_semaphore_script(
+             core_, lua::semaphore_release_if_exists, {name_, sync::semaphore_channel(name_)},
+             {std::to_string(permits), kPublish}, "releasing " + describe_semaphore(*core_, name_))
              .integer == 1;
 }
 
 bool Semaphore::try_set_permits(std::int64_t permits) {
   detail::check_permits(permits, "permits", name_);
-  return run_semaphore_script(
-             core_, lua::with_set_count_if_absent<lua::semaphore_try_set_permits>(),
-             {name_, sync::semaphore_channel(name_)}, {std::to_string(permits), kPublish, "0"},
-             "setting the permits of " + describe_semaphore(*core_, name_))
+  return run_semaphore_script(core_, lua::semaphore_try_set_permits,
+                              {name_, sync::semaphore_channel(name_)},
+                              {std::to_string(permits), kPublish, "0"},
+                              "setting the permits of " + describe_semaphore(*core_, name_))
              .integer == 1;
 }
 
 bool Semaphore::try_set_permits(std::int64_t permits, Duration ttl) {
   detail::check_permits(permits, "permits", name_);
   sync::check_lease(ttl, "ttl for semaphore '" + name_ + "'");
-  return run_semaphore_script(core_,
-                              lua::with_set_count_if_absent<lua::semaphore_try_set_permits>(),
+  return run_semaphore_script(core_, lua::semaphore_try_set_permits,
                               {name_, sync::semaphore_channel(name_)},
                               {std::to_string(permits), kPublish, std::to_string(ttl.count())},
                               "setting the permits of " + describe_semaphore(*core_, name_))

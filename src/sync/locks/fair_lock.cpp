@@ -3,7 +3,6 @@
 #include "redisync/fair_lock.h"
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "sync/acquire/grant.h"
 #include "sync/locks/fair_lock_steps.h"
 #include "sync/locks/lock_kind.h"
@@ -71,14 +70,13 @@ class FairKind final : public detail::LockKind {
       keys.push_back(sync::grant_channel_prefix(name));
       args.push_back(std::to_string(core->config().grant_lease.count()));
     }
-    detail::acked_release(core, hold, detail::fair_with_pass_on<lua::fair_lock_release>(),
-                          std::move(keys), std::move(args), record, std::move(handler));
+    detail::acked_release(core, hold, lua::fair_lock_release, std::move(keys), std::move(args),
+                          record, std::move(handler));
   }
 
   void force_step(const std::shared_ptr<detail::ClientCore>& core, const std::string& name,
                   net::ReplyHandler handler) const override {
-    core->executor().eval(lua::with_preludes<lua::fair_lock_force_release,
-                                             lua::fair_lock_dead_heads, lua::publish_check>(),
+    core->executor().eval(lua::fair_lock_force_release,
                           {name, detail::fair_queue_key(name), detail::fair_timeout_key(name),
                            detail::lock_channel(name)},
                           {"0", detail::kFairUnusedNow, core->publish_command()},

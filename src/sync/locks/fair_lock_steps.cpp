@@ -44,31 +44,12 @@ std::string fair_grant_key(const std::string& name) {
 
 namespace {
 
-// The fair lock's acquire step: the shared "drop dead heads" sub-step (§4.2) in front.
-const lua::Script& plain_acquire() {
-  return lua::with_preludes<lua::fair_lock_acquire, lua::fair_lock_dead_heads>();
-}
-
-// The acquire step of a grant-capable waiter: the grant mark and registration helpers in front.
-const lua::Script& grant_acquire() {
-  return lua::with_preludes<lua::fair_lock_acquire, lua::fair_lock_dead_heads, lua::grant_pass_on,
-                            lua::fair_grant_pass_on>();
-}
-
-// The non-reentrant fair lock's acquire step (§12): the guard in front of the usual one.
-const lua::Script& non_reentrant_acquire() {
-  static const std::string source =
-      std::string(lua::non_reentrant_guard.source) + "\n" + std::string(plain_acquire().source);
-  static const lua::Script script{"non_reentrant_fair_lock_acquire", source};
-  return script;
-}
-
 // The step an acquisition sends. The non-reentrant kind too takes the grant step when it has a
 // link: an acquisition with a link is fresh, and the grant step refuses a hold of the owner
 // that is not its grant (non_reentrant_lock.cpp); without one (not queueing) the guarded step.
 const lua::Script& step_of(const FairAcquisition& how) {
-  if (how.link) return grant_acquire();
-  return how.reentrant ? plain_acquire() : non_reentrant_acquire();
+  if (how.link) return lua::fair_lock_grant_acquire;
+  return how.reentrant ? lua::fair_lock_acquire : lua::non_reentrant_fair_lock_acquire;
 }
 
 }  // namespace
@@ -135,7 +116,7 @@ void FairLockSteps::finish(std::exception_ptr error, const sync::AcquireOutcome&
   // Grant mode: also leaves the registrations, and releases and passes on a grant that raced
   // the give-up; the registry hears which (sync/acquire/grant.h).
   core_->executor().eval(
-      fair_with_pass_on<lua::fair_lock_give_up>(),
+      lua::fair_lock_grant_give_up,
       {fair_queue_key(name_), fair_timeout_key(name_), name_, lock_channel(name_),
        fair_grant_key(name_), sync::grant_mark_key(name_), sync::grant_channel_prefix(name_)},
       {field(), allow, core_->publish_command(),

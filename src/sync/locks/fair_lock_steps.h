@@ -14,7 +14,6 @@
 #include <string>
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "sync/locks/hold_count_steps.h"
 #include "sync/locks/lock_kind.h"
 
@@ -31,14 +30,6 @@ std::string fair_grant_key(const std::string& name);
 /// The scripts' former "now" argument: they read the server's TIME instead (one clock for every
 /// client; docs/safety.md "Clocks"). The slot is kept so the argument layout is stable.
 inline constexpr const char* kFairUnusedNow = "0";
-/// The release and the grant-mode give-up: `Body` with the head's wake-up or grant in front
-/// (fair_grant_pass_on.lua).
-template <const lua::Script& Body>
-const lua::Script& fair_with_pass_on() {
-  return lua::with_preludes<Body, lua::fair_lock_dead_heads, lua::publish_check, lua::grant_pass_on,
-                            lua::fair_grant_pass_on, lua::release_record>();
-}
-
 /// What one fair-lock acquisition is: its kind's flavour and how it waits.
 struct FairAcquisition {
   bool reentrant = true;  ///< false: NonReentrantFairLock (§12)

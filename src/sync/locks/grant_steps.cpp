@@ -12,7 +12,6 @@
 #include <utility>
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "net/server_text.h"
 #include "sync/durations.h"
 #include "sync/identity.h"
@@ -175,7 +174,7 @@ std::function<void()> grant_give_up_step(const std::shared_ptr<ClientCore>& core
     // A late or repeated copy changes nothing but this acquisition's own registration and
     // grant (the grant mark names it): Retry::always is safe.
     core->executor().eval(
-        lua::with_preludes<lua::lock_grant_give_up, lua::grant_pass_on>(), keys, std::move(args),
+        lua::lock_grant_give_up, keys, std::move(args),
         [core, link](std::exception_ptr, net::Reply) {
           core->grants().remove(link->channel, link->field);
         },
@@ -194,10 +193,7 @@ void grant_release_step(const std::shared_ptr<ClientCore>& core, const std::stri
                                 sync::grant_mark_key(name),
                                 sync::grant_channel_prefix(name)};
   if (!token_key.empty()) keys.push_back(token_key);
-  acked_release(core, hold,
-                lua::with_preludes<lua::lock_grant_release, lua::release_record,
-                                   lua::grant_pass_on>(),
-                std::move(keys),
+  acked_release(core, hold, lua::lock_grant_release, std::move(keys),
                 {"0", std::to_string(lease.count()), hold.field,
                  std::to_string(lock_release_record_ttl_ms(*core)), core->publish_command(),
                  std::to_string(core->config().grant_lease.count())},

@@ -12,7 +12,6 @@
 #include <utility>
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "sync/acquire/grant.h"
 #include "sync/identity.h"
 #include "sync/locks/starvation_guard.h"
@@ -123,8 +122,7 @@ class GrantLockSteps final : public HashLockSteps {
                  std::shared_ptr<sync::GrantLink> link, HashLockVariant variant)
       : HashLockSteps(std::move(core), std::move(kind), std::move(name), owner, lease,
                       std::move(variant)),
-        script_(&publish_guarded(
-            *core_, lua::with_preludes<lua::lock_grant_acquire, lua::grant_pass_on>())),
+        script_(&publish_guarded(*core_, lua::lock_grant_acquire)),
         deadline_(deadline),
         link_(std::move(link)) {
     if (token_) {  // a grant message carries the token issued with the grant

@@ -5,7 +5,6 @@
 #include "redisync/lock.h"
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "sync/identity.h"
 #include "sync/locks/hash_lock_steps.h"
 

@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
+#include "lua/publish_guard.h"
 #include "net/server_text.h"
 #include "sync/acquire/grant.h"
 #include "sync/acquire/hold_check.h"

@@ -3,7 +3,6 @@
 #include "redisync/non_reentrant_lock.h"
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "sync/acquire/grant.h"
 #include "sync/locks/hash_lock_steps.h"
 #include "sync/locks/non_reentrant.h"
@@ -43,15 +42,6 @@ std::exception_ptr waiting_owner_error(const ClientCore& core, const std::string
 
 namespace {
 
-// The lock's acquire step (lock_acquire.lua, with the starvation guard's key and arguments when
-// it is on) with the non-reentrant guard in front.
-const lua::Script& guarded_acquire() {
-  static const std::string source =
-      std::string(lua::non_reentrant_guard.source) + "\n" + std::string(lua::lock_acquire.source);
-  static const lua::Script script{"non_reentrant_lock_acquire", source};
-  return script;
-}
-
 // Grant mode (docs/wire-format.md §18): where the re-entry guard goes. An owner this Client
 // counts a hold of gets no grant link (grant_link) and sends the guarded step, which refuses
 // the re-entry exactly as in wake mode. Any other acquisition sends Lock's grant-mode step
@@ -80,7 +70,8 @@ class NonReentrantKind final : public detail::HashLockKind {
     // Wake mode: Lock's step (with its starvation guard) behind the re-entry check. The loop's
     // recheck after a lost reply reads the owner's count, never resends: a second run would
     // answer NON_REENTRANT_REACQUIRE for our own first one.
-    detail::start_guarded_lock_loop(core, self, name, owner, std::move(start), guarded_acquire(),
+    detail::start_guarded_lock_loop(core, self, name, owner, std::move(start),
+                                    lua::non_reentrant_lock_acquire,
                                     detail::HashLockVariant::non_reentrant());
   }
 };

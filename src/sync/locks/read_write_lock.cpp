@@ -3,7 +3,6 @@
 #include "redisync/read_write_lock.h"
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "sync/acquire/grant.h"
 #include "sync/identity.h"
 #include "sync/locks/lock_kind.h"
@@ -18,12 +17,6 @@ using detail::rwlock_grant_id_key;
 using detail::rwlock_grant_key;
 using detail::rwlock_marker_prefix;
 using detail::rwlock_readers_key;
-
-// The releases: the shared release-record sub-steps, and in grant mode the pass-on.
-template <const lua::Script& Body>
-const lua::Script& release_script() {
-  return lua::with_preludes<Body, lua::release_record, lua::grant_pass_on>();
-}
 
 // The release's grant-mode keys and argument (none in wake mode).
 void add_grant(const detail::ClientCore& core, const std::string& name,
@@ -96,8 +89,8 @@ class ReadKind final : public RwKind {
                                   std::to_string(detail::lock_release_record_ttl_ms(*core)),
                                   core->publish_command(), lease.count() == 0 ? "1" : "0"};
     add_grant(*core, name, keys, args);  // the last reader's release grants a waiting writer
-    detail::acked_release(core, hold, release_script<lua::rwlock_read_release>(), std::move(keys),
-                          std::move(args), record, std::move(handler));
+    detail::acked_release(core, hold, lua::rwlock_read_release, std::move(keys), std::move(args),
+                          record, std::move(handler));
   }
 
  protected:
@@ -129,8 +122,8 @@ class WriteKind final : public RwKind {
                                   std::to_string(detail::lock_release_record_ttl_ms(*core)),
                                   core->publish_command()};
     add_grant(*core, name, keys, args);
-    detail::acked_release(core, hold, release_script<lua::rwlock_write_release>(), std::move(keys),
-                          std::move(args), record, std::move(handler));
+    detail::acked_release(core, hold, lua::rwlock_write_release, std::move(keys), std::move(args),
+                          record, std::move(handler));
   }
 
  protected:

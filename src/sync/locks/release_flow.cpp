@@ -14,7 +14,6 @@
 
 #include "log_line.h"
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "net/server_text.h"
 #include "sync/durations.h"
 #include "sync/identity.h"
@@ -95,9 +94,7 @@ void acked_release(const std::shared_ptr<ClientCore>& core, const HoldRef& hold,
 void hash_release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
                        const HoldRef& hold, Duration lease, const std::string& record, bool publish,
                        net::ReplyHandler handler) {
-  acked_release(core, hold,
-                lua::with_preludes<lua::lock_release, lua::publish_check, lua::release_record>(),
-                sync::string_list(name, lock_channel(name), record),
+  acked_release(core, hold, lua::lock_release, sync::string_list(name, lock_channel(name), record),
                 sync::string_list("0", std::to_string(lease.count()), hold.field,
                                   std::to_string(lock_release_record_ttl_ms(*core)),
                                   core->publish_command(), publish ? "1" : "0"),
@@ -106,8 +103,7 @@ void hash_release_step(const std::shared_ptr<ClientCore>& core, const std::strin
 
 void hash_force_step(const std::shared_ptr<ClientCore>& core, const std::string& name, bool publish,
                      net::ReplyHandler handler) {
-  core->executor().eval(lua::with_publish_check<lua::lock_force_release>(),
-                        {name, lock_channel(name)},
+  core->executor().eval(lua::lock_force_release, {name, lock_channel(name)},
                         {"0", core->publish_command(), publish ? "1" : "0"}, std::move(handler),
                         net::Retry::always);
 }

@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "lua/scripts.h"
-#include "lua/with_preludes.h"
 #include "redisync/errors.h"
 #include "sync/acquire/grant.h"
 #include "sync/identity.h"
@@ -157,8 +156,7 @@ class WriteLockSteps final : public RwLockSteps {
 
  private:
   static const lua::Script& link_script(bool grant) {
-    return grant ? lua::with_preludes<lua::rwlock_write_acquire, lua::grant_pass_on>()
-                 : lua::rwlock_write_acquire;
+    return grant ? lua::rwlock_write_grant_acquire : lua::rwlock_write_acquire;
   }
   std::string writer() const { return field() + ":write"; }
 

@@ -31,15 +31,6 @@ std::string describe(const detail::ClientCore& core, const std::string& name) {
   return "rate limiter '" + name + "' on " + core.server();
 }
 
-// The acquire, release and available scripts run with the shared window sub-steps in front.
-template <const lua::Script& Body>
-const lua::Script& with_window() {
-  static const std::string source =
-      std::string(lua::rate_limiter_window.source) + "\n" + std::string(Body.source);
-  static const lua::Script script{Body.name, source};
-  return script;
-}
-
 class RateAcquire;
 
 // Acquisitions sleeping out a window delay, by (Client, limiter name). A release() on that
@@ -132,11 +123,10 @@ class RateAcquire : public std::enable_shared_from_this<RateAcquire> {
   void attempt() {
     if (probe_) ++probe_->attempts;
     // A fresh grant id per attempt: a member of the window's sorted set per grant.
-    core_->executor().eval(
-        with_window<lua::rate_limiter_acquire>(), keys_, {permits_, sync::random_permit_id()},
-        [self = shared_from_this()](std::exception_ptr error, net::Reply reply) {
-          self->on_reply(std::move(error), reply);
-        });
+    core_->executor().eval(lua::rate_limiter_acquire, keys_, {permits_, sync::random_permit_id()},
+                           [self = shared_from_this()](std::exception_ptr error, net::Reply reply) {
+                             self->on_reply(std::move(error), reply);
+                           });
   }
 
  private:
@@ -298,7 +288,7 @@ void start_rate_release(const std::shared_ptr<ClientCore>& core, const std::stri
       std::move(on_done), [](auto& late) { late(detail::ClientCore::closed_error()); },
       [core, name, permits](auto done) mutable {
         // Not idempotent (it adds permits): resent only when surely unsent.
-        run_script(core, with_window<lua::rate_limiter_release>(), rate_keys(name, core->id()),
+        run_script(core, lua::rate_limiter_release, rate_keys(name, core->id()),
                    {std::to_string(permits)}, describe(*core, name), permits, net::Retry::if_unsent,
                    [core, name, done](std::exception_ptr error, net::Reply) {
                      // Permits came back: this Client's sleepers on the limiter try again now.
@@ -316,8 +306,8 @@ void start_rate_available(const std::shared_ptr<ClientCore>& core, const std::st
   core->post_start(
       std::move(on_done), [](auto& late) { late(detail::ClientCore::closed_error(), 0); },
       [core, name](auto done) mutable {
-        run_script(core, with_window<lua::rate_limiter_available>(), rate_keys(name, core->id()),
-                   {}, describe(*core, name), 0, net::Retry::always,
+        run_script(core, lua::rate_limiter_available, rate_keys(name, core->id()), {},
+                   describe(*core, name), 0, net::Retry::always,
                    [done](std::exception_ptr error, net::Reply reply) {
                      done(std::move(error), error ? 0 : reply.integer);
                    });

@@ -1,0 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
+--@requires fair_lock_dead_heads grant_pass_on fair_grant_pass_on fair_lock_acquire
+-- The fair lock's acquire step for a grant-capable waiter (docs/wire-format.md "Direct
+-- handoff"): fair_lock_acquire.lua with the grant mark and registration helpers in front.

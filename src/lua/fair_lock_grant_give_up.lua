@@ -1,0 +1,5 @@
+-- SPDX-License-Identifier: Apache-2.0
+--@requires fair_lock_dead_heads publish_check grant_pass_on fair_grant_pass_on release_record
+--@requires fair_lock_give_up
+-- The fair lock's give-up in grant mode (fair_lock_give_up.lua, its "Grant mode only" part):
+-- with the head's grant or wake-up in front, as the release sends it.

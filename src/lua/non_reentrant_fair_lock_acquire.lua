@@ -1,0 +1,5 @@
+-- SPDX-License-Identifier: Apache-2.0
+--@requires non_reentrant_guard fair_lock_acquire
+-- NonReentrantFairLock's acquire step (docs/wire-format.md §12): the fair lock's
+-- (fair_lock_acquire.lua) behind the refusal of a hold the caller already has
+-- (non_reentrant_guard.lua).

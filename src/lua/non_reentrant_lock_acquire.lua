@@ -1,0 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
+--@requires non_reentrant_guard lock_acquire
+-- NonReentrantLock's acquire step (docs/wire-format.md §12): the lock's (lock_acquire.lua)
+-- behind the refusal of a hold the caller already has (non_reentrant_guard.lua).

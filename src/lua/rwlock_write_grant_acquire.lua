@@ -1,0 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
+--@requires grant_pass_on rwlock_write_acquire
+-- The write lock's acquire step for a grant-capable waiter (docs/wire-format.md "Direct
+-- handoff"): rwlock_write_acquire.lua with the grant helpers in front.
