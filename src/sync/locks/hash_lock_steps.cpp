@@ -68,11 +68,8 @@ class GuardedLockSteps final : public HashLockSteps {
     }
   }
 
-  // A claimant that gives up drops its claim, so a free lock is not held back for nobody.
   void give_up() override {
-    if (guard_ && guard_->claimed()) {
-      drop_guard_claim(*core_, lock_guard_key(name_), core_->owner_field(owner_));
-    }
+    if (guard_) guard_->give_up(*core_, lock_guard_key(name_), core_->owner_field(owner_));
   }
 
   const lua::Script& script() const override { return *script_; }

@@ -110,10 +110,7 @@ class WriteLockSteps final : public RwLockSteps {
                                  sync::grant_channel_prefix(name_), rwlock_readers_key(name_)},
                                 {"1"})();
     }
-    // A claimant that gives up drops its claim, so a free lock is not held back for nobody.
-    if (guard_ && guard_->claimed()) {
-      drop_guard_claim(*core_, rwlock_guard_key(name_), writer());
-    }
+    if (guard_) guard_->give_up(*core_, rwlock_guard_key(name_), writer());
   }
 
   const lua::Script& script() const override { return *script_; }

@@ -64,8 +64,15 @@ class StarvationGuard {
     return result;
   }
 
-  /// Whether some attempt of this acquisition asked for the claim.
-  bool claimed() const { return claimed_; }
+  /// The acquisition gives up: when some attempt asked for the claim, drops it (`field` on the
+  /// guard key `key`, lock_guard_drop.lua), so a free lock is not held back for nobody. Fire
+  /// and forget.
+  void give_up(ClientCore& core, const std::string& key, const std::string& field) const {
+    if (!claimed_) return;
+    core.executor().eval(
+        lua::lock_guard_drop, {key}, {field}, [](std::exception_ptr, net::Reply) {},
+        net::Retry::always);
+  }
 
  private:
   Duration after_;
@@ -75,12 +82,5 @@ class StarvationGuard {
   bool claiming_ = false;
   bool claimed_ = false;
 };
-
-/// Drops a claimant's claim `field` on the guard key `key` (lock_guard_drop.lua), so a free
-/// lock is not held back for nobody. Fire and forget.
-inline void drop_guard_claim(ClientCore& core, const std::string& key, const std::string& field) {
-  core.executor().eval(lua::lock_guard_drop, {key}, {field},
-                       [](std::exception_ptr, net::Reply) {}, net::Retry::always);
-}
 
 }  // namespace redisync::detail
