@@ -78,17 +78,13 @@ void ClusterRouter::close() {
 
 std::size_t ClusterRouter::in_flight() const {
   std::size_t n = 0;
-  for (const auto& [address, node] : nodes_) {
-    if (node->commands) n += node->commands->in_flight();
-  }
+  each_command_connection([&](const Connection& c) { n += c.in_flight(); });
   return n;
 }
 
 Duration ClusterRouter::reply_lag(Clock::time_point now) const {
   Duration lag{0};
-  for (const auto& [address, node] : nodes_) {
-    if (node->commands) lag = std::max(lag, node->commands->reply_lag(now));
-  }
+  each_command_connection([&](const Connection& c) { lag = std::max(lag, c.reply_lag(now)); });
   return lag;
 }
 

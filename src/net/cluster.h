@@ -84,6 +84,13 @@ class ClusterRouter {
   void finish_refresh(std::exception_ptr error);
   void refresh_replicas(const std::shared_ptr<ClusterNode>& node);
   void schedule_scan();
+  /// Calls `f` with each node's command connection (a node not used yet has none).
+  template <class F>
+  void each_command_connection(F&& f) const {
+    for (const auto& [address, node] : nodes_) {
+      if (node->commands) f(*node->commands);
+    }
+  }
 
   asio::io_context& io_;
   Config config_;
