@@ -28,11 +28,7 @@ namespace {
 
 redisync::Config as_user(RedisServer& server, const std::string& user,
                          const std::vector<std::string>& rules) {
-  std::vector<std::string> cmd{"ACL", "SETUSER", user, "reset", "on", ">pw"};
-  cmd.insert(cmd.end(), rules.begin(), rules.end());
-  EXPECT_EQ(server.command(cmd).as_string(), "OK");
-  auto cfg = redisync::Config::from_url("redis://" + user + ":pw@127.0.0.1:" +
-                                        std::to_string(server.port()));
+  auto cfg = redisync::Config::from_url(server.add_user(user, rules));
   cfg.timeout = 1000ms;
   cfg.retry_attempts = 1;
   cfg.retry_interval = 50ms;

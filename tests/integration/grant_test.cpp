@@ -253,13 +253,8 @@ TEST(NonReentrantGrantTest, AGrantLongAfterTheRegistrationIsTakenOnItsMessage) {
 // and after subscribing and the taking one.
 TEST(GrantTest, AUserWhoMayNotPingTakesALateGrantByAnAttempt) {
   RedisServer server;
-  ASSERT_EQ(
-      server
-          .command({"ACL", "SETUSER", "noping", "reset", "on", ">pw", "~*", "&*", "+@all", "-ping"})
-          .as_string(),
-      "OK");
-  auto waiter_cfg = redisync::Config::from_url("redis://noping:pw@127.0.0.1:" +
-                                               std::to_string(server.port()));
+  auto waiter_cfg =
+      redisync::Config::from_url(server.add_user("noping", {"~*", "&*", "+@all", "-ping"}));
   waiter_cfg.handoff = redisync::Handoff::grant;
   waiter_cfg.grant_lease = 600ms;
   take_a_grant_long_after_the_registration(server, Kind::lock, waiter_cfg, 3);

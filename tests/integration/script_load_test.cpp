@@ -92,13 +92,8 @@ TEST(ScriptLoad, AfterScriptFlushEachScriptIsLoadedOnceMoreNotOncePerCall) {
 
 TEST(ScriptLoad, AUserWhoMayNotLoadScriptsLoadsThemWithOneEvalEach) {
   RedisServer server;
-  ASSERT_EQ(server
-                .command({"ACL", "SETUSER", "noload", "reset", "on", ">pw", "~*", "&*", "+@all",
-                          "-script"})
-                .as_string(),
-            "OK");
-  redisync::Client client(redisync::Config::from_url(
-      "redis://noload:pw@127.0.0.1:" + std::to_string(server.port())));
+  redisync::Client client(
+      redisync::Config::from_url(server.add_user("noload", {"~*", "&*", "+@all", "-script"})));
   auto lock = client.lock(unique_name("noload"));
   for (int i = 0; i < 20; ++i) {
     lock.lock();

@@ -177,14 +177,10 @@ TEST(SubscriberHeartbeat, AMessageIsDatedNoLaterThanItsPublication) {
 // the refusal comes. Messages come undated.
 TEST(SubscriberHeartbeat, AUserWhoMayNotPingGetsWorkingSubscriptionsAndUndatedMessages) {
   RedisServer server;
-  ASSERT_EQ(
-      server
-          .command({"ACL", "SETUSER", "noping", "reset", "on", ">pw", "~*", "&*", "+@all", "-ping"})
-          .as_string(),
-      "OK");
   redisync::test::FaultProxy proxy(server.port());
   proxy.set_delay(redisync::test::Direction::to_client, 100ms);
-  HeartbeatSubscriber subscriber("redis://noping:pw@127.0.0.1:" + std::to_string(proxy.port()));
+  HeartbeatSubscriber subscriber(
+      server.add_user("noping", {"~*", "&*", "+@all", "-ping"}, proxy.port()));
   const std::string first = unique_name("heartbeat:");
   ASSERT_TRUE(subscriber.join(first));
   std::vector<std::string> names;

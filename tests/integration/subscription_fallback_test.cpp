@@ -23,13 +23,8 @@ namespace {
 // A user with every right but SUBSCRIBE/SSUBSCRIBE: its releases publish, its waits cannot
 // hear them.
 redisync::Config deaf_user(RedisServer& server) {
-  EXPECT_EQ(server
-                .command({"ACL", "SETUSER", "deaf", "reset", "on", ">pw", "~*", "&*", "+@all",
-                          "-subscribe", "-ssubscribe", "-psubscribe"})
-                .as_string(),
-            "OK");
-  auto cfg = redisync::Config::from_url("redis://deaf:pw@127.0.0.1:" +
-                                        std::to_string(server.port()));
+  auto cfg = redisync::Config::from_url(
+      server.add_user("deaf", {"~*", "&*", "+@all", "-subscribe", "-ssubscribe", "-psubscribe"}));
   cfg.timeout = 1000ms;
   return cfg;
 }

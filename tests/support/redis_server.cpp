@@ -514,6 +514,17 @@ std::string RedisServer::url() const {
   return "redis://" + auth_prefix() + host() + ":" + std::to_string(port_);
 }
 
+std::string RedisServer::add_user(const std::string& user, const std::vector<std::string>& rules,
+                                  std::uint16_t port) {
+  std::vector<std::string> cmd{"ACL", "SETUSER", user, "reset", "on", ">pw"};
+  cmd.insert(cmd.end(), rules.begin(), rules.end());
+  const Reply reply = command(cmd);
+  if (reply.is_error() || reply.as_string() != "OK") {
+    throw std::runtime_error("ACL SETUSER " + user + ": " + reply.debug_string());
+  }
+  return "redis://" + user + ":pw@" + host() + ":" + std::to_string(port ? port : port_);
+}
+
 std::string RedisServer::tls_url() const {
   if (!opts_.tls) throw std::logic_error("tls_url(): server started without ServerOptions::tls");
   const TlsFiles& tls = tls_files();

@@ -115,6 +115,13 @@ class RedisServer {
   Reply command(const std::vector<std::string>& args);
   void set_command_timeout(std::chrono::milliseconds timeout);
 
+  /// Creates (or resets) the ACL user `user`, password "pw", with `rules` (e.g. {"~*", "&*",
+  /// "+@all", "-ping"}: every right but PING), and returns its URL,
+  /// "redis://<user>:pw@127.0.0.1:<port>" (this server's port unless `port` is given, e.g. a
+  /// fault proxy's). Throws std::runtime_error when the server refuses the rules.
+  std::string add_user(const std::string& user, const std::vector<std::string>& rules,
+                       std::uint16_t port = 0);
+
   /// The last `lines` lines of the server's log file (all restarts, appended).
   std::string log_tail(size_t lines = 30) const;
 
