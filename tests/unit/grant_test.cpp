@@ -2,14 +2,17 @@
 // Direct handoff (src/sync/acquire/grant.h): what a grant message means for a waiting acquisition
 // (AcquireFsm::grant_heard) and how the registry routes it (route_grant, GrantRegistry), on a
 // fake clock, without a server.
+#include "sync/acquire/grant.h"
+
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "support/acquire_fsm_steps.h"
 #include "sync/acquire/acquire_fsm.h"
-#include "sync/acquire/grant.h"
 
 using namespace std::chrono_literals;
 using redisync::Duration;
@@ -47,13 +50,28 @@ AcquireFsm asleep(AcquireFsm::Settings s = settings()) {
 struct Recorder : redisync::sync::GrantWaiter {
   std::vector<std::pair<GrantNews, std::string>> heard;  // news, rest
   std::vector<redisync::sync::GrantMessage> messages;
+  std::function<void()> on_news;  // runs after recording
   void grant_news(GrantNews news, const redisync::sync::GrantMessage& message) override {
     heard.emplace_back(news, message.rest);
     messages.push_back(message);
+    if (on_news) on_news();
   }
 };
 
 const std::string ch = "redisync_grant__channel:{n}";
+
+// The grant link of an acquisition of `field` on `channel`, with grant id `id` (the registry
+// lists an acquisition by its link, and finds it again by channel and field).
+std::shared_ptr<GrantLink> listed(const std::string& channel, const std::string& field,
+                                  const std::string& id = "",
+                                  std::vector<std::string> deregister = {}) {
+  auto link = std::make_shared<GrantLink>();
+  link->channel = channel;
+  link->field = field;
+  if (!id.empty()) link->id = id;
+  link->deregister = std::move(deregister);
+  return link;
+}
 
 }  // namespace
 
@@ -141,10 +159,11 @@ TEST(GrantFsm, AMaybeStaleGrantMakesASleeperAttempt) {
 TEST(GrantRegistry, AGrantGoesToTheNamedAcquisitionAndTheOthersHearOfIt) {
   GrantRegistry reg;
   Recorder a, b, other_lock;
-  ASSERT_TRUE(reg.add(ch, "c:1", "aaaa", &a));
-  ASSERT_TRUE(reg.add(ch, "c:2", "bbbb", &b));
-  ASSERT_TRUE(reg.add("redisync_grant__channel:{m}", "c:1", "cccc", &other_lock));
-  EXPECT_FALSE(reg.add(ch, "c:1", "dddd", &b));  // one listed acquisition per owner and lock
+  ASSERT_TRUE(reg.add(listed(ch, "c:1", "aaaa"), &a));
+  ASSERT_TRUE(reg.add(listed(ch, "c:2", "bbbb"), &b));
+  ASSERT_TRUE(reg.add(listed("redisync_grant__channel:{m}", "c:1", "cccc"), &other_lock));
+  // One listed acquisition per owner and lock.
+  EXPECT_FALSE(reg.add(listed(ch, "c:1", "dddd"), &b));
   reg.on_message(ch, "c:1 300 aaaa 7 42");
   ASSERT_EQ(a.heard.size(), 1u);
   EXPECT_EQ(a.heard[0].first, GrantNews::for_me);
@@ -161,9 +180,9 @@ TEST(GrantRegistry, AGrantToAnEarlierAcquisitionOfTheSameOwnerIsNotTaken) {
   // one waits now: the old grant's message names the old id.
   GrantRegistry reg;
   Recorder next;
-  ASSERT_TRUE(reg.add(ch, "c:1", "0ld0", &next));
-  reg.remove(ch, "c:1");
-  ASSERT_TRUE(reg.add(ch, "c:1", "0e00", &next));
+  ASSERT_TRUE(reg.add(listed(ch, "c:1", "0ld0"), &next));
+  reg.remove(*listed(ch, "c:1"));
+  ASSERT_TRUE(reg.add(listed(ch, "c:1", "0e00"), &next));
   reg.on_message(ch, "c:1 2000 0ld0 3");  // not even a valid id: someone else's
   reg.on_message(ch, "c:1 2000 abcd 3");
   ASSERT_EQ(next.heard.size(), 2u);
@@ -179,10 +198,10 @@ TEST(GrantRegistry, AnAcquisitionGivingUpHearsNothing) {
   // changes nothing here, before or after the step's answer.
   GrantRegistry reg;
   Recorder a;
-  ASSERT_TRUE(reg.add(ch, "c:1", "aaaa", &a));
-  reg.giving_up(ch, "c:1");
+  ASSERT_TRUE(reg.add(listed(ch, "c:1", "aaaa"), &a));
+  reg.giving_up(*listed(ch, "c:1"));
   reg.on_message(ch, "c:1 2000 aaaa 2");
-  reg.remove(ch, "c:1");
+  reg.remove(*listed(ch, "c:1"));
   reg.on_message(ch, "c:1 2000 aaaa 2");
   EXPECT_EQ(reg.size(), 0u);
   EXPECT_TRUE(a.heard.empty());
@@ -192,14 +211,32 @@ TEST(GrantRegistry, AnAcquisitionWaitsFromItsListingUntilItAcquiresOrGivesUp) {
   GrantRegistry reg;
   Recorder a;
   EXPECT_FALSE(reg.waiting(ch, "c:1"));
-  ASSERT_TRUE(reg.add(ch, "c:1", "aaaa", &a));
+  ASSERT_TRUE(reg.add(listed(ch, "c:1", "aaaa"), &a));
   EXPECT_TRUE(reg.waiting(ch, "c:1"));
   EXPECT_FALSE(reg.waiting(ch, "c:2"));
-  reg.remove(ch, "c:1");
+  reg.remove(*listed(ch, "c:1"));
   EXPECT_FALSE(reg.waiting(ch, "c:1"));
-  ASSERT_TRUE(reg.add(ch, "c:1", "aaaa", &a));
-  reg.giving_up(ch, "c:1");  // listed until its step answers, but no longer waiting
+  ASSERT_TRUE(reg.add(listed(ch, "c:1", "aaaa"), &a));
+  reg.giving_up(*listed(ch, "c:1"));  // listed until its step answers, but no longer waiting
   EXPECT_FALSE(reg.waiting(ch, "c:1"));
+}
+
+TEST(GrantRegistry, AWaiterLeavingWhileAMessageIsDeliveredHearsNothingMore) {
+  // The registry holds each listed acquisition's link (its keys point into it). One waiter,
+  // told of the grant, ends another's listing, whose link only the registry held: the
+  // delivery goes on without it (AddressSanitizer sees a key read after its link is gone).
+  GrantRegistry reg;
+  Recorder a, b, c;
+  ASSERT_TRUE(reg.add(listed(ch, "c:1", "aaaa"), &a));
+  ASSERT_TRUE(reg.add(listed(ch, "c:2", "bbbb"), &b));
+  ASSERT_TRUE(reg.add(listed(ch, "c:3", "cccc"), &c));
+  a.on_news = [&] { reg.remove(*listed(ch, "c:3")); };
+  b.on_news = a.on_news;
+  reg.on_message(ch, "c:1 2000 aaaa 2");
+  EXPECT_EQ(a.heard.size(), 1u);
+  EXPECT_EQ(b.heard.size(), 1u);
+  EXPECT_TRUE(c.heard.empty());
+  EXPECT_EQ(reg.size(), 2u);
 }
 
 TEST(GrantRegistry, SomeoneElsesGrantIsIgnored) {
@@ -211,11 +248,11 @@ TEST(GrantRegistry, SomeoneElsesGrantIsIgnored) {
 TEST(GrantRegistry, TheRegistrationsOfListedWaitsAreRemovedAtClose) {
   GrantRegistry reg;
   Recorder a, b, c;
-  ASSERT_TRUE(reg.add(ch, "c:1", "aaaa", &a, {"ZREM", "redisync_lock_grant:{n}", "c:1"}));
-  ASSERT_TRUE(reg.add(ch, "c:2", "bbbb", &b, {"HDEL", "redisync_fair_grant:{n}", "c:2"}));
-  ASSERT_TRUE(reg.add(ch, "c:3", "cccc", &c, {"ZREM", "redisync_lock_grant:{n}", "c:3"}));
-  reg.remove(ch, "c:3");     // no longer waiting: nothing to remove
-  reg.giving_up(ch, "c:2");  // its give-up step removes it, and so does the close
+  ASSERT_TRUE(reg.add(listed(ch, "c:1", "aaaa", {"ZREM", "redisync_lock_grant:{n}", "c:1"}), &a));
+  ASSERT_TRUE(reg.add(listed(ch, "c:2", "bbbb", {"HDEL", "redisync_fair_grant:{n}", "c:2"}), &b));
+  ASSERT_TRUE(reg.add(listed(ch, "c:3", "cccc", {"ZREM", "redisync_lock_grant:{n}", "c:3"}), &c));
+  reg.remove(*listed(ch, "c:3"));     // no longer waiting: nothing to remove
+  reg.giving_up(*listed(ch, "c:2"));  // its give-up step removes it, and so does the close
   const auto commands = reg.deregistrations();
   ASSERT_EQ(commands.size(), 2u);
   EXPECT_EQ(commands[0], (std::vector<std::string>{"ZREM", "redisync_lock_grant:{n}", "c:1"}));
@@ -248,7 +285,7 @@ TEST(GrantRegistry, AnIncompleteGrantMessageIsCheckedByAnAttempt) {
   // not take it as held, it asks (an attempt takes its grant, reply -3, when the mark names it).
   GrantRegistry reg;
   Recorder a;
-  ASSERT_TRUE(reg.add(ch, "c:1", "aaaa", &a));
+  ASSERT_TRUE(reg.add(listed(ch, "c:1", "aaaa"), &a));
   reg.on_message(ch, "c:1 nonsense aaaa 1");
   ASSERT_EQ(a.heard.size(), 1u);
   EXPECT_EQ(a.heard[0].first, GrantNews::maybe_stale);

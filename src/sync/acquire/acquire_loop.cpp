@@ -78,9 +78,7 @@ void AcquireLoop::start(net::Executor& executor, Params params, Done done) {
     // Listed first, then subscribed: no attempt registers before both hold (next_attempt).
     // Joined now only if subscribed already (lingering); otherwise with the lock channel
     // (subscribe()), so an acquire that finds the lock free subscribes to nothing.
-    // The deregistration moves to the registry, which sends it at close (one copy per waiter).
-    g->listed =
-        g->registry->add(g->channel, g->field, g->id, loop.get(), std::move(g->deregister));
+    g->listed = g->registry->add(g, loop.get());
     if (g->listed) g->joined = executor.subscriber().join_if_subscribed(g->channel);
   }
   loop->apply(loop->fsm_.start());
@@ -311,9 +309,9 @@ void AcquireLoop::finish(std::exception_ptr error, bool acquired) {
   if (auto& g = grant_; g && g->listed) {
     // A give-up's step (the kind's give_up(), sent already) answers the registry later.
     if (acquired) {
-      g->registry->remove(g->channel, g->field);
+      g->registry->remove(*g);
     } else {
-      g->registry->giving_up(g->channel, g->field);
+      g->registry->giving_up(*g);
     }
   }
   if (grant_ && grant_->joined) {

@@ -90,37 +90,30 @@ net::MessagePolicy GrantRegistry::policy() {
   };
 }
 
-bool GrantRegistry::add(const std::string& channel, const std::string& field,
-                        const std::string& id, GrantWaiter* waiter,
-                        std::vector<std::string> deregister) {
-  Entry entry;
-  entry.id = id;
-  entry.waiter = waiter;
-  entry.deregister = std::move(deregister);
-  return entries_.emplace(Key{channel, field}, std::move(entry)).second;
+bool GrantRegistry::add(std::shared_ptr<const GrantLink> link, GrantWaiter* waiter) {
+  const Key key{link->channel, link->field};
+  return entries_.try_emplace(key, Entry{std::move(link), waiter}).second;
 }
 
 std::vector<std::vector<std::string>> GrantRegistry::deregistrations() {
   closing_ = true;
   std::vector<std::vector<std::string>> out;
   for (const auto& [key, entry] : entries_) {
-    if (!entry.deregister.empty()) out.push_back(entry.deregister);
+    if (!entry.link->deregister.empty()) out.push_back(entry.link->deregister);
   }
   return out;
 }
 
-void GrantRegistry::remove(const std::string& channel, const std::string& field) {
-  entries_.erase(Key{channel, field});
-}
+void GrantRegistry::remove(const GrantLink& link) { entries_.erase(Key{link.channel, link.field}); }
 
-void GrantRegistry::giving_up(const std::string& channel, const std::string& field) {
-  auto it = entries_.find(Key{channel, field});
+void GrantRegistry::giving_up(const GrantLink& link) {
+  auto it = entries_.find(Key{link.channel, link.field});
   if (it == entries_.end()) return;
   it->second.giving_up = true;
   it->second.waiter = nullptr;
 }
 
-bool GrantRegistry::waiting(const std::string& channel, const std::string& field) const {
+bool GrantRegistry::waiting(std::string_view channel, std::string_view field) const {
   auto it = entries_.find(Key{channel, field});
   return it != entries_.end() && !it->second.giving_up;
 }
@@ -133,15 +126,17 @@ void GrantRegistry::on_message(const std::string& channel, const std::string& pa
   // listed acquisition of the message's field with the message's id; a message for another
   // acquisition of the same owner (an earlier one: stale) concerns it as it does the others,
   // a grant to someone else; one giving up hears nothing (its give-up step settles a grant).
+  // The others' links are held meanwhile: the keys point into them.
   GrantWaiter* grantee = nullptr;
-  std::vector<Key> others;
-  for (auto o = entries_.lower_bound(Key{channel, std::string()});
+  std::vector<std::shared_ptr<const GrantLink>> others;
+  for (auto o = entries_.lower_bound(Key{channel, std::string_view()});
        o != entries_.end() && o->first.first == channel; ++o) {
     if (o->second.giving_up || !o->second.waiter) continue;
-    if (o->first.second == message.field && o->second.id == message.id && !message.id.empty()) {
+    if (o->first.second == message.field && o->second.link->id == message.id &&
+        !message.id.empty()) {
       grantee = o->second.waiter;
     } else {
-      others.push_back(o->first);
+      others.push_back(o->second.link);
     }
   }
   if (grantee) {
@@ -149,9 +144,9 @@ void GrantRegistry::on_message(const std::string& channel, const std::string& pa
     // it (reply -3) when the mark names this acquisition.
     grantee->grant_news(message.complete() ? GrantNews::for_me : GrantNews::maybe_stale, message);
   }
-  for (const auto& k : others) {
-    auto o = entries_.find(k);
-    if (o != entries_.end() && o->second.waiter && !o->second.giving_up) {
+  for (const auto& link : others) {
+    auto o = entries_.find(Key{link->channel, link->field});
+    if (o != entries_.end() && o->second.link == link && o->second.waiter && !o->second.giving_up) {
       o->second.waiter->grant_news(GrantNews::for_other, message);
     }
   }

@@ -31,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -100,42 +101,42 @@ class GrantWaiter {
   virtual void grant_news(GrantNews news, const GrantMessage& message) = 0;
 };
 
+struct GrantLink;
+
 /// The grant-capable acquisitions of one Client, by (grant channel, owner field). I/O thread.
 class GrantRegistry {
  public:
   /// The policy of a grant channel: routes its messages here.
   net::MessagePolicy policy();
-  /// False when an acquisition of the same owner on the same lock is listed already (it
-  /// then waits without registering for grants). `id`: the acquisition's grant id.
-  /// `deregister`: the command that removes the acquisition's registration on the server
-  /// (sent at Client close for the ones still listed, deregistrations()).
-  bool add(const std::string& channel, const std::string& field, const std::string& id,
-           GrantWaiter* waiter, std::vector<std::string> deregister = {});
+  /// Lists the acquisition `waiter` of `link` (its grant channel, owner field, grant id and
+  /// deregistration). False when an acquisition of the same owner on the same lock is listed
+  /// already (it then waits without registering for grants). The registry holds the link
+  /// until remove() and reads what it needs from it: a waiter's strings are never copied.
+  bool add(std::shared_ptr<const GrantLink> link, GrantWaiter* waiter);
   /// The acquisition acquired, or its give-up step answered: it is no longer listed.
-  void remove(const std::string& channel, const std::string& field);
+  void remove(const GrantLink& link);
   /// The acquisition gives up; its give-up step is on its way (which releases a grant made to
   /// it: a message for it is ignored meanwhile).
-  void giving_up(const std::string& channel, const std::string& field);
+  void giving_up(const GrantLink& link);
   void on_message(const std::string& channel, const std::string& payload,
                   net::PublishedAfter published_after = std::nullopt);
 
-  /// The commands that remove the registrations of the acquisitions listed now (Client
-  /// close: a closed client's waiters are never granted the lock). From then on no attempt
-  /// registers (GrantLink::next_attempt).
+  /// The commands that remove the registrations of the acquisitions listed now (their links'
+  /// `deregister`; Client close: a closed client's waiters are never granted the lock). From
+  /// then on no attempt registers (GrantLink::next_attempt).
   std::vector<std::vector<std::string>> deregistrations();
   bool closing() const { return closing_; }
 
   std::size_t size() const { return entries_.size(); }
   /// True while an acquisition of `field` is listed on `channel` and not giving up.
-  bool waiting(const std::string& channel, const std::string& field) const;
+  bool waiting(std::string_view channel, std::string_view field) const;
 
  private:
-  using Key = std::pair<std::string, std::string>;
+  using Key = std::pair<std::string_view, std::string_view>;  // into the entry's link
   struct Entry {
-    std::string id;
+    std::shared_ptr<const GrantLink> link;
     GrantWaiter* waiter = nullptr;
     bool giving_up = false;
-    std::vector<std::string> deregister;
   };
   std::map<Key, Entry> entries_;
   bool closing_ = false;
@@ -152,8 +153,8 @@ struct GrantLink {
   GrantRegistry* registry = nullptr;
   std::shared_ptr<net::Channel> joined;  ///< the grant channel, joined by the loop
   bool listed = false;                   ///< in the registry
-  /// The command that removes this acquisition's registration (e.g. ZREM key field); the
-  /// loop hands it to the registry when it lists the acquisition.
+  /// The command that removes this acquisition's registration (e.g. ZREM key field), sent at
+  /// Client close while the acquisition is listed (GrantRegistry::deregistrations).
   std::vector<std::string> deregister;
   /// Runs with what a grant message carries after its attempt number (FencedLock: the token).
   std::function<void(const std::string&)> on_grant;

@@ -122,7 +122,7 @@ void FairLockSteps::finish(std::exception_ptr error, const sync::AcquireOutcome&
       {field(), allow, core_->publish_command(),
        std::to_string(core_->config().grant_lease.count()), link->id},
       [core = core_, link, error, done](std::exception_ptr, net::Reply) {
-        core->grants().remove(link->channel, link->field);
+        core->grants().remove(*link);
         done(error, {});
       },
       net::Retry::always);

@@ -175,9 +175,7 @@ std::function<void()> grant_give_up_step(const std::shared_ptr<ClientCore>& core
     // grant (the grant mark names it): Retry::always is safe.
     core->executor().eval(
         lua::lock_grant_give_up, keys, std::move(args),
-        [core, link](std::exception_ptr, net::Reply) {
-          core->grants().remove(link->channel, link->field);
-        },
+        [core, link](std::exception_ptr, net::Reply) { core->grants().remove(*link); },
         net::Retry::always);
   };
 }
