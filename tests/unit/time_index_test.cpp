@@ -81,6 +81,27 @@ TEST(TimeIndex, AWalkStopsWhereItsVisitSays) {
   EXPECT_EQ(visited, 3);
 }
 
+TEST(TimeIndex, TheFirstItemCanBeMovedLaterOneAtATime) {
+  // The renewal table's take: the front item, placed again later, until the front is late.
+  std::vector<Item> items(4);
+  TimeIndex<Item> index;
+  EXPECT_FALSE(index.first());
+  for (int i = 0; i < 4; ++i) {
+    items[i].id = i;
+    index.place(items[i].hook, items[i], at_ms(i < 2 ? 5 : 7));
+  }
+  std::vector<int> taken;
+  while (auto front = index.first()) {
+    if (front->first > at_ms(6)) break;
+    taken.push_back(front->second->id);
+    index.place(front->second->hook, *front->second, at_ms(100));
+  }
+  EXPECT_EQ(taken, (std::vector<int>{0, 1}));
+  EXPECT_EQ(order(index), (std::vector<int>{2, 3, 0, 1}));
+  EXPECT_EQ(index.first()->first, at_ms(7));
+  EXPECT_EQ(index.first()->second, &items[2]);
+}
+
 TEST(TimeIndex, MatchesAnOrderedSetThroughRandomPlacesAndRemovals) {
   // The reference: (time, placing sequence number) pairs; the index must walk in its order.
   constexpr int kItems = 200;

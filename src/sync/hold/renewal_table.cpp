@@ -180,31 +180,33 @@ void RenewalTable::remove_all(const std::string& key) {
 std::pair<std::vector<RenewalTable::Ticket>, std::vector<RenewalTable::Ticket>>
 RenewalTable::take_due(Clock::time_point now, Clock::time_point until, std::size_t round_up_to,
                        Clock::time_point early_until) {
-  // The due renewals are the head of renewals_ (their nodes, reached without a lookup).
-  std::vector<Node*> taken;
+  // The due renewals are the head of renewals_ (their nodes, reached without a lookup). Each
+  // is taken from the front and placed again at its next renewal, at the end of that time's
+  // items, so each node is touched once (collecting first and placing after walked 100,000
+  // scattered nodes twice). The first node placed again coming to the front means every
+  // earlier one was taken: a node is taken at most once a tick.
+  std::pair<std::vector<Ticket>, std::vector<Ticket>> due;
   std::size_t hashes = 0;
-  renewals_.walk([&](Clock::time_point at, Node& node) {
-    const bool reader = node.first.kind == RenewalKind::rwlock_read;
+  const Node* first_placed = nullptr;
+  while (const auto front = renewals_.first()) {
+    const auto [at, node] = *front;
+    if (node == first_placed) break;
+    const bool reader = node->first.kind == RenewalKind::rwlock_read;
     if (at > until) {
       // Topping up: hash renewals due soon, while the last call would not be full. It stops
       // at a reader (batched per hash, plan_read_batches: left to its time), so a tick
       // visits no more than it takes.
       if (round_up_to <= 1 || hashes == 0 || at > early_until || hashes % round_up_to == 0 ||
           reader) {
-        return false;
+        break;
       }
     }
     ++steps_;
-    taken.push_back(&node);
-    if (!reader) ++hashes;
-    return true;
-  });
-  std::pair<std::vector<Ticket>, std::vector<Ticket>> due;
-  for (Node* node : taken) {
     ++node->second.tickets;
-    (node->first.kind == RenewalKind::rwlock_read ? due.second : due.first)
-        .push_back(Ticket(node, node->second.epoch));
+    (reader ? due.second : due.first).push_back(Ticket(node, node->second.epoch));
+    if (!reader) ++hashes;
     place_due(*node, now + renewal_interval());
+    if (!first_placed) first_placed = node;
   }
   // A hash's reader fields go together into one call (Watchdog, plan_read_batches).
   std::sort(due.second.begin(), due.second.end(),

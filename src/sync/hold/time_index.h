@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <utility>
 
 namespace redisync::sync {
 
@@ -80,6 +81,13 @@ class TimeIndex {
   std::optional<Time> earliest() const {
     if (buckets_.empty()) return std::nullopt;
     return buckets_.begin()->first;
+  }
+
+  /// The earliest time and its first-placed item, or nullopt when empty. O(1).
+  std::optional<std::pair<Time, Item*>> first() const {
+    if (buckets_.empty()) return std::nullopt;
+    const auto& [at, bucket] = *buckets_.begin();
+    return std::pair<Time, Item*>{at, bucket.end.next_->item_};
   }
 
   /// Calls `visit(time, item)` in order, earliest first, until it returns false. `visit` must

@@ -148,7 +148,9 @@ void Watchdog::renew_due() {
 std::vector<std::vector<RenewalTable::Ticket>> Watchdog::slot_groups(
     std::vector<RenewalTable::Ticket> regs) const {
   if (executor_.cluster()) return group_by_slot(std::move(regs));
-  return std::vector<std::vector<RenewalTable::Ticket>>{std::move(regs)};
+  std::vector<std::vector<RenewalTable::Ticket>> one;  // a braced list would copy regs
+  one.push_back(std::move(regs));
+  return one;
 }
 
 void Watchdog::send_by_slot(std::vector<RenewalTable::Ticket> regs, Clock::time_point started) {
