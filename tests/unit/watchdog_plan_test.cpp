@@ -26,6 +26,20 @@ TEST(WatchdogPlan, BatchesOfAtMostBatchSize) {
   EXPECT_EQ(plan_batches(std::vector<RenewalKey>(7, {"k", "f"}), 0).size(), 7u);
 }
 
+TEST(WatchdogPlan, ACallSendsTheOwnerFieldsSharedPrefixOnce) {
+  using redisync::sync::shared_field_prefix;
+  const std::vector<RenewalKey> fields{{"a", "c1d2:7"}, {"b", "c1d2:12"}, {"c", "c1d2:7:write"}};
+  EXPECT_EQ(shared_field_prefix(fields), "c1d2:");
+  // A shared stretch past the last ':' stays with each field (a field's rest is never empty).
+  EXPECT_EQ(shared_field_prefix(std::vector<RenewalKey>{{"a", "c1d2:77"}, {"b", "c1d2:78"}}),
+            "c1d2:");
+  EXPECT_EQ(shared_field_prefix(std::vector<RenewalKey>{{"a", "c1d2:7"}}), "c1d2:");
+  // Fields of no common id: nothing is factored out.
+  EXPECT_EQ(shared_field_prefix(std::vector<RenewalKey>{{"a", "c1:7"}, {"b", "c2:7"}}), "");
+  EXPECT_EQ(shared_field_prefix(std::vector<RenewalKey>{{"a", "x"}, {"b", "x"}}), "");
+  EXPECT_EQ(shared_field_prefix(std::vector<RenewalKey>{}), "");
+}
+
 // The local deadline (issue 17 item 3): a tenth of the lease before the lease could end on
 // the server, counted from the send time of the last acknowledged renewal.
 TEST(WatchdogPlan, LeaseRunsOutATenthOfTheLeaseBeforeItCouldEndOnTheServer) {

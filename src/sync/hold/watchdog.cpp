@@ -180,14 +180,17 @@ void Watchdog::send_by_node(net::ClusterRouter& router, std::vector<RenewalTable
 }
 
 void Watchdog::send_node_call(std::vector<RenewalTable::Ticket> batch, Clock::time_point started) {
-  // KEYS[1] routes the call; every hash and field goes in ARGV (lock_renew_node.lua).
+  // KEYS[1] routes the call; every hash and field goes in ARGV (lock_renew_node.lua), each
+  // field without the prefix all of them share (ARGV[2]).
   std::vector<std::string> keys{batch.front().reg().key};
+  const std::string_view prefix = shared_field_prefix(batch);
   std::vector<std::string> args;
-  args.reserve(2 * batch.size() + 1);
+  args.reserve(2 * batch.size() + 2);
   args.push_back(std::to_string(lease_.count()));
+  args.emplace_back(prefix);
   for (const auto& t : batch) {
     args.push_back(t.reg().key);
-    args.push_back(t.reg().field);
+    args.emplace_back(std::string_view(t.reg().field).substr(prefix.size()));
   }
   ++calls_sent_;
   executor_.eval(
@@ -204,14 +207,16 @@ void Watchdog::send_node_call(std::vector<RenewalTable::Ticket> batch, Clock::ti
       net::Retry::never);
 }
 
-// §3.2: KEYS[i] hash i, ARGV[1] lease, ARGV[1 + i] owner field of hash i.
+// §3.2: KEYS[i] hash i, ARGV[1] lease, ARGV[2] the prefix every owner field shares,
+// ARGV[2 + i] the rest of the owner field of hash i.
 Watchdog::Call Watchdog::hash_call(std::vector<RenewalTable::Ticket> batch) const {
-  Call call{&lua::lock_renew, {}, {std::to_string(lease_.count())}, {}};
+  const std::string_view prefix = shared_field_prefix(batch);
+  Call call{&lua::lock_renew, {}, {std::to_string(lease_.count()), std::string(prefix)}, {}};
   call.keys.reserve(batch.size());
-  call.args.reserve(batch.size() + 1);
+  call.args.reserve(batch.size() + 2);
   for (const auto& t : batch) {
     call.keys.push_back(t.reg().key);
-    call.args.push_back(t.reg().field);
+    call.args.emplace_back(std::string_view(t.reg().field).substr(prefix.size()));
   }
   call.regs = std::move(batch);  // what the reply answers, in order
   return call;
