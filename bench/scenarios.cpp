@@ -211,7 +211,7 @@ int watchdog(const std::string& url, int count, int periods, long long lease_ms)
       "{\"scenario\":\"watchdog\",\"locks\":%d,\"lease_ms\":%lld,\"periods\":%d,"
       "\"script_calls_per_period\":%.1f,\"bytes_per_period\":%.0f,"
       "\"client_cpu_ms_per_period\":%.2f,\"client_cpu_pct_holding\":%.2f,\"locks_alive\":%lld,"
-      "\"lost\":%d,\"take_seconds\":%.2f,\"takes_per_s\":%.0f,\"lost_while_taking\":%d,"
+      "\"lost\":%d,\"take_seconds\":%.3f,\"takes_per_s\":%.0f,\"lost_while_taking\":%d,"
       "\"client_cpu_us_per_take\":%.1f,\"rss_bytes_per_hold\":%.0f,\"heap_bytes_per_hold\":%.0f}\n",
       count, lease_ms, periods, static_cast<double>(calls) / window_periods,
       static_cast<double>(in + out) / window_periods, cpu * 1000 / window_periods,
