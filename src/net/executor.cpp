@@ -138,24 +138,45 @@ void Executor::refresh_replicas() {
 void Executor::eval_acked(const lua::Script& script, std::vector<std::string> keys,
                           std::vector<std::string> args,
                           std::function<void(std::exception_ptr, Reply, int)> done, Retry retry,
-                          std::shared_ptr<bool> resent) {
+                          std::shared_ptr<bool> resent, int resends_unacked) {
   auto a = eval_attempt(script, std::move(keys), std::move(args), retry);
   a->resent = std::move(resent);
-  a->handler = [this, done = std::move(done)](std::exception_ptr error, Reply reply,
-                                              const Target& target) {
+  run_acked(std::move(a), std::move(done), resends_unacked);
+}
+
+void Executor::run_acked(std::shared_ptr<Attempt> a,
+                         std::function<void(std::exception_ptr, Reply, int)> done,
+                         int resends_unacked) {
+  // The handler runs only through its attempt (which holds it), so the attempt is alive then.
+  const Attempt* self = a.get();
+  a->handler = [this, self, done = std::move(done), resends_unacked](
+                   std::exception_ptr error, Reply reply, const Target& target) mutable {
     // The count is read now: an INFO sent ahead of the script has been answered by now.
     const int replicas = config_.check_lock_synced_slaves ? target.replicas : 0;
     if (error || replicas == 0 || reply.is_error() || !target.connection) {
       return done(error, std::move(reply), -1);
     }
+    // A resend is a copy of the request, made only here: a step without replicas to wait for
+    // (nearly every one) copies nothing.
+    std::shared_ptr<Attempt> again;
+    if (resends_unacked > 0) {
+      again = new_attempt(self->retry);
+      again->args = self->args;
+      again->eval_source = self->eval_source;
+      again->slot = self->slot;
+      again->resent = self->resent;
+    }
     // WAIT goes to the server that ran the step (in a cluster: that slot's master).
     auto step = std::make_shared<Reply>(std::move(reply));
     target.connection->execute(
         {"WAIT", std::to_string(replicas), std::to_string(config_.slaves_sync_timeout.count())},
-        [step, done](std::exception_ptr wait_error, Reply acked) {
+        [this, step, done = std::move(done), again, resends_unacked](std::exception_ptr wait_error,
+                                                                     Reply acked) mutable {
           // A failed WAIT counts as "not acknowledged".
-          done(nullptr, std::move(*step),
-               wait_error || !acked.is_integer() ? 0 : static_cast<int>(acked.integer));
+          const int n = wait_error || !acked.is_integer() ? 0 : static_cast<int>(acked.integer);
+          if (n == 0 && again)
+            return run_acked(std::move(again), std::move(done), resends_unacked - 1);
+          done(nullptr, std::move(*step), n);
         });
   };
   run(std::move(a));

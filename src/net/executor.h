@@ -59,14 +59,17 @@ class Executor {
             std::vector<std::string> args, ReplyHandler handler, Retry retry = Retry::if_unsent);
 
   /// Runs a lock write step, then, when the master has replicas and
-  /// Config::check_lock_synced_slaves is on, WAIT for them (docs/wire-format.md §1.7). `done` gets the
-  /// step's reply and how many replicas acknowledged it (-1: no WAIT was needed). `resent`,
+  /// Config::check_lock_synced_slaves is on, WAIT for them (docs/wire-format.md §1.7). `done` gets
+  /// the step's reply and how many replicas acknowledged it (-1: no WAIT was needed). `resent`,
   /// when given, is set to true if the step is sent again after a copy that may have reached
   /// the server (a timeout or a connection lost after sending): that copy may still arrive.
+  /// `resends_unacked`: how many times a step no replica acknowledged is sent again (a step
+  /// safe to repeat, e.g. a recorded release), before `done` hears of the last one.
   void eval_acked(const lua::Script& script, std::vector<std::string> keys,
                   std::vector<std::string> args,
                   std::function<void(std::exception_ptr, Reply, int acked)> done,
-                  Retry retry = Retry::if_unsent, std::shared_ptr<bool> resent = nullptr);
+                  Retry retry = Retry::if_unsent, std::shared_ptr<bool> resent = nullptr,
+                  int resends_unacked = 0);
   /// Replicas the master reported connected at the last check (INFO replication; in a
   /// cluster, the largest count among the masters).
   int replicas() const;
@@ -108,6 +111,10 @@ class Executor {
 
  private:
   void run(std::shared_ptr<struct Attempt> attempt);
+  /// eval_acked() from its attempt on.
+  void run_acked(std::shared_ptr<struct Attempt> attempt,
+                 std::function<void(std::exception_ptr, Reply, int acked)> done,
+                 int resends_unacked);
   /// Sends the attempt's request on `connection` (resent_on_timeout for the recorded kinds).
   void send_on(Connection& connection, const std::shared_ptr<struct Attempt>& attempt,
                ReplyHandler handler);

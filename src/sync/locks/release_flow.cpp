@@ -35,29 +35,6 @@ net::Reply decode_release_reply(net::Reply reply) {
   return reply;
 }
 
-// `resent`: shared by every copy of one release; the executor sets it when it sends the
-// release again after a copy that may have reached the server.
-void acked_release_attempt(const std::shared_ptr<ClientCore>& core, const lua::Script& script,
-                           std::vector<std::string> keys, std::vector<std::string> args,
-                           std::string record, std::shared_ptr<bool> resent,
-                           net::ReplyHandler handler, int resends_left) {
-  auto again = [core, script = &script, keys, args, record, resent, handler, resends_left] {
-    acked_release_attempt(core, *script, keys, args, record, resent, handler, resends_left - 1);
-  };
-  core->executor().eval_acked(
-      script, std::move(keys), std::move(args),
-      [core, record, resent, handler = std::move(handler), again = std::move(again),
-       resends_left](std::exception_ptr error, net::Reply reply, int acked) {
-        if (!error && !reply.is_error() && acked == 0 && resends_left > 0) return again();
-        // A copy that may have reached the server was resent: that copy may still be on its
-        // way (a connection given up is not a copy cancelled). It must find the record, so
-        // the record is not swept; it expires (lock_release_record_ttl_ms).
-        if (*resent && !error && !reply.is_error()) core->release_records().keep(record);
-        handler(std::move(error), decode_release_reply(std::move(reply)));
-      },
-      net::Retry::recorded, resent);
-}
-
 }  // namespace
 
 long long lock_release_record_ttl_ms(const ClientCore& core) {
@@ -86,9 +63,21 @@ void acked_release(const std::shared_ptr<ClientCore>& core, const HoldRef& hold,
         },
         net::Retry::recorded);
   }
-  acked_release_attempt(core, script, std::move(keys), std::move(args), record,
-                        std::make_shared<bool>(false), std::move(handler),
-                        core->config().retry_attempts);
+  // `resent`: shared by every copy of the release; the executor sets it when it sends the
+  // release again after a copy that may have reached the server. A release no replica
+  // acknowledged is sent again, up to the retry budget (the record makes a repeat harmless).
+  auto resent = std::make_shared<bool>(false);
+  core->executor().eval_acked(
+      script, std::move(keys), std::move(args),
+      [core, record, resent, handler = std::move(handler)](std::exception_ptr error,
+                                                           net::Reply reply, int) {
+        // A copy that may have reached the server was resent: that copy may still be on its
+        // way (a connection given up is not a copy cancelled). It must find the record, so
+        // the record is not swept; it expires (lock_release_record_ttl_ms).
+        if (*resent && !error && !reply.is_error()) core->release_records().keep(record);
+        handler(std::move(error), decode_release_reply(std::move(reply)));
+      },
+      net::Retry::recorded, resent, core->config().retry_attempts);
 }
 
 void hash_release_step(const std::shared_ptr<ClientCore>& core, const std::string& name,
