@@ -11,7 +11,6 @@
 #pragma once
 
 #include <algorithm>
-#include <asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -24,6 +23,8 @@
 #include <tuple>
 #include <utility>
 #include <vector>
+
+#include <asio/steady_timer.hpp>
 
 #include "net/cluster_slot.h"
 #include "net/executor.h"
