@@ -236,3 +236,20 @@ TEST(RenewalTable, ARenewalOfAnEarlierHoldSaysNothingAboutTheNextOne) {
   EXPECT_EQ(table.next_deadline(), t0 + 1000ms);  // not extended by the earlier hold's answer
   EXPECT_TRUE(table.take_overdue(t0 + 1000ms).size() == 1u);
 }
+
+TEST(RenewalTable, OneKeysDeadlineIsTheEarliestOfItsOwnHoldsAlone) {
+  RenewalTable table(1000ms);
+  const RenewalKey second_owner{"lock", "c1:8"};
+  table.watch(kOther, kOther, 200ms, t0);  // another key, due first
+  table.add(kLock, kLock, t0 + 100ms);
+  table.watch(second_owner, second_owner, 500ms, t0 + 100ms);
+  EXPECT_EQ(table.next_deadline(), t0 + 180ms);  // kOther's: 200 ms less its tenth
+  EXPECT_EQ(table.next_deadline_of("lock"), t0 + 550ms);  // the second owner's fixed lease
+  EXPECT_EQ(table.next_deadline_of("other"), t0 + 180ms);
+  EXPECT_FALSE(table.next_deadline_of("lo"));  // a prefix of a key is not that key
+  EXPECT_FALSE(table.next_deadline_of("nothing"));
+  table.remove(second_owner);
+  EXPECT_EQ(table.next_deadline_of("lock"), t0 + 1000ms);
+  table.remove(kLock);
+  EXPECT_FALSE(table.next_deadline_of("lock"));
+}

@@ -308,4 +308,15 @@ std::optional<Clock::time_point> RenewalTable::next_deadline() const {
   return deadlines_.earliest();
 }
 
+std::optional<Clock::time_point> RenewalTable::next_deadline_of(const std::string& key) const {
+  std::optional<Clock::time_point> earliest;
+  for (auto it = entries_.lower_bound(RenewalKey{key, ""});
+       it != entries_.end() && it->first.key == key; ++it) {
+    const Entry& e = it->second;
+    if (!e.slot.placed()) continue;  // released, kept for tickets out
+    if (!earliest || e.slot.at() < *earliest) earliest = e.slot.at();
+  }
+  return earliest;
+}
+
 }  // namespace redisync::sync

@@ -150,6 +150,10 @@ class RenewalTable {
   std::vector<LostHold> take_overdue(Clock::time_point now);
   /// The earliest local deadline; nullopt when the table is empty.
   std::optional<Clock::time_point> next_deadline() const;
+  /// The earliest local deadline of the holds of `key` (every field); nullopt when none is
+  /// held. O(log n + the key's registrations). For checks of one lock among several holds
+  /// (a composite's members), not on a hot path.
+  std::optional<Clock::time_point> next_deadline_of(const std::string& key) const;
 
   std::size_t size() const { return live_; }
   bool empty() const { return live_ == 0; }

@@ -158,6 +158,10 @@ class Watchdog {
   /// The earliest local deadline of the holds watched: when the LostHandler would first be
   /// told of one if no renewal were confirmed before it. nullopt when none is watched.
   std::optional<Clock::time_point> next_deadline() const { return table_.next_deadline(); }
+  /// The same for the holds of one lock key (RenewalTable::next_deadline_of).
+  std::optional<Clock::time_point> next_deadline_of(const std::string& key) const {
+    return table_.next_deadline_of(key);
+  }
   /// Script calls sent so far (for tests and the benchmark).
   std::uint64_t calls_sent() const { return calls_sent_; }
   /// Timer ticks that sent renewals so far.
