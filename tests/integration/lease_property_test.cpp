@@ -6,15 +6,16 @@
 // (lease_property_steps.h): A, behind a fault proxy, and B, a competitor, acquire (blocking,
 // try, async, in the background to be granted), release, and A's requests and replies are
 // lost, held back and delivered late, delayed, blackholed and reset, with short leases. After
-// every step (and through sleeps) both Clients are checked. Every lock kind, both handoff
-// modes.
+// every step (and through sleeps) both Clients are checked. Every lock kind and the
+// composite MultiLock (each member key against the Client's deadline for that
+// member), both handoff modes.
 //
 // Size: REDISYNC_PROPERTY_SCHEDULES=N schedules per kind and mode (default 3, fewer under a
 // sanitizer), seeds REDISYNC_PROPERTY_FIRST_SEED.. (default 1); REDISYNC_PROPERTY_SEED=S runs
 // the one seed S; REDISYNC_PROPERTY_SECONDS=T starts no schedule after T s (per kind and
 // mode); REDISYNC_PROPERTY_PARALLEL=P runs P schedules at a time (default 1);
-// REDISYNC_PROPERTY_VERBOSE=1 prints every schedule's steps. A failure prints its seed and steps: rerun it with REDISYNC_PROPERTY_SEED and a
-// --gtest_filter on its kind and mode.
+// REDISYNC_PROPERTY_VERBOSE=1 prints every schedule's steps. A failure prints its seed and
+// steps: rerun it with REDISYNC_PROPERTY_SEED and a --gtest_filter on its kind and mode.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,7 +42,6 @@
 #include "support/test_util.h"
 
 using namespace std::chrono_literals;
-using redisync::BasicLock;
 using redisync::Client;
 using redisync::Config;
 using redisync::Duration;
@@ -52,47 +52,119 @@ using redisync::test::Direction;
 using redisync::test::FaultProxy;
 using redisync::test::RedisServer;
 using redisync::test::RequestMatch;
+using redisync::test::key_lease_bound_violation;
 using redisync::test::lease_bound_violation;
 using namespace redisync::test::lease_property;
 
 namespace {
 
-using Make = std::function<BasicLock(Client&, const std::string&)>;
+/// The lock under test as the schedule drives it: a BasicLock of any kind, or a composite
+/// (MultiLock) whose members are locks of one Client.
+class Subject {
+ public:
+  using TryDone = std::function<void(std::exception_ptr, bool)>;
+  using UnlockDone = std::function<void(std::exception_ptr)>;
+  virtual ~Subject() = default;
+  virtual void lock() = 0;
+  virtual void lock(Duration lease) = 0;
+  virtual bool try_lock() = 0;
+  virtual bool try_lock_for(Duration wait) = 0;
+  virtual bool try_lock_for(Duration wait, Duration lease) = 0;
+  virtual void async_try_lock(std::int64_t owner, Duration wait, Duration lease, TryDone done) = 0;
+  virtual redisync::ReleaseResult release() = 0;
+  virtual void async_unlock(std::int64_t owner, UnlockDone done) = 0;
+  virtual bool lost(std::int64_t owner) const = 0;
+};
+
+template <class L>
+class SubjectOf final : public Subject {
+ public:
+  explicit SubjectOf(L lock) : lock_(std::move(lock)) {}
+  void lock() override { lock_.lock(); }
+  void lock(Duration lease) override { lock_.lock(lease); }
+  bool try_lock() override { return lock_.try_lock(); }
+  bool try_lock_for(Duration wait) override { return lock_.try_lock_for(wait); }
+  bool try_lock_for(Duration wait, Duration lease) override {
+    return lock_.try_lock_for(wait, lease);
+  }
+  void async_try_lock(std::int64_t owner, Duration wait, Duration lease, TryDone done) override {
+    lock_.async_try_lock(owner, wait, lease, std::move(done));
+  }
+  redisync::ReleaseResult release() override { return lock_.release(); }
+  void async_unlock(std::int64_t owner, UnlockDone done) override {
+    lock_.async_unlock(owner, std::move(done));
+  }
+  bool lost(std::int64_t owner) const override { return lock_.lost(owner); }
+
+ private:
+  L lock_;
+};
+
+using Make = std::function<std::unique_ptr<Subject>(Client&, const std::string&)>;
+
+template <class L>
+std::unique_ptr<Subject> subject(L lock) {
+  return std::make_unique<SubjectOf<L>>(std::move(lock));
+}
 
 struct Kind {
   const char* name;
   Make make_a;     // A's lock
   Make make_b;     // B's: the same kind, or the write side when A reads
   bool reentrant;  // A may take it again while it holds it
+  int members = 0;  // a composite's: its member keys are "<name>:1".."<name>:<members>"
 };
 
+/// Every key of a composite's members, or the lock's own.
+std::vector<std::string> keys_of(const Kind& kind, const std::string& name) {
+  if (kind.members == 0) return {name};
+  std::vector<std::string> keys;
+  for (int i = 1; i <= kind.members; ++i) keys.push_back(name + ":" + std::to_string(i));
+  return keys;
+}
+
+// A single kind's handle; both sides are the same kind unless said.
+template <class F>
+Make single(F make) {
+  return [make](Client& c, const std::string& n) { return subject(make(c, n)); };
+}
+
 const Kind kKinds[] = {
-    {"lock", [](Client& c, const std::string& n) -> BasicLock { return c.lock(n); },
-     [](Client& c, const std::string& n) -> BasicLock { return c.lock(n); }, true},
-    {"fenced", [](Client& c, const std::string& n) -> BasicLock { return c.fenced_lock(n); },
-     [](Client& c, const std::string& n) -> BasicLock { return c.fenced_lock(n); }, true},
+    {"lock", single([](Client& c, const std::string& n) { return c.lock(n); }),
+     single([](Client& c, const std::string& n) { return c.lock(n); }), true},
+    {"fenced", single([](Client& c, const std::string& n) { return c.fenced_lock(n); }),
+     single([](Client& c, const std::string& n) { return c.fenced_lock(n); }), true},
     {"non_reentrant",
-     [](Client& c, const std::string& n) -> BasicLock { return c.non_reentrant_lock(n); },
-     [](Client& c, const std::string& n) -> BasicLock { return c.non_reentrant_lock(n); },
-     false},
-    {"fair", [](Client& c, const std::string& n) -> BasicLock { return c.fair_lock(n); },
-     [](Client& c, const std::string& n) -> BasicLock { return c.fair_lock(n); }, true},
+     single([](Client& c, const std::string& n) { return c.non_reentrant_lock(n); }),
+     single([](Client& c, const std::string& n) { return c.non_reentrant_lock(n); }), false},
+    {"fair", single([](Client& c, const std::string& n) { return c.fair_lock(n); }),
+     single([](Client& c, const std::string& n) { return c.fair_lock(n); }), true},
     {"non_reentrant_fair",
-     [](Client& c, const std::string& n) -> BasicLock { return c.non_reentrant_fair_lock(n); },
-     [](Client& c, const std::string& n) -> BasicLock { return c.non_reentrant_fair_lock(n); },
-     false},
+     single([](Client& c, const std::string& n) { return c.non_reentrant_fair_lock(n); }),
+     single([](Client& c, const std::string& n) { return c.non_reentrant_fair_lock(n); }), false},
     // No pub/sub and no grants (both modes run it the same way): waiters poll.
-    {"spin", [](Client& c, const std::string& n) -> BasicLock { return c.spin_lock(n); },
-     [](Client& c, const std::string& n) -> BasicLock { return c.spin_lock(n); }, true},
+    {"spin", single([](Client& c, const std::string& n) { return c.spin_lock(n); }),
+     single([](Client& c, const std::string& n) { return c.spin_lock(n); }), true},
     {"write",
-     [](Client& c, const std::string& n) -> BasicLock { return c.read_write_lock(n).write_lock(); },
-     [](Client& c, const std::string& n) -> BasicLock { return c.read_write_lock(n).write_lock(); },
+     single([](Client& c, const std::string& n) { return c.read_write_lock(n).write_lock(); }),
+     single([](Client& c, const std::string& n) { return c.read_write_lock(n).write_lock(); }),
      true},
     // A reads, B writes: the writer is granted when the last reader leaves.
     {"read",
-     [](Client& c, const std::string& n) -> BasicLock { return c.read_write_lock(n).read_lock(); },
-     [](Client& c, const std::string& n) -> BasicLock { return c.read_write_lock(n).write_lock(); },
+     single([](Client& c, const std::string& n) { return c.read_write_lock(n).read_lock(); }),
+     single([](Client& c, const std::string& n) { return c.read_write_lock(n).write_lock(); }),
      true},
+    // A composite: each member a hold of its own, granted on its own in grant mode; the
+    // composite sets their final leases (docs/wire-format.md section 6). (RedLock shares its
+    // code; its members must be one name on different servers, which one proxy cannot give.)
+    {"multi",
+     [](Client& c, const std::string& n) {
+       return subject(redisync::MultiLock{c.lock(n + ":1"), c.fair_lock(n + ":2")});
+     },
+     [](Client& c, const std::string& n) {
+       return subject(redisync::MultiLock{c.lock(n + ":1"), c.fair_lock(n + ":2")});
+     },
+     true, 2},
 };
 
 long env_long(const char* name, long fallback) {
@@ -118,7 +190,7 @@ struct Pending {
   std::string error;
 };
 
-std::shared_ptr<Pending> start_async(BasicLock& lock, std::int64_t owner, int wait_ms,
+std::shared_ptr<Pending> start_async(Subject& lock, std::int64_t owner, int wait_ms,
                                      int lease_ms) {
   auto p = std::make_shared<Pending>();
   try {
@@ -145,6 +217,7 @@ class Schedule {
            std::uint64_t seed)
       : kind_(kind), server_(server), proxy_(proxy), seed_(seed), rng_(seed) {
     name_ = redisync::test::unique_name(std::string("lease-prop:") + kind.name + ":");
+    keys_ = keys_of(kind, name_);
     const int a_watchdog = rng_.one_of({600, 900, 1500});
     const int a_grant = rng_.one_of({300, 800, 1500});
     const int b_watchdog = rng_.one_of({600, 900, 1500});
@@ -176,8 +249,8 @@ class Schedule {
     b_client_ = std::make_unique<Client>(b);
     a_client_->on_lock_lost([](const redisync::LockLostEvent&) {});
     b_client_->on_lock_lost([](const redisync::LockLostEvent&) {});
-    a_lock_ = std::make_unique<BasicLock>(kind.make_a(*a_client_, name_));
-    b_lock_ = std::make_unique<BasicLock>(kind.make_b(*b_client_, name_));
+    a_lock_ = kind.make_a(*a_client_, name_);
+    b_lock_ = kind.make_b(*b_client_, name_);
     b_owner_ = Client::new_owner_id();
     delivered_ = proxy.withheld().size();  // the proxy keeps earlier schedules' copies too
   }
@@ -231,8 +304,9 @@ class Schedule {
       out += "  " + (e.elements.size() > 4 ? e.elements[4].debug_string() : std::string()) +
              " " + args + "\n";
     }
-    out += "now: " + server_.command({"HGETALL", name_}).debug_string() + " PTTL " +
-           std::to_string(server_.command({"PTTL", name_}).as_integer()) + "\n";
+    out += "now:";
+    for (const auto& key : keys_) out += " " + key_state(key);
+    out += "\n";
     return out;
   }
 
@@ -280,7 +354,7 @@ class Schedule {
   }
 
   /// A's acquire on its thread: "acquired", "not acquired" or the error.
-  std::string a_acquire(std::function<bool(BasicLock&)> call) {
+  std::string a_acquire(std::function<bool(Subject&)> call) {
     return on_a([this, call] {
       try {
         if (!call(*a_lock_)) return std::string("not acquired");
@@ -311,7 +385,7 @@ class Schedule {
     const Duration wait(s.wait_ms);
     switch (s.op) {
       case Op::a_lock:
-        return a_acquire([s, lease](BasicLock& l) {
+        return a_acquire([s, lease](Subject& l) {
           if (s.variant == 0 || s.lease_ms == 0) {
             l.lock();
           } else {
@@ -320,7 +394,7 @@ class Schedule {
           return true;
         });
       case Op::a_try:
-        return a_acquire([s, lease, wait](BasicLock& l) {
+        return a_acquire([s, lease, wait](Subject& l) {
           if (s.variant == 0) return l.try_lock();
           if (s.variant == 1 || s.lease_ms == 0) return l.try_lock_for(wait);
           return l.try_lock_for(wait, lease);
@@ -472,21 +546,43 @@ class Schedule {
 
   /// Whether `client` believes now that `lock`'s hold of `owner` is its own: it was not told
   /// of a loss and its local deadline has not passed.
-  static bool believes(Client& client, BasicLock& lock, std::int64_t owner) {
+  static bool believes(Client& client, Subject& lock, std::int64_t owner) {
     const auto deadline = client.lease_deadline();
     return deadline && *deadline > std::chrono::steady_clock::now() && !lock.lost(owner);
+  }
+
+  /// A key's hash and expiry, for a report.
+  std::string key_state(const std::string& key) {
+    return key + " " + server_.command({"HGETALL", key}).debug_string() + " PTTL " +
+           std::to_string(server_.command({"PTTL", key}).as_integer());
+  }
+
+  /// The lease bound for one Client: a single lock's against its key; a composite's member by
+  /// member, each against the Client's deadline for that member's holds alone, while a call
+  /// reported the composite held (`holds`). Members a walk takes are the composite's own
+  /// until it succeeds: a walk under way, or one that failed and is releasing what it took
+  /// (a release whose reply is lost keeps its registration until its deadline), holds nothing
+  /// a caller was told of, and the other side may hold those keys meanwhile.
+  std::string lease_bound(const Client& client, int holds) {
+    if (kind_.members == 0) return lease_bound_violation(client, server_, name_);
+    if (holds == 0) return "";
+    for (const auto& key : keys_) {
+      if (auto v = key_lease_bound_violation(client, server_, key); !v.empty()) return v;
+    }
+    return "";
   }
 
   /// The property, now.
   std::string check() {
     poll();
-    if (auto v = lease_bound_violation(*a_client_, server_, name_); !v.empty()) return "A: " + v;
-    if (auto v = lease_bound_violation(*b_client_, server_, name_); !v.empty()) return "B: " + v;
+    if (auto v = lease_bound(*a_client_, a_holds_); !v.empty()) return "A: " + v;
+    if (auto v = lease_bound(*b_client_, b_holds_); !v.empty()) return "B: " + v;
     // B's lock is exclusive (a lock, or the write side): A and B never hold it both.
     if (a_holds_ > 0 && b_holds_ > 0 && believes(*a_client_, *a_lock_, actor_.owner()) &&
         believes(*b_client_, *b_lock_, b_owner_)) {
-      return "A and B both hold " + name_ + ": " +
-             server_.command({"HGETALL", name_}).debug_string();
+      std::string state;
+      for (const auto& key : keys_) state += " " + key_state(key);
+      return "A and B both hold " + name_ + ":" + state;
     }
     return "";
   }
@@ -497,10 +593,11 @@ class Schedule {
   std::uint64_t seed_;
   Rng rng_;
   std::string name_;
+  std::vector<std::string> keys_;  // the server keys of the lock (a composite's members)
   std::string log_;
   ActorThread actor_;
   std::unique_ptr<Client> a_client_, b_client_;
-  std::unique_ptr<BasicLock> a_lock_, b_lock_;
+  std::unique_ptr<Subject> a_lock_, b_lock_;
   std::int64_t b_owner_ = 0;
   int a_holds_ = 0, b_holds_ = 0;
   std::shared_ptr<Pending> a_pending_, b_pending_;
@@ -541,7 +638,7 @@ TEST_P(LeaseProperty, LocalDeadlineNeverPastServerExpiryAndNoTwoHolders) {
   // own lock). A schedule mostly waits on leases and timeouts, so a long run (10,000 per kind)
   // goes many times faster; a failure's server story may then miss commands (the slow log is
   // shared): rerun its seed alone for the whole story.
-  const long parallel = std::clamp(env_long("REDISYNC_PROPERTY_PARALLEL", 1), 1L, 64L);
+  const long parallel = std::clamp(env_long("REDISYNC_PROPERTY_PARALLEL", 1), 1L, 128L);
   RedisServer server;
   // Every command into the slow log: a failure's report shows what the server ran.
   server.command({"CONFIG", "SET", "slowlog-log-slower-than", "0"});
