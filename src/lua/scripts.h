@@ -55,6 +55,8 @@ extern const Script lock_grant_release;
 extern const Script lock_grant_give_up;
 // Sets a granted hold's own lease (shortening the grant lease when that was longer).
 extern const Script grant_extend;
+// A MultiLock's lease set on a member its owner also holds in watchdog mode (never shortens).
+extern const Script multi_lock_member_expiry;
 // The recheck and settle of a grant-mode acquisition: the owner's count, read with the grant
 // mark and the lock's expiry (a hold found may be a grant not taken yet).
 extern const Script hold_grant_check;

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "redisync/redisync.h"
+#include "support/lease_bound.h"
 #include "support/lost_notices.h"
 #include "support/redis_server.h"
 #include "support/test_config.h"
@@ -62,4 +63,19 @@ TEST_F(MultiLockExpiryNotice, LeaseShorterThanTheWalkingLeaseIsReportedBeforeThe
   // walking lease's deadline.
   EXPECT_TRUE(notices.wait_for(1, 2000ms)) << "the holder was not told when its lease ended";
   EXPECT_FALSE(lock.is_held_by_current_thread());
+}
+
+TEST_F(MultiLockExpiryNotice, ALeaseSetAlsoEndsTheOwnersEarlierFixedHoldOfTheMember) {
+  // The owner holds the member directly for 5 s, then again through the MultiLock with 700 ms:
+  // the lease set (PEXPIRE 700) ends the key, and with it both holds, 700 ms later. Releasing
+  // the MultiLock's hold leaves the direct one, whose local deadline once counted its own 5 s
+  // again from its acquire: the holder would have been told 4 s after the key had expired.
+  auto direct = client.lock(name);
+  direct.lock(5000ms);
+  ASSERT_TRUE(lock.try_lock_for(200ms, 700ms));
+  const auto released = lock.release();
+  EXPECT_EQ(released.outcome, redisync::ReleaseOutcome::still_held) << released.error;
+  EXPECT_EQ(redisync::test::lease_bound_violation(client, server, name), "");
+  ASSERT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; }, 5s));
+  EXPECT_TRUE(notices.wait_for(1, 2000ms)) << "the holder was not told when its lease ended";
 }

@@ -3,8 +3,11 @@
 #include "sync/multi/multi_lock_member.h"
 
 #include <asio/post.hpp>
+#include <asio/steady_timer.hpp>
+#include <chrono>
 #include <charconv>
 
+#include "lua/scripts.h"
 #include "net/server_text.h"
 #include "redisync/multi_lock.h"
 #include "redisync/read_write_lock.h"
@@ -83,6 +86,15 @@ void MultiLockMember::note_expiry(ClientCore& core, Hold& hold, const sync::Rene
   core.watchdog().fix(renewal, lease, sent);
 }
 
+void MultiLockMember::cap_fixed_leases(Hold& hold, Duration lease, sync::Clock::time_point sent) {
+  const auto cut = sync::local_deadline(sent, lease);
+  for (auto& l : hold.leases) {
+    if (!l.watchdog && sync::local_deadline(l.sent, l.lease) > cut) {
+      l = Hold::Lease{false, sent + lease, sent, lease};
+    }
+  }
+}
+
 bool MultiLockMember::renewed(const Hold& hold) {
   for (const auto& l : hold.leases) {
     if (l.watchdog) return true;
@@ -115,44 +127,81 @@ void MultiLockMember::set_expiry(std::int64_t owner, Duration lease,
                            });
         }
         const auto sent = sync::Clock::now();  // the key's new expiry counts from no earlier
+        const bool watchdog_kept = it != core->holds().end() && renewed(it->second);
         if (it != core->holds().end()) {
           // The PEXPIRE may run although its reply is lost: from now on the local deadline is
-          // no later than the new lease's (a hold the watchdog renews keeps its renewals).
-          if (!renewed(it->second)) core->watchdog().cap(renewal, lease, sent);
+          // no later than the new lease's. A hold the watchdog renews keeps its renewals, and
+          // the key is not shortened under them (multi_lock_member_expiry.lua).
+          if (!watchdog_kept) {
+            core->watchdog().cap(renewal, lease, sent);
+            cap_fixed_leases(it->second, lease, sent);
+          }
           ++it->second.lease_updates;  // an extension answering later does not move it later
         }
-        core->executor().execute(
-            {"PEXPIRE", name, std::to_string(lease.count())},
-            [core, key, renewal, owner, lease, sent, done](std::exception_ptr error,
-                                                           net::Reply reply) {
-              const bool ok = !error && reply.is_integer() && reply.integer == 1;
-              if (ok) {
-                auto held = core->holds().find({key, owner});
-                if (held != core->holds().end()) {
-                  note_expiry(*core, held->second, renewal, lease, sent);
-                }
-              }
-              done(ok);
-            },
-            net::Retry::always);
+        auto answered = [core, key, renewal, owner, lease, sent, done](std::exception_ptr error,
+                                                                        net::Reply reply) {
+          const bool ok = !error && reply.is_integer() && reply.integer == 1;
+          if (ok) {
+            auto held = core->holds().find({key, owner});
+            if (held != core->holds().end()) {
+              note_expiry(*core, held->second, renewal, lease, sent);
+            }
+          }
+          done(ok);
+        };
+        const std::string ms = std::to_string(lease.count());
+        if (watchdog_kept) {
+          return core->executor().eval(lua::multi_lock_member_expiry, {name}, {ms},
+                                       std::move(answered), net::Retry::always);
+        }
+        core->executor().execute({"PEXPIRE", name, ms}, std::move(answered), net::Retry::always);
       });
 }
 
 void MultiLockMember::undo_possible_hold(std::int64_t owner) const {
-  auto core = core_;
-  asio::post(core->io(), [self = shared_from_this(), this, core, owner] {
-    const auto& holds = core->holds();
-    auto it = holds.find({hold_key(), owner});
-    const long long local = it == holds.end() || it->second.lost ? 0 : it->second.count;
-    if (local == 0) return run_raw_release_io(owner);
-    core->executor().execute(
-        {"HGET", name_, field(owner)},
-        [self, this, owner, local](std::exception_ptr error, net::Reply reply) {
-          long long count = -1;
-          if (!error && reply.is_string() && !net::parse_decimal(reply.str, count)) count = -1;
-          if (count == local + 1) run_raw_release_io(owner);
-        },
-        net::Retry::always);
+  asio::post(core_->io(), [self = shared_from_this(), owner] { self->undo_when_settled(owner, 0); });
+}
+
+bool MultiLockMember::acquiring(std::int64_t owner) const {
+  const auto& acquiring = core_->acquiring();
+  const auto it = acquiring.find({hold_key(), owner});
+  return it != acquiring.end() && it->second > 0;
+}
+
+long long MultiLockMember::local_count(std::int64_t owner) const {
+  const auto& holds = core_->holds();
+  const auto it = holds.find({hold_key(), owner});
+  return it == holds.end() || it->second.lost ? 0 : it->second.count;
+}
+
+void MultiLockMember::undo_when_settled(std::int64_t owner, int deferrals) const {
+  // An acquisition of the same owner under way (the next walk's, or the late one itself) may
+  // have run on the server without being counted here yet: the server's count would then be
+  // one above ours because of it, and the undo would take the hold that acquisition is about
+  // to report (the walk then succeeds on a member that is gone). Decide once none is.
+  if (acquiring(owner)) return defer_undo(owner, deferrals);
+  if (local_count(owner) == 0) return run_raw_release_io(owner);
+  auto self = shared_from_this();
+  core_->executor().execute(
+      {"HGET", name_, field(owner)},
+      [self, owner, deferrals](std::exception_ptr error, net::Reply reply) {
+        if (self->acquiring(owner)) return self->defer_undo(owner, deferrals);
+        long long count = -1;
+        if (!error && reply.is_string() && !net::parse_decimal(reply.str, count)) count = -1;
+        // Counted now, not when asked: an acquisition that completed meanwhile is in both.
+        if (count == self->local_count(owner) + 1) self->run_raw_release_io(owner);
+      },
+      net::Retry::always);
+}
+
+void MultiLockMember::defer_undo(std::int64_t owner, int deferrals) const {
+  // Every 25 ms for at most a minute (a member's acquisition waits at most the composite's
+  // wait); past that the lease bounds what the undo would have ended.
+  constexpr int kMaxDeferrals = 2400;
+  if (deferrals >= kMaxDeferrals) return;
+  auto timer = std::make_shared<asio::steady_timer>(core_->io(), std::chrono::milliseconds(25));
+  timer->async_wait([self = shared_from_this(), timer, owner, deferrals](std::error_code ec) {
+    if (!ec) self->undo_when_settled(owner, deferrals + 1);
   });
 }
 

@@ -62,7 +62,9 @@ class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
   /// this process counting it (no answer in time, or an answer that came too late). Drops
   /// that one hold if it is there, never one the owner had before: when the owner held
   /// nothing here a plain release step runs; otherwise only if the server's hold count is one
-  /// more than ours. Best effort (the lease bounds what it cannot undo).
+  /// more than ours. Decided when no acquisition of `owner` here is under way (its increment
+  /// may be on the server and not counted yet). Best effort (the lease bounds what it cannot
+  /// undo).
   void undo_possible_hold(std::int64_t owner) const;
   /// Posts to the I/O thread: does `owner` hold it (HEXISTS of its field)?
   void is_held(std::int64_t owner, AcquireDone done) const;
@@ -82,10 +84,23 @@ class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
 
  private:
   void run_raw_release_io(std::int64_t owner) const;
+  /// I/O thread: undo_possible_hold's decision, once no acquisition of `owner` here is under
+  /// way (else deferred: defer_undo).
+  void undo_when_settled(std::int64_t owner, int deferrals) const;
+  void defer_undo(std::int64_t owner, int deferrals) const;
+  /// I/O thread: an acquisition of `owner` is under way here (ClientCore::acquiring).
+  bool acquiring(std::int64_t owner) const;
+  /// I/O thread: `owner`'s hold count here (0 when none, or lost).
+  long long local_count(std::int64_t owner) const;
   /// I/O thread: `hold`'s latest acquisition now has the key's expiry set to `lease` by a
   /// PEXPIRE sent at `sent` (set_expiry): its lease entry and local deadline follow.
   static void note_expiry(ClientCore& core, Hold& hold, const sync::RenewalKey& renewal,
                           Duration lease, sync::Clock::time_point sent);
+  /// A lease set (PEXPIRE) of `lease` sent at `sent` ends the key, and with it every hold of
+  /// the owner, then at the latest: an earlier acquisition's fixed lease that ends later is cut
+  /// to it, so a partial release (keep_renewal_for_remaining) never dates the local deadline
+  /// past the server's expiry from it.
+  static void cap_fixed_leases(Hold& hold, Duration lease, sync::Clock::time_point sent);
   /// True when one of `hold`'s acquisitions is renewed by the watchdog.
   static bool renewed(const Hold& hold);
 
