@@ -3,10 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <functional>
 #include <limits>
 #include <random>
-#include <string>
 #include <vector>
 
 #include "sync/identity.h"
@@ -206,25 +204,14 @@ Duration grant_extension_delay(Clock::time_point now, Clock::time_point made_aft
   return std::chrono::ceil<Duration>(due - now);
 }
 
-long long GrantLink::refresh_ms() const {
-  // Spread over the last quarter of the third, fixed per acquisition (its random grant id):
-  // waiters registered in one burst (20,000 async acquires at once) would otherwise all
-  // re-attempt in the same millisecond, a burst of script calls every 3.3 s for as long as
-  // they wait. Every refresh still comes before a third of the registration's life.
-  const long long most = kGrantRegistration.count() / 3;
-  const long long least = kGrantRegistration.count() / 4;
-  return least + static_cast<long long>(std::hash<std::string>{}(id) %
-                                        static_cast<std::size_t>(most - least + 1));
-}
-
 long long GrantLink::cap_wait(long long ttl_ms) const {
   if (!listed) return ttl_ms;
-  // Refreshed every third of the registration period at most, so that releases never pass
-  // over a live waiter. How fresh a grant is known to be comes from the pub/sub heartbeat
+  // Refreshed every third of the registration period, so that releases never pass over a
+  // live waiter. How fresh a grant is known to be comes from the pub/sub heartbeat
   // (GrantMessage::published_after), not from the registration: a waiter need not re-attempt
   // every third of the grant lease for its grant to be taken at once (issue 34: 100,000
   // waiters made 74,000 script calls a second that way).
-  const long long refresh = refresh_ms();
+  const long long refresh = kGrantRegistration.count() / 3;
   return ttl_ms < 0 ? refresh : std::min(ttl_ms, refresh);
 }
 

@@ -182,11 +182,8 @@ struct GrantLink {
   /// fresh within a heartbeat however old the registration). nullopt as above.
   std::optional<Clock::time_point> grant_made_after(const GrantMessage& message) const;
   /// A failed attempt's wait bound, capped so that the registration is refreshed before it
-  /// lapses: refresh_ms() while listed.
+  /// lapses (a third of kGrantRegistration).
   long long cap_wait(long long ttl_ms) const;
-  /// How often a listed acquisition re-attempts at least: between a quarter and a third of
-  /// kGrantRegistration, spread by its grant id (the same for every attempt of it).
-  long long refresh_ms() const;
 
  private:
   std::uint64_t sent_ = 0;            // attempts numbered so far
