@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <asio/post.hpp>
+#include <exception>
+#include <utility>
+#include <vector>
 
 #include "net/stream.h"
 #include "redisync/errors.h"
@@ -170,6 +173,10 @@ void Connection::on_timeout_timer() {
   if (stream_ && stream_->unread_bytes() > 0) last_heard_ = now;
   Clock::time_point next = Clock::time_point::max();
   bool give_up = false;  // a written request that its caller resends timed out
+  // The handlers run after both walks: a handler may send on this connection (push_back
+  // invalidates every iterator of a deque) or drop it (the queues emptied), and a walk that
+  // went on after one crashed the process (a composite's member timing out, issue 36).
+  std::vector<std::pair<ReplyHandler, std::exception_ptr>> expired;
   auto expire = [&](std::deque<Pending>& queue, bool written) {
     for (auto& p : queue) {
       if (p.done) continue;
@@ -179,11 +186,11 @@ void Connection::on_timeout_timer() {
         give_up = give_up || (written && p.give_up_on_timeout);
         if (p.handler) {
           const auto waited = std::chrono::duration_cast<Duration>(now - p.sent_at).count();
-          p.handler(std::make_exception_ptr(TimeoutError(
-                        "redis " + options_.describe() + ": no reply within " +
-                        std::to_string(waited) + " ms" +
-                        (written ? "" : " (not connected)"))),
-                    {});
+          expired.emplace_back(std::move(p.handler),
+                               std::make_exception_ptr(TimeoutError(
+                                   "redis " + options_.describe() + ": no reply within " +
+                                   std::to_string(waited) + " ms" +
+                                   (written ? "" : " (not connected)"))));
         }
       } else {
         next = std::min(next, deadline);
@@ -193,6 +200,7 @@ void Connection::on_timeout_timer() {
   const auto generation = generation_;
   expire(inflight_, true);
   expire(waiting_, false);
+  for (auto& [handler, error] : expired) handler(error, {});
   // Its caller resends it: not on this connection, where the resend would queue behind the
   // reply that did not come (execute_resent_on_timeout). Unless a handler dropped it already.
   // Reset (RST), not closed: a copy the kernel has not delivered yet (a silent peer: still in
@@ -212,7 +220,11 @@ void Connection::on_timeout_timer() {
           2 * options_.timeout + options_.connect_timeout) {
     return lost(connection_error("server stopped answering", true), true);  // RST, as above
   }
-  if (next != Clock::time_point::max()) wait_timeout_timer(next);
+  // A handler that sent on this connection may have armed the timer for an earlier deadline.
+  if (next != Clock::time_point::max() &&
+      (timeout_timer_at_ == Clock::time_point{} || next < timeout_timer_at_)) {
+    wait_timeout_timer(next);
+  }
 }
 
 }  // namespace redisync::net
