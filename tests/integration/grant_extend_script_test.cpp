@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Grant-mode scripts on hand-built keys (docs/wire-format.md "Direct handoff"). grant_extend.lua's
 // two decisions:
-// a hash that is still exactly the grant gets the grantee's lease, shorter or longer than the
-// grant lease; a hold re-entered or joined since keeps the never-shorten rule of renewals; the
+// a hash that is still exactly the grant, its mark naming the extended acquisition, gets the
+// grantee's lease, shorter or longer than the grant lease; a hold re-entered or joined since,
+// or one found after the mark ended, keeps the never-shorten rule of renewals; the
 // grant mark ends when it names the extended acquisition, and only then.
 // The exact-set branch is also covered end to end by the *OwnLease* grant tests; the
 // never-shorten branch only happens when a re-entry or a join wins the race with the
@@ -37,6 +38,11 @@ constexpr const char* kId = "00aa11bb22cc33dd";  // the extended acquisition's g
 
 std::string mark_key(const std::string& name) { return "redisync_grant_mark:{" + name + "}"; }
 
+// The grant mark naming `field`'s acquisition kId: the grant is not taken yet.
+void mark(RedisServer& server, const std::string& name, const std::string& field = kField) {
+  server.command({"SET", mark_key(name), field + " " + kId, "PX", "60000"});
+}
+
 // Runs the extension of `field` (acquisition kId) on `name` to `lease_ms`; returns its {1}/{0}
 // as 1/0.
 long long extend(RedisServer& server, const std::string& name, long long lease_ms,
@@ -57,15 +63,28 @@ TEST(GrantExtendScript, JustTheGrantGetsTheShorterLeaseExactly) {
   RedisServer server;
   const auto name = unique_name("extend:");
   make_hash(server, name, {kField, "1"}, 60000);
+  mark(server, name);
   EXPECT_EQ(extend(server, name, 400), 1);
   EXPECT_LE(pttl(server, name), 400);
   EXPECT_GT(pttl(server, name), 0);
+}
+
+TEST(GrantExtendScript, ALateCopyNeverShortensTheOwnersNextHold) {
+  // The extension ran (the mark ended) and its reply was lost; the owner released and took the
+  // lock again with a longer lease; the resent copy finds a hash of the same shape. Cutting it
+  // ended that hold 1 s before the Client's deadline (lease property, fair grant seed 29176).
+  RedisServer server;
+  const auto name = unique_name("extend-late:");
+  make_hash(server, name, {kField, "1"}, 60000);
+  EXPECT_EQ(extend(server, name, 400), 1);
+  EXPECT_GT(pttl(server, name), 50000) << "the next hold's lease was cut";
 }
 
 TEST(GrantExtendScript, JustTheWriteGrantOfAReadWriteLockGetsTheShorterLease) {
   RedisServer server;
   const auto name = unique_name("extend-rw:");
   make_hash(server, name, {"mode", "write", kWriter, "1"}, 60000);
+  mark(server, name, kWriter);
   EXPECT_EQ(extend(server, name, 400, kWriter), 1);
   EXPECT_LE(pttl(server, name), 400);
 }
