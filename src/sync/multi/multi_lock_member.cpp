@@ -4,8 +4,8 @@
 
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
-#include <chrono>
 #include <charconv>
+#include <chrono>
 
 #include "lua/scripts.h"
 #include "net/server_text.h"
