@@ -152,6 +152,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_read(std::size_t n);
   void dispatch(Reply reply);
   void arm_timeout_timer();
+  // Arms the timeout timer for `at` unless it is armed for `at` or earlier already (or `at` is
+  // Clock::time_point::max(): nothing to time).
+  void arm_timeout_timer_by(Clock::time_point at);
   // Sets the timeout timer to fire at `at` and run on_timeout_timer().
   void wait_timeout_timer(Clock::time_point at);
   void on_timeout_timer();

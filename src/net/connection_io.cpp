@@ -149,9 +149,13 @@ void Connection::arm_timeout_timer() {
   Clock::time_point earliest = Clock::time_point::max();
   if (!inflight_.empty()) earliest = written_deadline(inflight_.front());
   if (!waiting_.empty()) earliest = std::min(earliest, waiting_.front().deadline);
-  if (earliest == Clock::time_point::max()) return;
-  if (timeout_timer_at_ != Clock::time_point{} && timeout_timer_at_ <= earliest) return;
-  wait_timeout_timer(earliest);
+  arm_timeout_timer_by(earliest);
+}
+
+void Connection::arm_timeout_timer_by(Clock::time_point at) {
+  if (at == Clock::time_point::max()) return;
+  if (timeout_timer_at_ != Clock::time_point{} && timeout_timer_at_ <= at) return;
+  wait_timeout_timer(at);
 }
 
 void Connection::wait_timeout_timer(Clock::time_point at) {
@@ -221,10 +225,7 @@ void Connection::on_timeout_timer() {
     return lost(connection_error("server stopped answering", true), true);  // RST, as above
   }
   // A handler that sent on this connection may have armed the timer for an earlier deadline.
-  if (next != Clock::time_point::max() &&
-      (timeout_timer_at_ == Clock::time_point{} || next < timeout_timer_at_)) {
-    wait_timeout_timer(next);
-  }
+  arm_timeout_timer_by(next);
 }
 
 }  // namespace redisync::net

@@ -3,9 +3,7 @@
 #include "sync/multi/multi_lock_member.h"
 
 #include <asio/post.hpp>
-#include <asio/steady_timer.hpp>
 #include <charconv>
-#include <chrono>
 
 #include "lua/scripts.h"
 #include "net/server_text.h"
@@ -14,6 +12,7 @@
 #include "sync/client_core.h"
 #include "sync/identity.h"
 #include "sync/locks/lock_kind.h"
+#include "sync/multi/timer_slot.h"
 
 namespace redisync::detail {
 
@@ -163,9 +162,7 @@ void MultiLockMember::undo_possible_hold(std::int64_t owner) const {
 }
 
 bool MultiLockMember::acquiring(std::int64_t owner) const {
-  const auto& acquiring = core_->acquiring();
-  const auto it = acquiring.find({hold_key(), owner});
-  return it != acquiring.end() && it->second > 0;
+  return core_->acquiring().contains({hold_key(), owner});  // entries leave at zero
 }
 
 long long MultiLockMember::local_count(std::int64_t owner) const {
@@ -199,9 +196,8 @@ void MultiLockMember::defer_undo(std::int64_t owner, int deferrals) const {
   // wait); past that the lease bounds what the undo would have ended.
   constexpr int kMaxDeferrals = 2400;
   if (deferrals >= kMaxDeferrals) return;
-  auto timer = std::make_shared<asio::steady_timer>(core_->io(), std::chrono::milliseconds(25));
-  timer->async_wait([self = shared_from_this(), timer, owner, deferrals](std::error_code ec) {
-    if (!ec) self->undo_when_settled(owner, deferrals + 1);
+  TimerSlot::arm(core_->io(), Duration{25}, [self = shared_from_this(), owner, deferrals] {
+    self->undo_when_settled(owner, deferrals + 1);
   });
 }
 
