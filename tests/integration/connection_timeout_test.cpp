@@ -20,6 +20,7 @@
 #include "net/connection.h"
 #include "net/executor.h"
 #include "redisync/redisync.h"
+#include "support/expect_error.h"
 #include "support/fault_proxy.h"
 #include "support/redis_server.h"
 #include "support/test_util.h"
@@ -28,6 +29,7 @@ using namespace std::chrono_literals;
 using redisync::net::Connection;
 using redisync::test::Direction;
 using redisync::test::FaultProxy;
+using redisync::test::is_error;
 using redisync::test::RedisServer;
 using redisync::test::wait_until;
 
@@ -37,18 +39,8 @@ namespace {
 struct Outcomes {
   std::atomic<int> timed_out{0};
   std::atomic<int> other{0};
+  void count(std::exception_ptr e) { (is_error<redisync::TimeoutError>(e) ? timed_out : other)++; }
 };
-
-bool is_timeout(std::exception_ptr e) {
-  if (!e) return false;
-  try {
-    std::rethrow_exception(e);
-  } catch (const redisync::TimeoutError&) {
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
 
 }  // namespace
 
@@ -64,9 +56,8 @@ TEST(ConnectionTimeout, HandlersThatSendOnTheConnectionWhileOthersTimeOutAreEach
   std::promise<bool> ready;
   asio::post(io, [&] {
     connection = Connection::create(io, redisync::net::connection_options(config, false), nullptr);
-    connection->execute({"PING"}, [&](std::exception_ptr e, redisync::net::Reply) {
-      ready.set_value(!e);
-    });
+    connection->execute({"PING"},
+                        [&](std::exception_ptr e, redisync::net::Reply) { ready.set_value(!e); });
   });
   ASSERT_TRUE(ready.get_future().get()) << "no connection through the proxy";
 
@@ -78,20 +69,17 @@ TEST(ConnectionTimeout, HandlersThatSendOnTheConnectionWhileOthersTimeOutAreEach
   Outcomes first, second;
   asio::post(io, [&] {
     for (int i = 0; i < kFirstWave; ++i) {
-      connection->execute({"PING", std::to_string(i)},
-                          [&](std::exception_ptr e, redisync::net::Reply) {
-                            (is_timeout(e) ? first.timed_out : first.other)++;
-                            connection->execute(
-                                {"PING", "again"}, [&](std::exception_ptr e2, redisync::net::Reply) {
-                                  (is_timeout(e2) ? second.timed_out : second.other)++;
-                                });
-                          });
+      connection->execute(
+          {"PING", std::to_string(i)}, [&](std::exception_ptr e, redisync::net::Reply) {
+            first.count(e);
+            connection->execute({"PING", "again"}, [&](std::exception_ptr e2,
+                                                       redisync::net::Reply) { second.count(e2); });
+          });
     }
   });
   // Bounded: each wave ends within its timeout plus the timer's next turn.
   EXPECT_TRUE(wait_until([&] { return first.timed_out + first.other >= kFirstWave; }, 10s, 10ms));
-  EXPECT_TRUE(
-      wait_until([&] { return second.timed_out + second.other >= kFirstWave; }, 10s, 10ms));
+  EXPECT_TRUE(wait_until([&] { return second.timed_out + second.other >= kFirstWave; }, 10s, 10ms));
   std::this_thread::sleep_for(400ms);  // a handler told twice would show now
   EXPECT_EQ(first.timed_out.load(), kFirstWave);
   EXPECT_EQ(first.other.load(), 0);

@@ -40,6 +40,19 @@ inline std::string errc_of(std::exception_ptr e) {
   }
 }
 
+/// Whether an async completion's error is an E.
+template <class E>
+bool is_error(std::exception_ptr e) {
+  if (!e) return false;
+  try {
+    std::rethrow_exception(e);
+  } catch (const E&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 /// What an async call completed with: whether its handler ran, whether it acquired (or
 /// opened, or got its permits), and errc_of() its error.
 struct AsyncOutcome {
