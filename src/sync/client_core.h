@@ -125,6 +125,13 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
     net::assert_io_thread(io_);
     return acquiring_;
   }
+  /// Holds a recheck found and claimed for its acquisition, per hold, while the kind's own
+  /// step on it (FencedLock's token) is on its way: not counted in holds() yet, and never
+  /// claimed by another acquisition of the owner meanwhile (check_hold_count).
+  std::map<std::pair<std::string, std::int64_t>, int>& claimed() {
+    net::assert_io_thread(io_);
+    return claimed_;
+  }
   /// The grant-capable acquisitions waiting now (sync/acquire/grant.h).
   sync::GrantRegistry& grants() { return grants_; }
   const sync::GrantRegistry& grants() const { return grants_; }
@@ -284,6 +291,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::unique_ptr<sync::ReleaseRecordSweeper> release_records_;
   std::map<std::pair<std::string, std::int64_t>, Hold> holds_;
   std::map<std::pair<std::string, std::int64_t>, int> acquiring_;
+  std::map<std::pair<std::string, std::int64_t>, int> claimed_;
   std::set<std::pair<std::string, std::string>> lost_permits_;
   std::string publish_command_ = "PUBLISH";
   std::string server_;  // config_.describe()

@@ -10,6 +10,7 @@
 // send), not a whole new lease from the refused attempt's send. Before the fix the local
 // deadline lay seconds past the server's expiry, and another client took the lock while the
 // owner believed it held it.
+#include <asio/use_future.hpp>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -97,6 +98,57 @@ TEST(RecheckFoundHold, SpinLockSettleLocalDeadlineFollowsTheHoldFound) {
   reset.wait();
   ASSERT_EQ(proxy.stats().withheld, 1);
   EXPECT_EQ(lease_bound_violation(client, server, name), "");
+}
+
+// Two acquisitions of one owner whose outcomes are both unknown, while only one of them ran on
+// the server (found by the lease property test, seed 3362 of multi: a MultiLock's walks leave
+// a member's acquisitions of one owner running side by side). Each recheck reads the owner's
+// count one above the local count; only one of them may count that hold as its own. Before
+// the fix both did: the Client counted two holds where the server had one, the first release
+// ended the lock on the server, and the owner went on believing it held it.
+TEST(RecheckFoundHold, TwoAcquisitionsOfOneOwnerNeverCountOneHoldTwice) {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  auto cfg = redisync::Config::from_url(proxy.url());
+  cfg.timeout = 300ms;
+  cfg.retry_attempts = 3;
+  cfg.retry_interval = 20ms;
+  cfg.log = [](std::string_view) {};
+  redisync::Client client(cfg);
+  client.on_lock_lost([](const redisync::LockLostEvent&) {});
+  const auto name = unique_name("recheck-twice:");
+  auto lock = client.lock(name);
+  lock.lock();  // loads the scripts: the attempts are EVALSHA from now on
+  lock.unlock();
+  const auto owner = redisync::Client::new_owner_id();
+  const auto field = lock.owner_field(owner);
+  auto count_on_server = [&] {
+    const auto r = server.command({"HGET", name, field});
+    return r.is_nil() ? std::string("none") : r.as_string();
+  };
+
+  // The first acquisition runs on the server; its reply is lost.
+  proxy.drop_reply(RequestMatch{"EVALSHA", "", name}, 1, AfterDrop::stall);
+  auto first = lock.async_try_lock(owner, 10s, 20s, asio::use_future);
+  ASSERT_TRUE(wait_until([&] { return count_on_server() == "1"; }, 5s));
+  // The second never reaches the server: held in the proxy until its connection is reset.
+  proxy.set_blackhole(redisync::test::Direction::to_server, true);
+  auto second = lock.async_try_lock(owner, 10s, 20s, asio::use_future);
+  std::this_thread::sleep_for(100ms);
+  proxy.reset_connections();
+  // Both rechecks then go out together on the next connection, before either is answered.
+  std::this_thread::sleep_for(100ms);
+  proxy.set_blackhole(redisync::test::Direction::to_server, false);
+
+  ASSERT_TRUE(first.get());
+  ASSERT_TRUE(second.get());
+  proxy.clear();
+  // Each acquisition reported is one hold on the server.
+  EXPECT_EQ(count_on_server(), "2");
+  lock.async_unlock(owner, asio::use_future).get();
+  EXPECT_EQ(count_on_server(), "1") << "the first release ended a hold the owner still counts";
+  lock.async_unlock(owner, asio::use_future).get();
+  EXPECT_EQ(count_on_server(), "none");
 }
 
 TEST(RecheckFoundHold, GrantModeLocalDeadlineFollowsTheHoldFound) {

@@ -254,15 +254,13 @@ void check_hold_count(const std::shared_ptr<ClientCore>& core, const LockKind& k
                       const std::function<void(sync::AcquireLoop::AttemptDone)>& on_acquired,
                       sync::AcquireLoop::AttemptDone cb) {
   const HoldRef ref = kind.hold_ref(*core, name, owner);
-  auto it = core->holds().find({ref.hold_key, owner});
-  const long long local = it == core->holds().end() || it->second.lost ? 0 : it->second.count;
   // Grant mode: a hold found may be a grant made to this owner and not taken yet, with the
   // releaser's short grant lease; the grant mark and the lock's expiry, read in the same
   // step, say so (sync/acquire/hold_check.h).
   const bool grant_mode = core->config().handoff == Handoff::grant;
   const auto sent = sync::Clock::now();
-  auto on_reply = [cb, on_acquired, local, grant_mode, field = ref.field, sent](
-                      std::exception_ptr error, net::Reply reply) {
+  auto on_reply = [core, cb, on_acquired, hold_id = std::make_pair(ref.hold_key, owner),
+                  grant_mode, field = ref.field, sent](std::exception_ptr error, net::Reply reply) {
     if (error) return cb(error, {});
     if (reply.is_error()) {
       return cb(std::make_exception_ptr(ServerError(
@@ -278,12 +276,26 @@ void check_hold_count(const std::shared_ptr<ClientCore>& core, const LockKind& k
     }
     sync::HoldRead read = std::move(*parsed);
     if (!grant_mode) read.mark.clear();  // no grant is ever made to a wake-mode owner
+    // The local count as the reply is read, not as the check was sent: another acquisition
+    // of this owner (a MultiLock's walks leave them side by side) may have counted the same
+    // hold meanwhile, and one hold on the server is never two here. Replies come in order on
+    // the one connection, so every acquisition that ran before this read and was answered is
+    // counted by now; one not answered yet is unsure and rechecks after this one.
+    const auto it = core->holds().find(hold_id);
+    long long local = it == core->holds().end() || it->second.lost ? 0 : it->second.count;
+    if (const auto c = core->claimed().find(hold_id); c != core->claimed().end()) {
+      local += c->second;
+    }
     const sync::AttemptResult result = sync::judge_hold(read, local, field, sent);
     if (result.acquired && on_acquired) {
       // The kind's own step (FencedLock: its token) reports; what the check found stays
-      // noted (a grant, the lease found).
-      return on_acquired([cb, grant = result.grant, found = result.found](
+      // noted (a grant, the lease found). Until then the hold is claimed, not counted.
+      ++core->claimed()[hold_id];
+      return on_acquired([core, hold_id, cb, grant = result.grant, found = result.found](
                              std::exception_ptr e, sync::AttemptResult r) {
+        if (auto c = core->claimed().find(hold_id); c != core->claimed().end()) {
+          if (--c->second <= 0) core->claimed().erase(c);
+        }
         if (!e && r.acquired) {
           r.grant = grant;
           r.found = found;
