@@ -194,8 +194,9 @@ class REDISYNC_API MultiLock {
   bool is_held_by_thread(std::int64_t owner) const;
   /// True when this process has been told that `owner`'s hold is lost: a member it took was
   /// found lost (its Client's lost-lock handler ran) and too few remain (any member; RedLock:
-  /// fewer than a majority), and it has not been released since. Asks no server, so it
-  /// answers while a server is silent; Guard<MultiLock>::lost() uses it.
+  /// fewer than a majority), and it has not been released since. A member taken again by a
+  /// later acquisition (a re-entry after the loss) stays lost for the hold that lost it.
+  /// Asks no server, so it answers while a server is silent; Guard<MultiLock>::lost() uses it.
   bool lost(std::int64_t owner) const;
   bool lost_by_current_thread() const;
 

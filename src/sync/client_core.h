@@ -73,6 +73,10 @@ struct Hold {
   /// Set when a grant (Config::handoff = grant) took it: tells the extension of that grant
   /// from a later hold's.
   std::uint64_t grant_id = 0;
+  /// Which run of holds this is: new when the first hold is taken, or the first after a loss
+  /// (ClientCore::next_hold_lineage). A composite keeps its members' lineages, so a member
+  /// lost and taken again by another acquisition is not taken for the composite's own.
+  std::uint64_t lineage = 0;
   /// Answers whether a grant extension found the hold (it set the lease), and when it was sent.
   using GrantExtensionDone = std::function<void(bool held, std::chrono::steady_clock::time_point)>;
   /// A granted hold's extension (grant_extend.lua) not sent yet: sends it with the lease
@@ -136,6 +140,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   sync::GrantRegistry& grants() { return grants_; }
   const sync::GrantRegistry& grants() const { return grants_; }
   std::uint64_t next_grant_id() { return ++grant_ids_; }
+  std::uint64_t next_hold_lineage() { return ++hold_lineages_; }
   /// Marks the hold lost and tells the user's handler.
   void report_lost(const std::string& key, std::int64_t owner, const std::string& reason);
   /// A PermitExpirableSemaphore permit (semaphore `name`, hex id) whose lease ran out before
@@ -286,6 +291,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   LoopTurns turns_;           // who runs io_ now: the I/O thread or a blocked caller
   sync::GrantRegistry grants_;  // outlives the executor (its grant channels route here)
   std::uint64_t grant_ids_ = 0;
+  std::uint64_t hold_lineages_ = 0;
   std::unique_ptr<net::Executor> executor_;
   std::unique_ptr<sync::Watchdog> watchdog_;
   std::unique_ptr<sync::ReleaseRecordSweeper> release_records_;

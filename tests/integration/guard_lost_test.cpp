@@ -104,6 +104,28 @@ TEST(GuardLost, MultiLockGuardLearnsOfALostMember) {
   EXPECT_FALSE(both.lost_by_current_thread()) << "still 'lost' after its release";
 }
 
+// A re-entry after the loss takes the members afresh: the lost outer hold stays lost (found
+// by the lease property test, seed 21085 of multi: the holder went on believing it held the
+// outer hold, and another client took the members). Before the fix the fresh member holds
+// hid the loss.
+TEST(GuardLost, MultiLockLostHoldStaysLostWhenItsMembersAreTakenAgain) {
+  RedisServer server;
+  redisync::Client client(short_watchdog(server));
+  client.on_lock_lost([](const redisync::LockLostEvent&) {});
+  auto a = client.lock(unique_name("ml-again-a:"));
+  auto b = client.fair_lock(unique_name("ml-again-b:"));
+  redisync::MultiLock both({redisync::AnyLock(a), redisync::AnyLock(b)});
+  both.lock();
+  server.command({"DEL", b.name()});
+  ASSERT_TRUE(wait_until([&] { return both.lost_by_current_thread(); }, 5s));
+  both.lock();  // a re-entry of the composite: each member is taken afresh
+  EXPECT_TRUE(both.lost_by_current_thread()) << "the outer hold's loss was forgotten";
+  EXPECT_EQ(both.release().outcome, redisync::ReleaseOutcome::still_held);  // the re-entry
+  EXPECT_TRUE(both.lost_by_current_thread()) << "the outer hold is still the lost one";
+  EXPECT_NE(both.release().outcome, redisync::ReleaseOutcome::released);
+  EXPECT_FALSE(both.lost_by_current_thread()) << "still 'lost' after its release";
+}
+
 // RedLock holds on a majority: one member lost of three is not the lock lost; two are.
 TEST(GuardLost, RedLockIsLostOnlyWhenLessThanAMajorityRemains) {
   RedisServer s1, s2, s3;

@@ -81,16 +81,32 @@ std::exception_ptr outcome_error(ReleaseOutcome outcome, const std::string& what
   return nullptr;
 }
 
+namespace {
+
+// Reads the hold table from any thread. On the I/O thread (an async holder's completion or
+// coroutine, the lost-lock handler) in place: a blocking call would wait for itself.
+template <class T, class Look>
+T read_holds(const std::shared_ptr<ClientCore>& core, Look look) {
+  if (core->on_io_thread()) return look();
+  return core->call<T>([&](auto done) { done(nullptr, look()); });
+}
+
+}  // namespace
+
 bool known_lost(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
                 std::int64_t owner) {
-  auto look = [&] {
+  return read_holds<bool>(core, [&] {
     auto it = core->holds().find({hold_key, owner});
     return it != core->holds().end() && it->second.lost;
-  };
-  // On the I/O thread (an async holder's completion or coroutine, the lost-lock handler) the
-  // table is read in place: a blocking call would wait for itself.
-  if (core->on_io_thread()) return look();
-  return core->call<bool>([&](auto done) { done(nullptr, look()); });
+  });
+}
+
+std::uint64_t hold_lineage(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
+                           std::int64_t owner) {
+  return read_holds<std::uint64_t>(core, [&]() -> std::uint64_t {
+    auto it = core->holds().find({hold_key, owner});
+    return it == core->holds().end() || it->second.lost ? 0 : it->second.lineage;
+  });
 }
 
 net::Reply query(const std::shared_ptr<ClientCore>& core, std::vector<std::string> args,
@@ -377,6 +393,7 @@ void run_acquire(const std::shared_ptr<ClientCore>& core, const KindPtr& kind,
             const HoldRef ref = kind->hold_ref(*core, name, owner);
             auto& hold = core->holds()[{ref.hold_key, owner}];
             if (hold.lost) hold = Hold{};  // a new hold after a lost one starts afresh
+            if (hold.count == 0) hold.lineage = core->next_hold_lineage();
             ++hold.count;
             hold.lease = effective;
             hold.watchdog = hold.watchdog || watchdog;

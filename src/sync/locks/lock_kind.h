@@ -197,6 +197,10 @@ std::exception_ptr reply_error(std::exception_ptr error, const net::Reply& reply
 /// thread it reads the table in place, elsewhere it waits for the I/O thread to read it.
 bool known_lost(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
                 std::int64_t owner);
+/// The lineage of the hold (hold_key, owner) now (Hold::lineage); 0 when there is none, or it
+/// is known lost. Any thread, as known_lost.
+std::uint64_t hold_lineage(const std::shared_ptr<ClientCore>& core, const std::string& hold_key,
+                           std::int64_t owner);
 
 /// Runs one command from a user thread and returns its reply (error replies thrown as
 /// ServerError naming `what`). Blocks; not on the I/O thread.

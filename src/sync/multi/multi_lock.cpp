@@ -283,16 +283,18 @@ bool MultiLock::is_held_by_current_thread() const {
 
 bool MultiLock::lost(std::int64_t owner) const {
   check_open(*state_);
-  std::vector<std::size_t> taken;
+  detail::MultiLockState::Held taken;
   {
     std::lock_guard g(state_->mutex);
     auto it = state_->holds.find(owner);
     if (it == state_->holds.end() || it->second.empty()) return false;
     taken = it->second.front();  // the outermost acquisition's members (re-entries: the same)
   }
+  // A member is sound while the owner's hold of it is the one the acquisition joined: one
+  // lost and taken afresh by a later acquisition (or released) is not.
   std::size_t sound = 0;
-  for (std::size_t k : taken) {
-    if (!state_->members[k]->known_lost(owner)) ++sound;
+  for (std::size_t j = 0; j < taken.members.size(); ++j) {
+    if (state_->members[taken.members[j]]->lineage(owner) == taken.lineages[j]) ++sound;
   }
   return sound < state_->required();
 }

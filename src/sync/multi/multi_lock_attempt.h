@@ -36,8 +36,14 @@ struct MultiLockState {
   MultiLockPolicy policy;
 
   std::mutex mutex;  // guards what follows
-  /// Per owner, the members each of its (reentrant) acquisitions took, newest last.
-  std::map<std::int64_t, std::vector<std::vector<std::size_t>>> holds;
+  /// One (reentrant) acquisition of the composite: the members it took, and the lineage of
+  /// each member's hold it joined (MultiLockMember::lineage), in the same order.
+  struct Held {
+    std::vector<std::size_t> members;
+    std::vector<std::uint64_t> lineages;
+  };
+  /// Per owner, its acquisitions, newest last.
+  std::map<std::int64_t, std::vector<Held>> holds;
   /// Per owner holding it, when its first (outermost) hold was taken: the hold time.
   std::map<std::int64_t, std::chrono::steady_clock::time_point> held_since;
   AttemptReport last;

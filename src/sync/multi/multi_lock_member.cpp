@@ -33,9 +33,14 @@ class KindMember final : public MultiLockMember {
   std::string describe() const override { return kind_->describe(*core(), name()); }
   std::string noun() const override { return kind_->noun(); }
 
-  void acquire(std::int64_t owner, Duration lease, Duration wait, AcquireDone done,
+  void acquire(std::int64_t owner, Duration lease, Duration wait, AcquiredDone done,
                std::shared_ptr<CancelSignal> cancel) const override {
-    run_acquire(core(), kind_, name(), owner, lease, wait, std::move(done), nullptr,
+    // run_acquire completes on the I/O thread right after it counted the hold.
+    auto told = [core = core(), key = hold_key(), owner, done = std::move(done)](
+                    std::exception_ptr error, bool acquired) {
+      done(error, acquired, acquired ? hold_lineage(core, key, owner) : 0);
+    };
+    run_acquire(core(), kind_, name(), owner, lease, wait, std::move(told), nullptr,
                 std::move(cancel));
   }
   void release(std::int64_t owner, ReleaseDone done) const override {
@@ -214,8 +219,8 @@ void MultiLockMember::run_raw_release_io(std::int64_t owner) const {
   });
 }
 
-bool MultiLockMember::known_lost(std::int64_t owner) const {
-  return detail::known_lost(core_, hold_key(), owner);
+std::uint64_t MultiLockMember::lineage(std::int64_t owner) const {
+  return hold_lineage(core_, hold_key(), owner);
 }
 
 void MultiLockMember::is_held(std::int64_t owner, AcquireDone on_done) const {

@@ -27,6 +27,10 @@ struct Hold;
 class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
  public:
   using AcquireDone = std::function<void(std::exception_ptr, bool acquired)>;
+  /// An acquisition's outcome; when acquired, the lineage of the owner's hold it joined
+  /// (Hold::lineage), read on the member's I/O thread as the hold was counted.
+  using AcquiredDone =
+      std::function<void(std::exception_ptr, bool acquired, std::uint64_t lineage)>;
   using ReleaseDone = std::function<void(ReleaseOutcome, std::exception_ptr)>;
   using ReplyDone = std::function<void(std::exception_ptr, net::Reply)>;
 
@@ -44,7 +48,7 @@ class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
   /// The kind's acquire flow (lease <= 0: watchdog; wait 0: one attempt). `cancel` (may be
   /// nullptr): a cancellation requested on it makes the kind's waiting loop give up with
   /// CancelledError, as for the kind's own async acquires (run_acquire).
-  virtual void acquire(std::int64_t owner, Duration lease, Duration wait, AcquireDone done,
+  virtual void acquire(std::int64_t owner, Duration lease, Duration wait, AcquiredDone done,
                        std::shared_ptr<CancelSignal> cancel) const = 0;
   /// The kind's release flow (one hold, with bookkeeping).
   virtual void release(std::int64_t owner, ReleaseDone done) const = 0;
@@ -68,9 +72,11 @@ class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
   void undo_possible_hold(std::int64_t owner) const;
   /// Posts to the I/O thread: does `owner` hold it (HEXISTS of its field)?
   void is_held(std::int64_t owner, AcquireDone done) const;
-  /// True when this process was told that `owner`'s hold of this member was lost (its
-  /// Client's lost-lock handler ran) and it was not released since. Asks no server; any thread.
-  bool known_lost(std::int64_t owner) const;
+  /// The lineage of `owner`'s hold of this member now (Hold::lineage): 0 when it holds none,
+  /// or this process was told it was lost (its Client's lost-lock handler ran). A composite
+  /// hold whose member's lineage changed lost that member, even when a later acquisition took
+  /// it again. Asks no server; any thread.
+  std::uint64_t lineage(std::int64_t owner) const;
 
  protected:
   /// The key of this owner's hold in ClientCore::holds() and its hash field (pure).

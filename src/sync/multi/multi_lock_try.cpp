@@ -122,8 +122,11 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
     // Each of these posts to the member's I/O thread: no callback runs under our mutex.
     member->acquire(
         owner_, member_lease_, member_wait,
-        [self, gen, i](std::exception_ptr e, bool acquired) {
-          self->locked([&] { self->on_acquire(gen, i, e, acquired); });
+        [self, gen, i](std::exception_ptr e, bool acquired, std::uint64_t lineage) {
+          self->locked([&] {
+            if (acquired) self->lineages_[i] = lineage;
+            self->on_acquire(gen, i, e, acquired);
+          });
         },
         step_.cancel);
     member->probe([self, gen](std::exception_ptr e, net::Reply reply) {
@@ -410,7 +413,9 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
       if (acquired) {
         auto& holds = state_->holds[owner_];
         if (holds.empty()) state_->held_since[owner_] = Clock::now();
-        holds.push_back(acquired_);
+        MultiLockState::Held held{acquired_, {}};
+        for (std::size_t i : acquired_) held.lineages.push_back(lineages_[i]);
+        holds.push_back(std::move(held));
       }
     }
     after_ = [done = std::move(done_), error, report = std::move(report)] { done(error, report); };
@@ -433,6 +438,8 @@ class Attempt : public std::enable_shared_from_this<Attempt> {
   std::size_t index_ = 0;
   int failures_left_ = 0;
   std::vector<std::size_t> acquired_;
+  /// Per member, the lineage of the owner's hold its latest acquisition joined.
+  std::map<std::size_t, std::uint64_t> lineages_;
   std::vector<MemberReport> reports_;
   Step step_;
   std::uint64_t gen_ = 0;

@@ -90,7 +90,7 @@ void start_multi_unlock(const std::shared_ptr<MultiLockState>& state, std::int64
     std::lock_guard lock(state->mutex);
     auto it = state->holds.find(owner);
     if (it != state->holds.end() && !it->second.empty()) {
-      subset = std::move(it->second.back());
+      subset = std::move(it->second.back().members);
       it->second.pop_back();
       if (it->second.empty()) {
         state->holds.erase(it);
