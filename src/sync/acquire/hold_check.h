@@ -23,10 +23,15 @@ struct HoldRead {
 /// Acquired when the count is one more than the owner's local count `local` (only the owner
 /// changes its own field). A grant when, besides, the mark names `field` and N expires: its
 /// lease is what is left of N's, counted from `read_sent` (the step's send time: the server
-/// read it later, so the local deadline comes no later than the server's expiry). Whenever
-/// acquired and N expires, `found` says the same of the hold found, grant or not: it may be
-/// an earlier acquisition's, whose lease is what N has left.
+/// read it later, so the local deadline comes no later than the server's expiry). But a mark
+/// naming `field` with another grant id than `own_grant` (this acquisition's; "" for none)
+/// while `another_waits` (another acquisition of the owner is listed for grants on this
+/// lock: a MultiLock's walks leave them side by side) is that one's grant, not taken yet:
+/// the hold is its to take, never this one's. Whenever acquired and N expires, `found` says
+/// the same of the hold found, grant or not: it may be an earlier acquisition's, whose lease
+/// is what N has left.
 AttemptResult judge_hold(const HoldRead& read, long long local, const std::string& field,
+                         const std::string& own_grant, bool another_waits,
                          Clock::time_point read_sent);
 
 }  // namespace redisync::sync

@@ -60,6 +60,9 @@ class FairLockSteps final : public HoldCountSteps {
   /// it is left behind once try_lock_for() returns.
   void finish(std::exception_ptr error, const sync::AcquireOutcome& outcome, LoopDone done);
 
+ protected:
+  const sync::GrantLink* grant_link() const override { return how_.link.get(); }
+
  private:
   // Wait allowance A (§4.1): the configured one for every redisync waiter, whatever its wait
   // (Redisson takes the caller's wait when there is one). redisync waiters refresh their

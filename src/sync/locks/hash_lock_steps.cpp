@@ -157,6 +157,9 @@ class GrantLockSteps final : public HashLockSteps {
     return sync::AttemptResult{false, link_->cap_wait(code)};
   }
 
+ protected:
+  const sync::GrantLink* grant_link() const override { return link_.get(); }
+
  private:
   const lua::Script* script_;  // lock_grant_acquire.lua behind the publish guard
   std::optional<sync::Clock::time_point> deadline_;

@@ -18,7 +18,7 @@ void HoldCountSteps::attempt(Done done) {
 }
 
 void HoldCountSteps::recheck(Done done) {
-  check_hold_count(core_, *kind_, name_, owner_, found_step(),
+  check_hold_count(core_, *kind_, name_, owner_, grant_link(), found_step(),
                    [self = shared_from_this(), done](std::exception_ptr error,
                                                      sync::AttemptResult result) mutable {
                      if (!error && result.acquired) return done(nullptr, result);
@@ -27,7 +27,7 @@ void HoldCountSteps::recheck(Done done) {
 }
 
 void HoldCountSteps::settle(Done done) {
-  check_hold_count(core_, *kind_, name_, owner_, found_step(), std::move(done));
+  check_hold_count(core_, *kind_, name_, owner_, grant_link(), found_step(), std::move(done));
 }
 
 void HoldCountSteps::undo(std::function<void()> then) {

@@ -58,6 +58,8 @@ class HoldCountSteps : public sync::AcquireSteps,
   /// Run after a recheck or settle step found the hold, before it is reported (FencedLock:
   /// reads the token); nullptr for none.
   virtual std::function<void(Done)> found_step() { return nullptr; }
+  /// This acquisition's grant link (grant mode, registering for grants); nullptr for none.
+  virtual const sync::GrantLink* grant_link() const { return nullptr; }
   /// The owner's field in the lock's hash (without the kind's suffix).
   std::string field() const { return core_->owner_field(owner_); }
 

@@ -266,7 +266,7 @@ std::optional<sync::HoldRead> read_hold_grant_check(const net::Reply& reply) {
 }  // namespace
 
 void check_hold_count(const std::shared_ptr<ClientCore>& core, const LockKind& kind,
-                      const std::string& name, std::int64_t owner,
+                      const std::string& name, std::int64_t owner, const sync::GrantLink* own_grant,
                       const std::function<void(sync::AcquireLoop::AttemptDone)>& on_acquired,
                       sync::AcquireLoop::AttemptDone cb) {
   const HoldRef ref = kind.hold_ref(*core, name, owner);
@@ -274,9 +274,14 @@ void check_hold_count(const std::shared_ptr<ClientCore>& core, const LockKind& k
   // releaser's short grant lease; the grant mark and the lock's expiry, read in the same
   // step, say so (sync/acquire/hold_check.h).
   const bool grant_mode = core->config().handoff == Handoff::grant;
+  std::string grant_id = own_grant ? own_grant->id : std::string();
+  // Only one acquisition of an owner on a lock is listed for grants (GrantRegistry::add).
+  const bool another_waits = grant_mode && !(own_grant && own_grant->listed) &&
+                             core->grants().waiting(sync::grant_channel(name, core->id()), ref.field);
   const auto sent = sync::Clock::now();
   auto on_reply = [core, cb, on_acquired, hold_id = std::make_pair(ref.hold_key, owner),
-                  grant_mode, field = ref.field, sent](std::exception_ptr error, net::Reply reply) {
+                  grant_mode, field = ref.field, grant_id = std::move(grant_id), another_waits,
+                  sent](std::exception_ptr error, net::Reply reply) {
     if (error) return cb(error, {});
     if (reply.is_error()) {
       return cb(std::make_exception_ptr(ServerError(
@@ -302,7 +307,8 @@ void check_hold_count(const std::shared_ptr<ClientCore>& core, const LockKind& k
     if (const auto c = core->claimed().find(hold_id); c != core->claimed().end()) {
       local += c->second;
     }
-    const sync::AttemptResult result = sync::judge_hold(read, local, field, sent);
+    const sync::AttemptResult result =
+        sync::judge_hold(read, local, field, grant_id, another_waits, sent);
     if (result.acquired && on_acquired) {
       // The kind's own step (FencedLock: its token) reports; what the check found stays
       // noted (a grant, the lease found). Until then the hold is claimed, not counted.

@@ -275,10 +275,13 @@ void undo_acquire(const std::shared_ptr<ClientCore>& core, const LockKind& kind,
 /// cannot be asked. In grant mode it reads the grant mark and the lock's PTTL in the same step
 /// (hold_grant_check.lua): a hold the mark names for the owner is a grant not taken yet,
 /// reported as such (AttemptResult::grant, sync/acquire/hold_check.h), and the acquisition
-/// completes as a grant. `on_acquired` (optional) runs before an acquisition found is reported
-/// (FencedLock: reads the token), and reports through its callback.
+/// completes as a grant; a hold the mark names for another acquisition of the owner that is
+/// waiting for it (another grant id than `own_grant`'s, this acquisition's link, or nullptr)
+/// is not this one's. `on_acquired`
+/// (optional) runs before an acquisition found is reported (FencedLock: reads the token), and
+/// reports through its callback.
 void check_hold_count(const std::shared_ptr<ClientCore>& core, const LockKind& kind,
-                      const std::string& name, std::int64_t owner,
+                      const std::string& name, std::int64_t owner, const sync::GrantLink* own_grant,
                       const std::function<void(sync::AcquireLoop::AttemptDone)>& on_acquired,
                       sync::AcquireLoop::AttemptDone cb);
 /// The pub/sub waiting loop of docs/wire-format.md §13 for the acquisition `start` (its

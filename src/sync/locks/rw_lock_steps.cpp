@@ -151,6 +151,9 @@ class WriteLockSteps final : public RwLockSteps {
     return guard_ ? guard_->parse(result) : result;
   }
 
+ protected:
+  const sync::GrantLink* grant_link() const override { return link_.get(); }
+
  private:
   static const lua::Script& link_script(bool grant) {
     return grant ? lua::rwlock_write_grant_acquire : lua::rwlock_write_acquire;
