@@ -136,6 +136,12 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
     net::assert_io_thread(io_);
     return claimed_;
   }
+  /// Holds with a composite's undo of a possible hold under way (MultiLockMember): one at a
+  /// time, so two undos never both take the one extra hold they read.
+  std::set<std::pair<std::string, std::int64_t>>& undoing() {
+    net::assert_io_thread(io_);
+    return undoing_;
+  }
   /// The grant-capable acquisitions waiting now (sync/acquire/grant.h).
   sync::GrantRegistry& grants() { return grants_; }
   const sync::GrantRegistry& grants() const { return grants_; }
@@ -298,6 +304,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::map<std::pair<std::string, std::int64_t>, Hold> holds_;
   std::map<std::pair<std::string, std::int64_t>, int> acquiring_;
   std::map<std::pair<std::string, std::int64_t>, int> claimed_;
+  std::set<std::pair<std::string, std::int64_t>> undoing_;
   std::set<std::pair<std::string, std::string>> lost_permits_;
   std::string publish_command_ = "PUBLISH";
   std::string server_;  // config_.describe()

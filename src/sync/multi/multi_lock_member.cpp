@@ -181,17 +181,26 @@ void MultiLockMember::undo_when_settled(std::int64_t owner, int deferrals) const
   // have run on the server without being counted here yet: the server's count would then be
   // one above ours because of it, and the undo would take the hold that acquisition is about
   // to report (the walk then succeeds on a member that is gone). Decide once none is.
-  if (acquiring(owner)) return defer_undo(owner, deferrals);
-  if (local_count(owner) == 0) return run_raw_release_io(owner);
+  // And one undo of this hold at a time (ClientCore::undoing): two that read the same extra
+  // hold would both release it, the second a hold the owner counts.
+  std::pair<std::string, std::int64_t> id{hold_key(), owner};
+  if (acquiring(owner) || core_->undoing().contains(id)) return defer_undo(owner, deferrals);
+  core_->undoing().insert(id);
   auto self = shared_from_this();
+  auto done = [self, id] { self->core_->undoing().erase(id); };
+  if (local_count(owner) == 0) return run_raw_release_io(owner, std::move(done));
   core_->executor().execute(
       {"HGET", name_, field(owner)},
-      [self, owner, deferrals](std::exception_ptr error, net::Reply reply) {
-        if (self->acquiring(owner)) return self->defer_undo(owner, deferrals);
+      [self, owner, deferrals, done](std::exception_ptr error, net::Reply reply) {
+        if (self->acquiring(owner)) {
+          done();
+          return self->defer_undo(owner, deferrals);
+        }
         long long count = -1;
         if (!error && reply.is_string() && !net::parse_decimal(reply.str, count)) count = -1;
         // Counted now, not when asked: an acquisition that completed meanwhile is in both.
-        if (count == self->local_count(owner) + 1) self->run_raw_release_io(owner);
+        if (count == self->local_count(owner) + 1) return self->run_raw_release_io(owner, done);
+        done();
       },
       net::Retry::always);
 }
@@ -206,17 +215,20 @@ void MultiLockMember::defer_undo(std::int64_t owner, int deferrals) const {
   });
 }
 
-void MultiLockMember::run_raw_release_io(std::int64_t owner) const {
+void MultiLockMember::run_raw_release_io(std::int64_t owner, std::function<void()> then) const {
   auto core = core_;
   const std::string record = release_record_key(name_);
   auto it = core->holds().find({hold_key(), owner});
   const Duration lease = it != core->holds().end() && it->second.lease.count() > 0
                              ? it->second.lease
                              : core->config().lock_watchdog_timeout;
-  raw_release_io(owner, lease, record, [core, record](std::exception_ptr error, net::Reply) {
-    // Deleted in a batch once the release completed, as every release's record (§1.8).
-    if (!error) core->release_records().add(record);
-  });
+  raw_release_io(owner, lease, record,
+                 [core, record, then = std::move(then)](std::exception_ptr error, net::Reply) {
+                   // Deleted in a batch once the release completed, as every release's record
+                   // (§1.8).
+                   if (!error) core->release_records().add(record);
+                   then();
+                 });
 }
 
 std::uint64_t MultiLockMember::lineage(std::int64_t owner) const {

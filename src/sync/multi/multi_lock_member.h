@@ -67,8 +67,8 @@ class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
   /// that one hold if it is there, never one the owner had before: when the owner held
   /// nothing here a plain release step runs; otherwise only if the server's hold count is one
   /// more than ours. Decided when no acquisition of `owner` here is under way (its increment
-  /// may be on the server and not counted yet). Best effort (the lease bounds what it cannot
-  /// undo).
+  /// may be on the server and not counted yet), and no other undo of the hold is. Best effort
+  /// (the lease bounds what it cannot undo).
   void undo_possible_hold(std::int64_t owner) const;
   /// Posts to the I/O thread: does `owner` hold it (HEXISTS of its field)?
   void is_held(std::int64_t owner, AcquireDone done) const;
@@ -89,7 +89,8 @@ class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
                               ReplyDone done) const = 0;
 
  private:
-  void run_raw_release_io(std::int64_t owner) const;
+  /// I/O thread: the raw release step for `owner`, then `then` (answered or failed).
+  void run_raw_release_io(std::int64_t owner, std::function<void()> then) const;
   /// I/O thread: undo_possible_hold's decision, once no acquisition of `owner` here is under
   /// way (else deferred: defer_undo).
   void undo_when_settled(std::int64_t owner, int deferrals) const;
