@@ -38,15 +38,23 @@ using redisync::test::grant::field_of;
 
 namespace {
 
+// A Client behind `proxy` with a short reply timeout: a held-back request fails soon, and its
+// acquisition rechecks `retries` times, `interval` apart. Lost-lock notices are not printed.
+redisync::Config proxied(const FaultProxy& proxy, int retries,
+                         std::chrono::milliseconds interval) {
+  auto cfg = redisync::Config::from_url(proxy.url());
+  cfg.timeout = 300ms;
+  cfg.retry_attempts = retries;
+  cfg.retry_interval = interval;
+  cfg.log = [](std::string_view) {};
+  return cfg;
+}
+
 void found_hold_keeps_its_own_lease(redisync::Handoff mode) {
   RedisServer server;
   FaultProxy proxy(server.port());
-  auto cfg = redisync::Config::from_url(proxy.url());
+  auto cfg = proxied(proxy, 2, 20ms);
   cfg.handoff = mode;
-  cfg.timeout = 300ms;
-  cfg.retry_attempts = 2;
-  cfg.retry_interval = 20ms;
-  cfg.log = [](std::string_view) {};
   redisync::Client client(cfg);
   client.on_lock_lost([](const redisync::LockLostEvent&) {});
   const auto name = unique_name("recheck-found:");
@@ -74,12 +82,7 @@ void found_hold_keeps_its_own_lease(redisync::Handoff mode) {
 TEST(RecheckFoundHold, SpinLockSettleLocalDeadlineFollowsTheHoldFound) {
   RedisServer server;
   FaultProxy proxy(server.port());
-  auto cfg = redisync::Config::from_url(proxy.url());
-  cfg.timeout = 300ms;
-  cfg.retry_attempts = 6;
-  cfg.retry_interval = 50ms;
-  cfg.log = [](std::string_view) {};
-  redisync::Client client(cfg);
+  redisync::Client client(proxied(proxy, 6, 50ms));
   client.on_lock_lost([](const redisync::LockLostEvent&) {});
   const auto name = unique_name("recheck-found-spin:");
   auto lock = client.spin_lock(name);
@@ -109,12 +112,7 @@ TEST(RecheckFoundHold, SpinLockSettleLocalDeadlineFollowsTheHoldFound) {
 TEST(RecheckFoundHold, TwoAcquisitionsOfOneOwnerNeverCountOneHoldTwice) {
   RedisServer server;
   FaultProxy proxy(server.port());
-  auto cfg = redisync::Config::from_url(proxy.url());
-  cfg.timeout = 300ms;
-  cfg.retry_attempts = 3;
-  cfg.retry_interval = 20ms;
-  cfg.log = [](std::string_view) {};
-  redisync::Client client(cfg);
+  redisync::Client client(proxied(proxy, 3, 20ms));
   client.on_lock_lost([](const redisync::LockLostEvent&) {});
   const auto name = unique_name("recheck-twice:");
   auto lock = client.lock(name);
