@@ -40,8 +40,11 @@ class KindMember final : public MultiLockMember {
                     std::exception_ptr error, bool acquired) {
       done(error, acquired, acquired ? hold_lineage(core, key, owner) : 0);
     };
-    run_acquire(core(), kind_, name(), owner, lease, wait, std::move(told), nullptr,
-                std::move(cancel));
+    after_undo(owner, [core = core(), kind = kind_, name = name(), owner, lease, wait,
+                       told = std::move(told), cancel = std::move(cancel)]() mutable {
+      run_acquire(core, kind, name, owner, lease, wait, std::move(told), nullptr,
+                  std::move(cancel));
+    });
   }
   void release(std::int64_t owner, ReleaseDone done) const override {
     run_release(core(), kind_, name(), owner, std::move(done));
@@ -203,6 +206,24 @@ void MultiLockMember::undo_when_settled(std::int64_t owner, int deferrals) const
         done();
       },
       net::Retry::always);
+}
+
+void MultiLockMember::after_undo(std::int64_t owner, std::function<void()> start) const {
+  asio::post(core_->io(), [self = shared_from_this(), owner, start = std::move(start)]() mutable {
+    self->start_after_undo(owner, std::move(start), 0);
+  });
+}
+
+void MultiLockMember::start_after_undo(std::int64_t owner, std::function<void()> start,
+                                       int waits) const {
+  // Every 10 ms while an undo's release of this hold is unanswered, for at most a minute (the
+  // release's own retries end far sooner).
+  constexpr int kMaxWaits = 6000;
+  if (waits >= kMaxWaits || !core_->undoing().contains({hold_key(), owner})) return start();
+  TimerSlot::arm(core_->io(), Duration{10},
+                 [self = shared_from_this(), owner, start = std::move(start), waits]() mutable {
+                   self->start_after_undo(owner, std::move(start), waits + 1);
+                 });
 }
 
 void MultiLockMember::defer_undo(std::int64_t owner, int deferrals) const {

@@ -79,6 +79,12 @@ class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
   std::uint64_t lineage(std::int64_t owner) const;
 
  protected:
+  /// Runs `start` (a member acquisition of `owner`) on the I/O thread once no undo of this
+  /// hold is under way: an undo's release whose answer is outstanding may still run on the
+  /// server after the acquisition, and would end the hold it took (the server's count cannot
+  /// tell the two apart). Once answered, every late copy of that release finds its record
+  /// and does nothing (docs/wire-format.md §1.8).
+  void after_undo(std::int64_t owner, std::function<void()> start) const;
   /// The key of this owner's hold in ClientCore::holds() and its hash field (pure).
   virtual std::string hold_key() const = 0;
   virtual std::string field(std::int64_t owner) const = 0;
@@ -89,6 +95,7 @@ class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
                               ReplyDone done) const = 0;
 
  private:
+  void start_after_undo(std::int64_t owner, std::function<void()> start, int waits) const;
   /// I/O thread: the raw release step for `owner`, then `then` (answered or failed).
   void run_raw_release_io(std::int64_t owner, std::function<void()> then) const;
   /// I/O thread: undo_possible_hold's decision, once no acquisition of `owner` here is under
