@@ -7,8 +7,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
-#include <limits>
 #include <optional>
 #include <string>
 
@@ -63,26 +61,14 @@ inline std::string lease_bound_violation(const Client& client, RedisServer& serv
 
 /// The same for one of several locks `client` holds (a composite's member): its deadline
 /// for `key`'s holds alone, read from the Client's watchdog on its I/O thread (internals, not
-/// the API). Not while every hold of `key` here is the owner's last one with its release in
-/// flight (Hold::releasing): a release ends the key on the server before its reply comes, and
-/// no caller holds what it releases (a composite's walk releasing a member whose acquisition
-/// answered too late, while the caller's earlier hold of it was lost and told).
+/// the API).
 inline std::string key_lease_bound_violation(const Client& client, RedisServer& server,
                                              const std::string& key) {
-  using Deadline = std::optional<std::chrono::steady_clock::time_point>;
   const auto& core = client.core();
   return deadline_past_expiry(
       [&] {
-        return core->call<Deadline>([&](auto done) {
-          const auto& holds = core->holds();
-          bool released = false;
-          for (auto it = holds.lower_bound({key, std::numeric_limits<std::int64_t>::min()});
-               it != holds.end() && it->first.first == key; ++it) {
-            if (!it->second.releasing) return done(nullptr, core->watchdog().next_deadline_of(key));
-            released = true;
-          }
-          done(nullptr, released ? Deadline{} : core->watchdog().next_deadline_of(key));
-        });
+        return core->call<std::optional<std::chrono::steady_clock::time_point>>(
+            [&](auto done) { done(nullptr, core->watchdog().next_deadline_of(key)); });
       },
       server, key);
 }
