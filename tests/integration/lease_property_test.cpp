@@ -559,13 +559,16 @@ class Schedule {
 
   /// The lease bound for one Client: a single lock's against its key; a composite's member by
   /// member, each against the Client's deadline for that member's holds alone, while a call
-  /// reported the composite held (`holds`). Members a walk takes are the composite's own
-  /// until it succeeds: a walk under way, or one that failed and is releasing what it took
-  /// (a release whose reply is lost keeps its registration until its deadline), holds nothing
-  /// a caller was told of, and the other side may hold those keys meanwhile.
-  std::string lease_bound(const Client& client, int holds) {
+  /// reported the composite held (`holds`) and it was not told that hold was lost
+  /// (Subject::lost). Members a walk takes are the composite's own until it succeeds: a walk
+  /// under way, or one that failed and is releasing what it took (a release whose reply is
+  /// lost keeps its registration until its deadline), holds nothing a caller was told of, and
+  /// the other side may hold those keys meanwhile; so are a late acquisition's holds that the
+  /// composite releases after the hold it reported was lost.
+  std::string lease_bound(const Client& client, int holds, const Subject& lock,
+                          std::int64_t owner) {
     if (kind_.members == 0) return lease_bound_violation(client, server_, name_);
-    if (holds == 0) return "";
+    if (holds == 0 || lock.lost(owner)) return "";
     for (const auto& key : keys_) {
       if (auto v = key_lease_bound_violation(client, server_, key); !v.empty()) return v;
     }
@@ -575,8 +578,12 @@ class Schedule {
   /// The property, now.
   std::string check() {
     poll();
-    if (auto v = lease_bound(*a_client_, a_holds_); !v.empty()) return "A: " + v;
-    if (auto v = lease_bound(*b_client_, b_holds_); !v.empty()) return "B: " + v;
+    if (auto v = lease_bound(*a_client_, a_holds_, *a_lock_, actor_.owner()); !v.empty()) {
+      return "A: " + v;
+    }
+    if (auto v = lease_bound(*b_client_, b_holds_, *b_lock_, b_owner_); !v.empty()) {
+      return "B: " + v;
+    }
     // B's lock is exclusive (a lock, or the write side): A and B never hold it both.
     if (a_holds_ > 0 && b_holds_ > 0 && believes(*a_client_, *a_lock_, actor_.owner()) &&
         believes(*b_client_, *b_lock_, b_owner_)) {
