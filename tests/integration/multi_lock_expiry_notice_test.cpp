@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -78,4 +79,29 @@ TEST_F(MultiLockExpiryNotice, ALeaseSetAlsoEndsTheOwnersEarlierFixedHoldOfTheMem
   EXPECT_EQ(redisync::test::lease_bound_violation(client, server, name), "");
   ASSERT_TRUE(wait_until([&] { return server.command({"EXISTS", name}).as_integer() == 0; }, 5s));
   EXPECT_TRUE(notices.wait_for(1, 2000ms)) << "the holder was not told when its lease ended";
+}
+
+// The walk's early member hold ends while the walk waits for the next member, and another
+// client takes that member; the walk then succeeds and sets its lease on every member it took.
+// A plain PEXPIRE there cut the other client's hold (lease property, multi seed 55526: B's
+// member ended 700 ms before B's deadline). The lease is set only under the owner's field.
+TEST(MultiLockLeaseSet, NeverCutsAnotherClientsHoldOfAMemberTheWalkNoLongerHolds) {
+  RedisServer server;
+  redisync::Client client{config_for(server)}, other{config_for(server)};
+  client.on_lock_lost([](const redisync::LockLostEvent&) {});
+  const std::string first = unique_name("ml-first:"), second = unique_name("ml-second:");
+  auto blocker = other.lock(second);
+  blocker.lock(1500ms);  // the walk waits for the second member until this ends
+  redisync::MultiLock both{{redisync::AnyLock(client.lock(first)),
+                            redisync::AnyLock(client.lock(second))}};
+  auto walk = std::async(std::launch::async, [&] { return both.try_lock_for(5000ms, 400ms); });
+  ASSERT_TRUE(wait_until([&] { return server.command({"EXISTS", first}).as_integer() == 1; }, 5s));
+  server.command({"DEL", first});  // the walk's hold of the first member ends (an expiry)
+  auto taker = other.lock(first);
+  taker.lock(20s);                 // and another client takes it
+  walk.wait();                     // the walk ends once the blocker's 1.5 s are over
+  const long long ttl = server.command({"PTTL", first}).as_integer();
+  EXPECT_GT(ttl, 10'000) << "the walk's lease set cut the other client's 20 s lease to " << ttl
+                         << " ms";
+  taker.unlock();
 }

@@ -116,7 +116,7 @@ void MultiLockMember::set_expiry(std::int64_t owner, Duration lease,
   const sync::RenewalKey renewal = renewal_key(owner);
   core->post_start(
       std::move(on_done), [](auto& late) { late(false); },
-      [core, name = name_, key, renewal, owner, lease](auto done) {
+      [core, name = name_, key, field = field(owner), renewal, owner, lease](auto done) {
         auto it = core->holds().find({key, owner});
         // A member taken by a grant whose extension is still to be sent: the extension sets
         // this lease instead of the hold's walking lease (and ends the grant), so nothing
@@ -156,12 +156,11 @@ void MultiLockMember::set_expiry(std::int64_t owner, Duration lease,
           }
           done(ok);
         };
-        const std::string ms = std::to_string(lease.count());
-        if (watchdog_kept) {
-          return core->executor().eval(lua::multi_lock_member_expiry, {name}, {ms},
-                                       std::move(answered), net::Retry::always);
-        }
-        core->executor().execute({"PEXPIRE", name, ms}, std::move(answered), net::Retry::always);
+        // Never a plain PEXPIRE: by now the walk's hold may have expired and the key be
+        // another owner's (multi_lock_member_expiry.lua sets it only under our field).
+        core->executor().eval(lua::multi_lock_member_expiry, {name},
+                              {std::to_string(lease.count()), field, watchdog_kept ? "1" : "0"},
+                              std::move(answered), net::Retry::always);
       });
 }
 
