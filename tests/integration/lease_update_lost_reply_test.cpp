@@ -87,6 +87,12 @@ class LeaseUpdateLostReply : public ::testing::Test {
                      1, AfterDrop::reset);
   }
 
+  // A composite's lease set on its members (multi_lock_member_expiry.lua), matched by its SHA.
+  static redisync::test::RequestMatch member_lease_set() {
+    return {.command = "EVALSHA",
+            .first_arg = redisync::net::Executor::sha1_of(redisync::lua::multi_lock_member_expiry)};
+  }
+
   RedisServer server;
   FaultProxy proxy{server.port()};
   LostNotices notices;  // declared first: it outlives the Client whose handler it is
@@ -174,8 +180,9 @@ TEST_F(LeaseUpdateLostReply, LengthenedPermitLeaseKeepsTheOldDeadlineUntilConfir
 TEST_F(LeaseUpdateLostReply, MultiLockLeaseSetWhoseReplyIsLostIsToldBeforeASecondClientTakesIt) {
   const std::string lock_name = unique_name("ml:lost-expiry:");
   redisync::MultiLock lock{{redisync::AnyLock(first.lock(lock_name))}};
-  // Stalled (no reset): PEXPIRE is resent after a dropped connection, not after a timeout.
-  proxy.drop_reply({.command = "PEXPIRE"}, 1, AfterDrop::stall);
+  // Stalled (no reset): the lease set is resent after a dropped connection, not after a
+  // timeout.
+  proxy.drop_reply(member_lease_set(), 1, AfterDrop::stall);
   // Walking lease 2 x 5 s; the lease set on success 2 s, whose reply is lost.
   ASSERT_TRUE(lock.try_lock_for(5000ms, 2000ms));
   ASSERT_EQ(proxy.stats().dropped_replies, 1);
@@ -222,7 +229,7 @@ TEST_F(LeaseUpdateLostReply, GrantedMultiLockMemberWhoseLeaseSetIsLostIsToldBefo
   held.get_future().wait();
 
   redisync::MultiLock lock{{redisync::AnyLock(granted.lock(lock_name))}};
-  proxy.drop_reply({.command = "PEXPIRE"}, 1, AfterDrop::stall);
+  proxy.drop_reply(member_lease_set(), 1, AfterDrop::stall);
   ASSERT_TRUE(lock.try_lock_for(900ms, 1200ms));
   ASSERT_TRUE(release.get()) << "the walk never registered for a grant";
   ASSERT_EQ(proxy.stats().dropped_replies, 1);
