@@ -177,6 +177,14 @@ void ClientCore::set_lost_handler(std::function<void(const LockLostEvent&)> hand
   lost_handler_ = std::move(handler);
 }
 
+long long ClientCore::local_hold_count(const std::pair<std::string, std::int64_t>& hold) {
+  net::assert_io_thread(io_);
+  const auto it = holds_.find(hold);
+  long long count = it == holds_.end() || it->second.lost ? 0 : it->second.count;
+  if (const auto c = claimed_.find(hold); c != claimed_.end()) count += c->second;
+  return count;
+}
+
 void ClientCore::report_lost(const std::string& key, std::int64_t owner,
                              const std::string& reason) {
   auto it = holds_.find({key, owner});

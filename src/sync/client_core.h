@@ -136,6 +136,10 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
     net::assert_io_thread(io_);
     return claimed_;
   }
+  /// The holds of (hold key, owner) this Client counts: the hold's count (0 when there is none,
+  /// or it is lost) plus the holds a recheck claimed for it (claimed()). What a recheck or an
+  /// undo compares with the owner's count on the server. io thread only.
+  long long local_hold_count(const std::pair<std::string, std::int64_t>& hold);
   /// Holds with a composite's undo of a possible hold under way (MultiLockMember): one at a
   /// time, so two undos never both take the one extra hold they read.
   std::set<std::pair<std::string, std::int64_t>>& undoing() {

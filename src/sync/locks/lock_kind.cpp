@@ -302,13 +302,8 @@ void check_hold_count(const std::shared_ptr<ClientCore>& core, const LockKind& k
     // hold meanwhile, and one hold on the server is never two here. Replies come in order on
     // the one connection, so every acquisition that ran before this read and was answered is
     // counted by now; one not answered yet is unsure and rechecks after this one.
-    const auto it = core->holds().find(hold_id);
-    long long local = it == core->holds().end() || it->second.lost ? 0 : it->second.count;
-    if (const auto c = core->claimed().find(hold_id); c != core->claimed().end()) {
-      local += c->second;
-    }
-    const sync::AttemptResult result =
-        sync::judge_hold(read, local, field, grant_id, another_waits, sent);
+    const sync::AttemptResult result = sync::judge_hold(read, core->local_hold_count(hold_id),
+                                                        field, grant_id, another_waits, sent);
     if (result.acquired && on_acquired) {
       // The kind's own step (FencedLock: its token) reports; what the check found stays
       // noted (a grant, the lease found). Until then the hold is claimed, not counted.

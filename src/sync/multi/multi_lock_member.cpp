@@ -173,9 +173,7 @@ bool MultiLockMember::acquiring(std::int64_t owner) const {
 }
 
 long long MultiLockMember::local_count(std::int64_t owner) const {
-  const auto& holds = core_->holds();
-  const auto it = holds.find({hold_key(), owner});
-  return it == holds.end() || it->second.lost ? 0 : it->second.count;
+  return core_->local_hold_count({hold_key(), owner});
 }
 
 void MultiLockMember::undo_when_settled(std::int64_t owner, int deferrals) const {

@@ -104,7 +104,7 @@ class MultiLockMember : public std::enable_shared_from_this<MultiLockMember> {
   void defer_undo(std::int64_t owner, int deferrals) const;
   /// I/O thread: an acquisition of `owner` is under way here (ClientCore::acquiring).
   bool acquiring(std::int64_t owner) const;
-  /// I/O thread: `owner`'s hold count here (0 when none, or lost).
+  /// I/O thread: `owner`'s hold count here (ClientCore::local_hold_count).
   long long local_count(std::int64_t owner) const;
   /// I/O thread: `hold`'s latest acquisition now has the key's expiry set to `lease` by a
   /// PEXPIRE sent at `sent` (set_expiry): its lease entry and local deadline follow.
