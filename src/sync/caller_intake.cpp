@@ -17,7 +17,18 @@ std::unique_ptr<CallerIntake::Work> CallerIntake::take() {
   return work;
 }
 
+bool CallerIntake::wait_for_backlog() {
+  if (!backlog_ || admit_more(backlog_())) return false;
+  if (!recheck_) recheck_ = std::make_unique<asio::steady_timer>(io_);
+  recheck_->expires_after(kRecheck);
+  recheck_->async_wait([this](const std::error_code& error) {
+    if (!error) run_turn();
+  });
+  return true;
+}
+
 void CallerIntake::run_turn() {
+  if (wait_for_backlog()) return;
   {
     std::lock_guard lock(mutex_);
     turn_posted_ = false;

@@ -24,6 +24,11 @@ std::string ClientCore::owner_field(std::int64_t owner) const {
   return field;
 }
 
+Backlog ClientCore::backlog() const {
+  if (!executor_) return {};
+  return {executor_->in_flight(), executor_->reply_lag(std::chrono::steady_clock::now())};
+}
+
 ClientCore::ClientCore(Config config)
     : config_(std::move(config)),
       id_(sync::random_uuid()),

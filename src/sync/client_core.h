@@ -293,11 +293,15 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   }
 
  private:
+  /// The command connections' requests in flight (CallerIntake admission). I/O thread.
+  Backlog backlog() const;
+
   Config config_;
   std::string id_;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
-  CallerIntake intake_{io_};  // what callers' threads start, in order, a turn at a time
+  // What callers' threads start, in order, a turn at a time, no faster than replies come.
+  CallerIntake intake_{io_, [this] { return backlog(); }};
   LoopTurns turns_;           // who runs io_ now: the I/O thread or a blocked caller
   sync::GrantRegistry grants_;  // outlives the executor (its grant channels route here)
   std::uint64_t grant_ids_ = 0;

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "redisync/redisync.h"
+#include "sync/caller_intake.h"
+#include "support/fault_proxy.h"
 #include "support/redis_server.h"
 #include "support/server_pause.h"
 #include "support/test_util.h"
@@ -314,6 +316,75 @@ TEST(ClientTest, AHeldLockIsRenewedWhileTheClientStartsAHundredThousandCalls) {
   EXPECT_EQ(redisync::Client(server.url()).execute({"EXISTS", "burst:held"}).integer, 1);
   lock.unlock();
   EXPECT_EQ(lost.load(), 0);
+}
+
+// Issue 34: a burst is sent no faster than the server answers. Started all at once, 100,000
+// acquisitions each kept their request and state alive until answered, and the pages they
+// left behind kept the Client's memory at three times its live heap. The calls past
+// CallerIntake::kMaxInFlight unanswered requests wait in the intake. Replies here are 300 ms
+// late (fault proxy), so while the first of them are on their way the server may have been
+// sent only about kMaxInFlight requests, not the whole burst; every call is answered.
+namespace {
+// Fires `calls` PINGs on `client`; returns a future of how many failed, set once all answered.
+std::shared_future<int> ping_burst(redisync::Client& client, int calls) {
+  struct Count {
+    std::atomic<int> answered{0};
+    std::atomic<int> failed{0};
+    std::promise<int> all;
+  };
+  auto count = std::make_shared<Count>();
+  std::shared_future<int> done = count->all.get_future().share();
+  for (int i = 0; i < calls; ++i) {
+    client.async_execute({"PING"}, [count, calls](std::exception_ptr error, redisync::Reply r) {
+      if (error || r.str != "PONG") ++count->failed;
+      if (++count->answered == calls) count->all.set_value(count->failed.load());
+    });
+  }
+  return done;
+}
+}  // namespace
+
+TEST(ClientTest, ABurstOfCallsIsSentNoFasterThanTheServerAnswers) {
+  RedisServer server;
+  redisync::test::FaultProxy proxy(server.port());
+  redisync::Client client(proxy.url());
+  client.execute({"PING"});
+  proxy.set_delay(redisync::test::Direction::to_client, 300ms);
+  const long long before = proxy.stats().requests;
+  constexpr int kCalls = 5000;
+  auto done = ping_burst(client, kCalls);
+  std::this_thread::sleep_for(150ms);  // no reply can have come back yet
+  const long long sent = proxy.stats().requests - before;
+  // One turn of the intake may start its batch on top of a backlog just under the bound.
+  const long long bound = static_cast<long long>(redisync::detail::CallerIntake::kMaxInFlight +
+                                                 redisync::detail::CallerIntake::kPerTurn);
+  EXPECT_LE(sent, bound) << "the whole burst was sent before any reply came";
+  EXPECT_GT(sent, 0);
+  ASSERT_EQ(done.wait_for(60s), std::future_status::ready);
+  EXPECT_EQ(done.get(), 0);
+  EXPECT_GE(proxy.stats().requests - before, kCalls);  // the burst, and any periodic check
+}
+
+// ... and a server that stopped answering holds nothing back: once its oldest reply is
+// CallerIntake::kStalledReplies late, the rest of the burst is sent (and, were the stall to
+// last, would time out as each call's own timeout says). The replies held in the network are
+// delivered when it ends, and every call is answered.
+TEST(ClientTest, ABurstIsNotHeldBackByAServerThatStoppedAnswering) {
+  RedisServer server;
+  redisync::test::FaultProxy proxy(server.port());
+  auto cfg = redisync::Config::from_url(proxy.url());
+  cfg.timeout = 10s;
+  redisync::Client client(cfg);
+  client.execute({"PING"});
+  proxy.set_blackhole(redisync::test::Direction::to_client, true);
+  const long long before = proxy.stats().requests;
+  constexpr int kCalls = 5000;
+  auto done = ping_burst(client, kCalls);
+  EXPECT_TRUE(wait_until([&] { return proxy.stats().requests - before == kCalls; }, 5s))
+      << proxy.stats().requests - before << " of " << kCalls << " sent during the stall";
+  proxy.set_blackhole(redisync::test::Direction::to_client, false);
+  ASSERT_EQ(done.wait_for(60s), std::future_status::ready);
+  EXPECT_EQ(done.get(), 0);
 }
 
 // A written request times out when the server stops answering, not when it answers a long

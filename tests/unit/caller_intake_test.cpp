@@ -64,3 +64,43 @@ TEST(CallerIntake, RunAllRunsWhatIsQueuedAtOnce) {
   io.run();  // the turn posted for them finds nothing left
   EXPECT_EQ(ran, 1000);
 }
+
+// Admission (issue 34): a burst waits while the server has kMaxInFlight requests to answer
+// and is answering them; it goes on, in order, once the backlog is under the bound.
+TEST(CallerIntake, ABurstWaitsWhileTooManyRequestsAreUnanswered) {
+  asio::io_context io;
+  redisync::detail::Backlog backlog{CallerIntake::kMaxInFlight, std::chrono::milliseconds(10)};
+  CallerIntake intake(io, [&] { return backlog; });
+  std::vector<int> ran;
+  for (int i = 0; i < 100; ++i) intake.push([&ran, i] { ran.push_back(i); });
+  io.run_for(std::chrono::milliseconds(30));
+  EXPECT_TRUE(ran.empty()) << ran.size() << " calls started over a full backlog";
+  backlog.in_flight = CallerIntake::kMaxInFlight - 1;
+  io.restart();
+  io.run();  // returns once nothing is queued: no timer is left armed
+  ASSERT_EQ(ran.size(), 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(ran[static_cast<std::size_t>(i)], i);
+}
+
+// A backlog whose oldest reply is kStalledReplies late is a stalled server, not a burst: the
+// calls start (and time out as their own timeouts say) instead of waiting here.
+TEST(CallerIntake, AStalledServerHoldsNoCallBack) {
+  asio::io_context io;
+  const redisync::detail::Backlog stalled{10 * CallerIntake::kMaxInFlight,
+                                          CallerIntake::kStalledReplies};
+  CallerIntake intake(io, [&] { return stalled; });
+  int ran = 0;
+  for (int i = 0; i < 100; ++i) intake.push([&] { ++ran; });
+  io.run();
+  EXPECT_EQ(ran, 100);
+}
+
+TEST(CallerIntake, AdmissionEdges) {
+  using redisync::detail::Backlog;
+  constexpr auto bound = CallerIntake::kMaxInFlight;
+  constexpr auto stall = CallerIntake::kStalledReplies;
+  EXPECT_TRUE(CallerIntake::admit_more(Backlog{}));
+  EXPECT_TRUE(CallerIntake::admit_more(Backlog{bound - 1, stall - std::chrono::milliseconds(1)}));
+  EXPECT_FALSE(CallerIntake::admit_more(Backlog{bound, stall - std::chrono::milliseconds(1)}));
+  EXPECT_TRUE(CallerIntake::admit_more(Backlog{bound, stall}));
+}
