@@ -31,6 +31,10 @@ if g then
   if held and ARGV[9] == '1' then
     return redis.error_reply('NON_REENTRANT_REACQUIRE the lock is already held by this owner')
   end
+  local pending = held and grant_pending_for_another(g, ARGV[2], id)
+  if pending then
+    return pending
+  end
   if held then
     grant_unmark(g, ARGV[2])  -- re-entered below: no longer just a grant
   end

@@ -49,6 +49,23 @@ local function grant_unmark(g, field)
     redis.call('del', g.mark)
   end
 end
+-- While a grant of `field`'s hold to another acquisition of the same owner is not taken yet
+-- (the mark names `field` with another id): the ms until it is taken or lapses (the mark's
+-- PTTL, at least 1); else false. An acquisition of the owner that does not hold the lock in
+-- its client (its `id` is its own, never "") waits that long instead of re-entering: a
+-- re-entry would make the hold more than the grant, and the grantee, taking it by an attempt,
+-- would then re-enter too (one hold more on the server than the owner counts). An acquisition
+-- whose client holds the lock already sends id "" and re-enters at once.
+local function grant_pending_for_another(g, field, id)
+  if id == '' then
+    return false
+  end
+  local mark = grant_call('get', g.mark)
+  if mark and string.sub(mark, 1, #field + 1) == field .. ' ' and mark ~= field .. ' ' .. id then
+    return math.max(1, redis.call('pttl', g.mark))
+  end
+  return false
+end
 -- grant_register(g, field, period, id, attempt): registers the acquisition `id` of `field` for a
 -- grant until `period` ms from now (period 0: not at all), and keeps the keys at least that
 -- long. Its place in the order is its first registration's (ZADD NX): a refresh does not move

@@ -6,13 +6,16 @@
 -- KEYS[1] lock hash N; KEYS[2] registrations "redisync_lock_grant:TAG(N)"; KEYS[3] their ids
 -- "redisync_lock_grant_id:TAG(N)"; KEYS[4] grant mark "redisync_grant_mark:TAG(N)"; KEYS[5]
 -- (FencedLock only) the token counter "redisson_lock_token:TAG(N)".
--- ARGV[1] lease ms; ARGV[2] owner field O; ARGV[3] this acquisition's grant id ("" when it
--- cannot be granted: another acquisition of O on N is listed, or this client holds O already);
+-- ARGV[1] lease ms; ARGV[2] owner field O; ARGV[3] this acquisition's grant id ("" when this
+-- client holds O already; an acquisition that cannot be granted because another acquisition
+-- of O on N is listed sends its own id and registration period 0);
 -- ARGV[4] registration period ms (0: do not register, e.g. not subscribed to the grant channel
 -- yet); ARGV[5] this attempt's number; ARGV[6] "1": reply with the token (FencedLock
 -- acquire-with-token); ARGV[7] "1": non-reentrant (§12: a hold of O found here that is not a
 -- grant to this acquisition is refused with NON_REENTRANT_REACQUIRE, nothing changed).
--- Returns, without token: nil acquired, -3 acquired by taking its grant, else PTTL of N.
+-- Returns, without token: nil acquired, -3 acquired by taking its grant, else PTTL of N (or,
+-- while a grant of O's hold to another acquisition is not taken, how long to wait for it:
+-- grant_pending_for_another).
 -- With token: {-1, token} acquired, {-3, token} took its grant, else {PTTL, -1}.
 -- Sent after grant_pass_on.lua.
 local g = grant_keys(KEYS[2], KEYS[3], KEYS[4], nil, KEYS[5])
@@ -41,6 +44,10 @@ if held == '1' and grant_marked(g, field, id) then
 end
 if held and ARGV[7] == '1' then
   return redis.error_reply('NON_REENTRANT_REACQUIRE the lock is already held by this owner')
+end
+local pending = held and grant_pending_for_another(g, field, id)
+if pending then
+  return reply(pending, -1)
 end
 if held or redis.call('exists', KEYS[1]) == 0 then
   -- First the registration goes (reads and deletes only: a key of another type fails the

@@ -71,6 +71,10 @@ if mode == 'write' then
     redis.call('pexpire', KEYS[1], ARGV[1])
     return -3
   end
+  local pending = g and held and grant_pending_for_another(g, ARGV[2], id)
+  if pending then
+    return pending
+  end
   if held then
     if g then
       grant_deregister(g, ARGV[2], id)

@@ -170,8 +170,16 @@ TEST(GrantMarkScript, OnlyTheAcquisitionTheMarkNamesTakesTheFieldForItsGrant) {
   const auto name = unique_name("mark:");
   make_hash(server, name, {kField, "1"}, 60000);
   server.command({"SET", mark_key(name), std::string(kField) + " 1111111111111111", "PX", "60000"});
-  // Another acquisition of the same owner (a second async acquire, a late copy): a hold.
-  const auto other = acquire(server, name, kId, 400);
+  // Another acquisition of the same owner whose client does not hold the lock (a second
+  // async acquire, a late copy of its attempt): it waits for the grant to be taken, and
+  // changes nothing (re-entered, the grantee could not take its grant by an attempt).
+  const auto waits = acquire(server, name, kId, 400);
+  ASSERT_EQ(waits.kind, redisync::test::Reply::Kind::integer) << waits.debug_string();
+  EXPECT_GT(waits.as_integer(), 50000) << "the wait is the mark's PTTL";
+  EXPECT_EQ(server.command({"HGET", name, kField}).as_string(), "1");
+  EXPECT_EQ(server.command({"EXISTS", mark_key(name)}).as_integer(), 1);
+  // An acquisition of the owner whose client holds the lock (id ""): a re-entry.
+  const auto other = acquire(server, name, "", 400);
   EXPECT_TRUE(other.is_nil()) << other.debug_string();
   EXPECT_EQ(server.command({"HGET", name, kField}).as_string(), "2");
   EXPECT_GT(pttl(server, name), 50000) << "a hold of the owner was cut to another's lease";

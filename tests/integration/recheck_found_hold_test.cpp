@@ -149,6 +149,61 @@ TEST(RecheckFoundHold, TwoAcquisitionsOfOneOwnerNeverCountOneHoldTwice) {
   EXPECT_EQ(count_on_server(), "none");
 }
 
+// Grant mode: only one acquisition of an owner on a lock registers for grants. A release
+// grants the lock to it; before its message comes, another acquisition of the same owner
+// rechecks after an attempt whose reply was lost (refused: the lock was still held when it
+// ran), and finds the owner's count one above the local one. That hold is the waiting acquisition's grant (the grant mark names its
+// id), not the rechecking one's: the recheck attempts instead (a re-entry), and each
+// acquisition reported is one hold on the server. Before the fix the recheck took the grant
+// as its own, the waiting acquisition took it again on its message, and the first release
+// ended a hold the owner still counted.
+TEST(RecheckFoundHold, GrantModeARecheckLeavesAGrantToAnotherAcquisitionOfTheOwner) {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  // The recheck follows a lost reply after 500 ms: time for the release to come between.
+  auto cfg = proxied(proxy, 3, 500ms);
+  cfg.handoff = redisync::Handoff::grant;
+  redisync::Client client(cfg);
+  client.on_lock_lost([](const redisync::LockLostEvent&) {});
+  redisync::Client holder(redisync::test::grant::grant_config(server));
+  const auto name = unique_name("recheck-grant:");
+  auto lock = client.lock(name);
+  lock.lock();  // loads the scripts: the attempts are EVALSHA from now on
+  lock.unlock();
+  auto held = holder.lock(name);
+  held.lock();
+  const auto owner = redisync::Client::new_owner_id();
+  const auto field = lock.owner_field(owner);
+  auto count_on_server = [&] {
+    const auto r = server.command({"HGET", name, field});
+    return r.is_nil() ? std::string("none") : r.as_string();
+  };
+
+  // The first acquisition waits, registered for a grant.
+  auto waiting = lock.async_try_lock(owner, 20s, 20s, asio::use_future);
+  const auto registrations = redisync::test::grant::lock_registrations(name);
+  ASSERT_TRUE(wait_until(
+      [&] { return !server.command({"ZSCORE", registrations, field}).is_nil(); }, 5s));
+  // Its grant message will come 2 s late. The second acquisition's attempt is refused and
+  // its reply lost (the connection is reset).
+  proxy.set_subscriber_delay(2000ms);
+  proxy.drop_reply(RequestMatch{"EVALSHA", "", name}, 1, AfterDrop::reset);
+  auto second = lock.async_try_lock(owner, 20s, 20s, asio::use_future);
+  ASSERT_TRUE(wait_until([&] { return proxy.stats().dropped_replies == 1; }, 5s));
+  ASSERT_EQ(count_on_server(), "none");
+  held.unlock();  // grants the lock to the first acquisition
+  ASSERT_EQ(count_on_server(), "1");
+
+  ASSERT_TRUE(second.get());  // its recheck ran before the grant's message came
+  ASSERT_TRUE(waiting.get());
+  proxy.clear();
+  EXPECT_EQ(count_on_server(), "2") << "two acquisitions reported, one hold on the server";
+  lock.async_unlock(owner, asio::use_future).get();
+  EXPECT_EQ(count_on_server(), "1") << "the first release ended a hold the owner still counts";
+  lock.async_unlock(owner, asio::use_future).get();
+  EXPECT_EQ(count_on_server(), "none");
+}
+
 TEST(RecheckFoundHold, GrantModeLocalDeadlineFollowsTheHoldFound) {
   found_hold_keeps_its_own_lease(redisync::Handoff::grant);
 }

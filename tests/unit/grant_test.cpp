@@ -312,9 +312,12 @@ TEST(GrantLink, AGrantCountsFromTheSendOfTheAttemptWhoseRegistrationItUsed) {
   EXPECT_EQ(link.grant_made_after(2), std::nullopt);
   EXPECT_EQ(link.grant_made_after(3), t0 + 700ms);
   EXPECT_EQ(link.grant_made_after(9), std::nullopt);  // never sent
-  GrantLink unlisted;  // another acquisition of the owner is listed: it can take no grant
+  // Another acquisition of the owner is listed: this one registers nowhere (so it can take
+  // no grant) but sends its own id, so that it waits for a grant to the listed one instead of
+  // re-entering it (grant_pending_for_another).
+  GrantLink unlisted;
   const auto none = unlisted.number_attempt(Duration{10000}, t0);
-  EXPECT_EQ(none.id, "");
+  EXPECT_EQ(none.id, unlisted.id);
   EXPECT_EQ(none.period, "0");
 }
 

@@ -167,7 +167,10 @@ GrantLink::AttemptArgs GrantLink::next_attempt(std::optional<Clock::time_point> 
 GrantLink::AttemptArgs GrantLink::number_attempt(std::optional<Duration> period,
                                                  Clock::time_point now) {
   AttemptArgs args;
-  args.id = listed ? id : std::string();
+  // Unlisted (another acquisition of the owner is), it still sends its own id: it takes no
+  // grant and registers nowhere with it, but waits for a grant to that other acquisition
+  // instead of re-entering it (grant_pending_for_another in grant_pass_on.lua).
+  args.id = id;
   const auto n = ++sent_;
   args.attempt = std::to_string(n);
   args.period = "0";

@@ -159,9 +159,11 @@ struct GrantLink {
   /// Runs with what a grant message carries after its attempt number (FencedLock: the token).
   std::function<void(const std::string&)> on_grant;
 
-  /// The grant arguments of the next attempt, numbered: the id ("" when not listed: it can
-  /// take no grant), the registration period in ms ("0": do not register, e.g. not subscribed
-  /// to the grant channel yet) and the attempt's number.
+  /// The grant arguments of the next attempt, numbered: the id (always this acquisition's;
+  /// not listed, it registers nowhere and so takes no grant, but waits for a grant to the
+  /// listed acquisition of its owner instead of re-entering it), the registration period in
+  /// ms ("0": do not register, e.g. not listed or not subscribed to the grant channel yet)
+  /// and the attempt's number.
   struct AttemptArgs {
     std::string id;
     std::string period;
