@@ -50,6 +50,12 @@ redisync::Config proxied(const FaultProxy& proxy, int retries,
   return cfg;
 }
 
+// The owner's count in the lock's hash on the server: "none" when its field is not there.
+std::string owner_count(RedisServer& server, const std::string& name, const std::string& field) {
+  const auto r = server.command({"HGET", name, field});
+  return r.is_nil() ? std::string("none") : r.as_string();
+}
+
 void found_hold_keeps_its_own_lease(redisync::Handoff mode) {
   RedisServer server;
   FaultProxy proxy(server.port());
@@ -120,10 +126,7 @@ TEST(RecheckFoundHold, TwoAcquisitionsOfOneOwnerNeverCountOneHoldTwice) {
   lock.unlock();
   const auto owner = redisync::Client::new_owner_id();
   const auto field = lock.owner_field(owner);
-  auto count_on_server = [&] {
-    const auto r = server.command({"HGET", name, field});
-    return r.is_nil() ? std::string("none") : r.as_string();
-  };
+  auto count_on_server = [&] { return owner_count(server, name, field); };
 
   // The first acquisition runs on the server; its reply is lost.
   proxy.drop_reply(RequestMatch{"EVALSHA", "", name}, 1, AfterDrop::stall);
@@ -152,11 +155,13 @@ TEST(RecheckFoundHold, TwoAcquisitionsOfOneOwnerNeverCountOneHoldTwice) {
 // Grant mode: only one acquisition of an owner on a lock registers for grants. A release
 // grants the lock to it; before its message comes, another acquisition of the same owner
 // rechecks after an attempt whose reply was lost (refused: the lock was still held when it
-// ran), and finds the owner's count one above the local one. That hold is the waiting acquisition's grant (the grant mark names its
-// id), not the rechecking one's: the recheck attempts instead (a re-entry), and each
-// acquisition reported is one hold on the server. Before the fix the recheck took the grant
-// as its own, the waiting acquisition took it again on its message, and the first release
-// ended a hold the owner still counted.
+// ran), and finds the owner's count one above the local one. That hold is the waiting
+// acquisition's grant (the grant mark names its id), not the rechecking one's: the recheck
+// attempts instead, and that attempt waits until the grant is taken, then re-enters. Each
+// acquisition reported is one hold on the server. Without the recheck rule, the recheck took
+// the grant as its own and the waiting acquisition took it again (server count 1 for 2).
+// Without the wait, the attempt re-entered the grant at once, and the grantee, taking it by
+// an attempt after its late message, re-entered too (server count 3 for 2).
 TEST(RecheckFoundHold, GrantModeARecheckLeavesAGrantToAnotherAcquisitionOfTheOwner) {
   RedisServer server;
   FaultProxy proxy(server.port());
@@ -174,10 +179,7 @@ TEST(RecheckFoundHold, GrantModeARecheckLeavesAGrantToAnotherAcquisitionOfTheOwn
   held.lock();
   const auto owner = redisync::Client::new_owner_id();
   const auto field = lock.owner_field(owner);
-  auto count_on_server = [&] {
-    const auto r = server.command({"HGET", name, field});
-    return r.is_nil() ? std::string("none") : r.as_string();
-  };
+  auto count_on_server = [&] { return owner_count(server, name, field); };
 
   // The first acquisition waits, registered for a grant.
   auto waiting = lock.async_try_lock(owner, 20s, 20s, asio::use_future);
